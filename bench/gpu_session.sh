@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# gpu_session.sh — everything one GPU lease should run, in one command, results under $OUT.
+#
+#   bash bench/gpu_session.sh judge      # GPU judge scenarios + per-stage judge times
+#   bash bench/gpu_session.sh baselines L1,L2  # eager/compile baselines for the chosen tasks
+#
+# Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
+# the chosen KernelBench tasks: ../shared does not travel to the GPU machine).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/cuda-agent-out}"
+mkdir -p "$OUT"
+export CUDA_AGENT_HOME="$PWD"
+export CUDA_AGENT_BIN="$PWD/dist/bin/cuda-agent"
+export CUDA_AGENT_CACHE_DIR="/tmp/cuda-agent-cache"
+export PYTHONUNBUFFERED=1
+BIN="$CUDA_AGENT_BIN"
+
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv
+  python3 -c 'import torch, sys; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
+  nvcc --version | tail -1
+  g++ --version | head -1
+} > "$OUT/env.txt" 2>&1
+cat "$OUT/env.txt"
+
+case "${1:-judge}" in
+  judge)
+    echo "== smoke: relu_scale/cuda_correct"
+    "$BIN" judge --task examples/relu_scale/model.py --candidate examples/relu_scale/candidates/cuda_correct \
+      --device cuda --keep-work 2>&1 | tee "$OUT/smoke.txt"
+    echo "== judge scenarios (tests/judge, CUDA cases)"
+    timeout 300 python3 -m pytest tests/judge -q -p no:cacheprovider -k cuda --durations=0 2>&1 \
+      | tee "$OUT/judge_cases.txt" | tail -25
+    echo "== workspace flow: published-layout candidate through utils/"
+    rm -rf /tmp/ws && "$BIN" workspace init --task examples/relu_scale/model.py --device cuda /tmp/ws
+    cp -r examples/relu_scale/candidates/cuda_published_layout/* /tmp/ws/
+    (cd /tmp/ws && bash utils/compile.sh && python3 -m utils.verification && python3 -m utils.profiling) \
+      2>&1 | tee "$OUT/workspace_flow.txt"
+    echo "== per-stage judge times"
+    timeout 150 python3 bench/judge_stages.py --device cuda --repeats 2 \
+      --only cuda_correct --out "$OUT/stages.json" --markdown "$OUT/stages.md"
+    cat "$OUT/stages.md"
+    ;;
+  baselines)
+    shift
+    "$BIN" baselines .gpu/kernelbench --device cuda --json --warmup 3 --iters 10 --select "${1:-}" \
+      > "$OUT/baselines.jsonl"
+    python3 - "$OUT/baselines.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    print(f"{r['task']['name']:60s} ok={r['ok']} eager={r['eager_us']} compile={r['compile_us']} "
+          f"compile_s={r['compile_seconds']} total_s={r['stage_seconds'].get('total', 0):.1f} {'' if r['ok'] else r['reason'][:150]}")
+PY
+    ;;
+esac

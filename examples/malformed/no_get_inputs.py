@@ -1,0 +1,16 @@
+# Malformed task: defines no get_inputs().
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x) * self.scale
+
+
+def get_init_inputs():
+    return [2.5]

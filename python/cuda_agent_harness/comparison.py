@@ -1,0 +1,240 @@
+"""Recursive comparison of an actual output against the expected one (pure functions, CPU only).
+
+Rules (docs/harness-protocol.md, `compare`): exact Python types (a tuple is not a list), equal lengths and
+dict keys, scalars by equality (two float NaNs count as equal, like NaN tensors in the same place);
+tensors: exact shape, dtype, device and layout first, then every element. Floating tensors are compared
+in float64: the NaN masks must match, infinities must match in position and sign, and finite pairs must
+satisfy |a - e| <= atol + rtol * |e|. Integer and bool tensors must be exactly equal. Comparison stops at
+the first failing leaf; its path, counts, first mismatching index and values go into the report.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from .nested import dtype_name
+
+# Elements compared per step, to bound the float64 temporaries of very large outputs.
+CHUNK_ELEMENTS = 1 << 22
+
+
+@dataclass
+class Report:
+    """The outcome of one check (one expected/actual pair)."""
+
+    ok: bool = True
+    reason: str = ""
+    path: str | None = None
+    max_abs_err: float = 0.0
+    max_rel_err: float = 0.0
+    mismatches: int = 0
+    numel: int = 0
+    first_mismatch_index: list[int] | None = None
+    expected_value: Any = None
+    actual_value: Any = None
+
+    def fail(self, path: str, reason: str) -> None:
+        self.ok = False
+        self.path = path
+        self.reason = f"{path}: {reason}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class _TensorStats:
+    mismatches: int = 0
+    max_abs: float = 0.0
+    max_rel: float = 0.0
+    first_bad: int | None = None      # flat index of the first mismatching element
+    first_special: int | None = None  # flat index of the first NaN/Inf mismatch (floating only)
+
+
+def compare(expected: Any, actual: Any, atol: float, rtol: float, path: str = "output") -> Report:
+    """Compares `actual` against `expected` recursively and returns the report."""
+    report = Report()
+    _compare_value(expected, actual, atol, rtol, path, report)
+    return report
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _compare_value(expected: Any, actual: Any, atol: float, rtol: float, path: str,
+                   report: Report) -> None:
+    if type(actual) is not type(expected):
+        report.fail(path, f"type {_type_name(actual)} != expected {_type_name(expected)}")
+    elif isinstance(expected, torch.Tensor):
+        _compare_tensor(expected, actual, atol, rtol, path, report)
+    elif isinstance(expected, (list, tuple)):
+        _compare_sequence(expected, actual, atol, rtol, path, report)
+    elif isinstance(expected, dict):
+        _compare_dict(expected, actual, atol, rtol, path, report)
+    elif not _scalars_equal(expected, actual):
+        report.fail(path, f"value {actual!r} != expected {expected!r}")
+
+
+def _scalars_equal(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, float) and math.isnan(expected):
+        return math.isnan(actual)
+    try:
+        return bool(actual == expected)
+    except Exception:  # noqa: BLE001 - values that cannot be compared are unequal
+        return False
+
+
+def _compare_sequence(expected, actual, atol, rtol, path, report) -> None:
+    if len(actual) != len(expected):
+        report.fail(path, f"length {len(actual)} != expected {len(expected)}")
+        return
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        _compare_value(e, a, atol, rtol, f"{path}[{i}]", report)
+        if not report.ok:
+            return
+
+
+def _compare_dict(expected, actual, atol, rtol, path, report) -> None:
+    missing = [k for k in expected if k not in actual]
+    unexpected = [k for k in actual if k not in expected]
+    if missing or unexpected:
+        report.fail(path, f"dict keys differ: missing {missing!r}, unexpected {unexpected!r}")
+        return
+    for key in expected:
+        _compare_value(expected[key], actual[key], atol, rtol, f"{path}[{key!r}]", report)
+        if not report.ok:
+            return
+
+
+def _shape(t: torch.Tensor) -> str:
+    return str(tuple(t.shape))
+
+
+def _comparable(t: torch.Tensor) -> torch.Tensor:
+    """A dense, strided, real view of `t` (complex becomes a trailing dimension of size 2)."""
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    t = t.resolve_conj().resolve_neg()
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    return t
+
+
+def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, atol, rtol, path, report) -> None:
+    if actual.shape != expected.shape:
+        report.fail(path, f"shape {_shape(actual)} != expected {_shape(expected)}")
+        return
+    if actual.dtype != expected.dtype:
+        report.fail(path, f"dtype {dtype_name(actual.dtype)} != expected {dtype_name(expected.dtype)}")
+        return
+    if actual.device != expected.device:
+        report.fail(path, f"device {actual.device} != expected {expected.device}")
+        return
+    if actual.layout != expected.layout:
+        report.fail(path, f"layout {actual.layout} != expected {expected.layout}")
+        return
+    e = _comparable(expected)
+    a = _comparable(actual)
+    floating = e.is_floating_point()
+    stats = _float_stats(e, a, atol, rtol) if floating else _exact_stats(e, a)
+    report.numel += expected.numel()
+    report.max_abs_err = max(report.max_abs_err, stats.max_abs)
+    report.max_rel_err = max(report.max_rel_err, stats.max_rel)
+    if stats.mismatches == 0:
+        return
+    e_flat = e.reshape(-1)
+    a_flat = a.reshape(-1)
+    report.mismatches += stats.mismatches
+    report.first_mismatch_index = _unravel(stats.first_bad, e.shape)
+    report.expected_value = e_flat[stats.first_bad].item()
+    report.actual_value = a_flat[stats.first_bad].item()
+    count = f"{stats.mismatches} of {e.numel()} elements differ"
+    if stats.first_special is not None:
+        where = _unravel(stats.first_special, e.shape)
+        shown_a = _kind_of_value(a_flat[stats.first_special].item())
+        shown_e = _kind_of_value(e_flat[stats.first_special].item())
+        report.fail(path, f"{shown_a} where expected is {shown_e} at {where} ({count})")
+    elif floating:
+        report.fail(path, f"{count} beyond atol={atol:g} rtol={rtol:g} "
+                          f"(max abs err {stats.max_abs:.4g}, first at {report.first_mismatch_index})")
+    else:
+        report.fail(path, f"{count} (exact comparison for {dtype_name(expected.dtype)}; "
+                          f"max abs err {stats.max_abs:.4g}, first at {report.first_mismatch_index})")
+
+
+def _kind_of_value(x: float) -> str:
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    return "finite"
+
+
+def _unravel(flat: int, shape: torch.Size) -> list[int]:
+    index = []
+    for size in reversed(shape):
+        index.append(flat % size)
+        flat //= size
+    return index[::-1]
+
+
+def _float_stats(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float) -> _TensorStats:
+    stats = _TensorStats()
+    tiny = torch.finfo(e.dtype).tiny
+    e_flat = e.reshape(-1)
+    a_flat = a.reshape(-1)
+    for start in range(0, e_flat.numel(), CHUNK_ELEMENTS):
+        e64 = e_flat[start:start + CHUNK_ELEMENTS].to(torch.float64)
+        a64 = a_flat[start:start + CHUNK_ELEMENTS].to(torch.float64)
+        e_nan, a_nan = torch.isnan(e64), torch.isnan(a64)
+        both_finite = torch.isfinite(e64) & torch.isfinite(a64)
+        diff = torch.where(both_finite, (a64 - e64).abs(), torch.zeros_like(e64))
+        out_of_tol = both_finite & (diff > atol + rtol * e64.abs())
+        # Outside the finite pairs only two things match: NaN with NaN, and the same infinity.
+        same_special = (e_nan & a_nan) | (torch.isinf(e64) & (a64 == e64))
+        special_bad = ~both_finite & ~same_special
+        bad = out_of_tol | special_bad
+        rel = diff / e64.abs().clamp(min=tiny)
+        if diff.numel() > 0:
+            stats.max_abs = max(stats.max_abs, diff.max().item())
+            stats.max_rel = max(stats.max_rel, rel.max().item())
+        _count(stats, bad, start)
+        if stats.first_special is None and bool(special_bad.any()):
+            stats.first_special = start + _first_true(special_bad)
+    return stats
+
+
+def _exact_stats(e: torch.Tensor, a: torch.Tensor) -> _TensorStats:
+    stats = _TensorStats()
+    e_flat = e.reshape(-1)
+    a_flat = a.reshape(-1)
+    for start in range(0, e_flat.numel(), CHUNK_ELEMENTS):
+        ec = e_flat[start:start + CHUNK_ELEMENTS]
+        ac = a_flat[start:start + CHUNK_ELEMENTS]
+        bad = ac != ec
+        diff = (ac.to(torch.float64) - ec.to(torch.float64)).abs()
+        rel = diff / ec.to(torch.float64).abs().clamp(min=1.0)
+        if diff.numel() > 0:
+            stats.max_abs = max(stats.max_abs, diff.max().item())
+            stats.max_rel = max(stats.max_rel, rel.max().item())
+        _count(stats, bad, start)
+    return stats
+
+
+def _count(stats: _TensorStats, bad: torch.Tensor, start: int) -> None:
+    n = int(bad.sum().item())
+    if n == 0:
+        return
+    stats.mismatches += n
+    if stats.first_bad is None:
+        stats.first_bad = start + _first_true(bad)
+
+
+def _first_true(mask: torch.Tensor) -> int:
+    """Index of the first True in a 1-D bool tensor that has one."""
+    return int(torch.argmax(mask.to(torch.uint8)).item())

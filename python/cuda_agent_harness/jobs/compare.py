@@ -1,0 +1,62 @@
+"""The `compare` job (trusted): expected outputs against the candidate's, by comparison.compare.
+
+An actual output that torch.load(weights_only=True) refuses is error_kind "output_type"; any failed
+check makes the job's error_kind "mismatch". Every check is reported, passing or not.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+from ..comparison import Report, compare
+from ..errors import JobError, describe
+from ..models import load_trusted
+from ..spec import require
+
+
+def load_actual(path: str) -> tuple[object, Report | None]:
+    """The candidate's output, or a failed report when it cannot be loaded with weights_only=True."""
+    try:
+        return torch.load(path, weights_only=True), None
+    except BaseException as exc:  # noqa: BLE001 - any load failure is the candidate's
+        report = Report()
+        report.fail("output", f"{os.path.basename(path)} cannot be loaded with weights_only=True: "
+                              f"{describe(exc)}")
+        return None, report
+
+
+def check_entry(index: int, report: Report) -> dict:
+    entry = {"index": index}
+    entry.update(report.to_dict())
+    return entry
+
+
+def run(spec: dict, result: dict) -> None:
+    expected_paths = require(spec, "expected_paths", list)
+    actual_paths = require(spec, "actual_paths", list)
+    atol = float(require(spec, "atol", (int, float)))
+    rtol = float(require(spec, "rtol", (int, float)))
+    if len(expected_paths) != len(actual_paths):
+        raise JobError("internal", f"spec: {len(expected_paths)} expected_paths but "
+                                   f"{len(actual_paths)} actual_paths")
+    checks: list[dict] = []
+    result["checks"] = checks
+    unloadable = False
+    for i, (expected_path, actual_path) in enumerate(zip(expected_paths, actual_paths)):
+        expected = load_trusted(expected_path)
+        actual, report = load_actual(actual_path)
+        if report is None:
+            report = compare(expected, actual, atol, rtol)
+        else:
+            unloadable = True
+        checks.append(check_entry(i, report))
+
+    failed = [c for c in checks if not c["ok"]]
+    if failed:
+        result["ok"] = False
+        result["error_kind"] = "output_type" if unloadable else "mismatch"
+        first = failed[0]
+        result["reason"] = (f"check {first['index']}: {first['reason']} "
+                            f"({len(failed)} of {len(checks)} checks failed)")

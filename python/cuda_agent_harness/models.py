@@ -1,0 +1,112 @@
+"""Building the models a job runs: trusted file loading, the candidate's `ModelNew`, the task's `Model`.
+
+Used by the `candidate` and `profile` jobs. Every step raises `JobError` with the protocol's kind for the
+side that is at fault (`import`/`construct`/`state_dict` for a candidate, `task` for a reference).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from typing import Any
+
+import torch
+
+from .errors import JobError, describe, phase
+
+CANDIDATE_MODULES = ("model_new", "cuda_extension")
+MAX_KEYS_SHOWN = 8
+
+
+def load_trusted(path: str) -> Any:
+    """torch.load with weights_only=True of a file the judge wrote; failure is an internal error."""
+    with phase("internal", f"loading {os.path.basename(path)}"):
+        return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def synchronize(device: str) -> None:
+    """Waits for all work on the device (a no-op on the CPU)."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def import_model_new(candidate_dir: str, extension_dir: str) -> type:
+    """Imports candidate_dir/model_new.py as a fresh `model_new` module and returns its ModelNew.
+
+    sys.path starts with extension_dir (cuda_extension.so) then candidate_dir, and stale `model_new` /
+    `cuda_extension` modules are dropped first, so the candidate's own files are the ones imported.
+    """
+    path = os.path.join(candidate_dir, "model_new.py")
+    if not os.path.isfile(path):
+        raise JobError("import", f"model_new.py not found in {candidate_dir}")
+    for name in CANDIDATE_MODULES:
+        sys.modules.pop(name, None)
+    for folder in (candidate_dir, extension_dir):
+        while folder in sys.path:
+            sys.path.remove(folder)
+    sys.path[:0] = [extension_dir, candidate_dir]
+    importlib.invalidate_caches()
+    spec = importlib.util.spec_from_file_location("model_new", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["model_new"] = module
+    with phase("import", "importing model_new.py"):
+        spec.loader.exec_module(module)
+    model_class = getattr(module, "ModelNew", None)
+    if model_class is None:
+        raise JobError("import", "model_new.py defines no ModelNew")
+    return model_class
+
+
+def construct(model_class: type, init_inputs: list, device: str, kind: str) -> torch.nn.Module:
+    """`model_class(*init_inputs).eval().to(device)`; any failure is `JobError(kind)`."""
+    name = model_class.__name__
+    with phase(kind, f"{name}(*init_inputs)"):
+        model = model_class(*init_inputs)
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(f"{name} is not a torch.nn.Module")
+        return model.eval().to(device)
+
+
+def _shown(keys: list[str]) -> str:
+    if len(keys) <= MAX_KEYS_SHOWN:
+        return "[" + ", ".join(keys) + "]"
+    return "[" + ", ".join(keys[:MAX_KEYS_SHOWN]) + f", ... (+{len(keys) - MAX_KEYS_SHOWN} more)]"
+
+
+def load_state_dict_strict(model: torch.nn.Module, state_dict: dict, kind: str) -> None:
+    """load_state_dict(strict=True); the failure reason lists missing and unexpected keys."""
+    name = type(model).__name__
+    try:
+        model.load_state_dict(state_dict, strict=True)
+    except BaseException as exc:  # noqa: BLE001 - reported as the model's failure
+        try:
+            own = set(model.state_dict().keys())
+        except BaseException:  # noqa: BLE001 - a broken state_dict() leaves only the message
+            own = set(state_dict.keys())
+        missing = sorted(own - set(state_dict.keys()))
+        unexpected = sorted(set(state_dict.keys()) - own)
+        if missing or unexpected:
+            reason = (f"{name}.load_state_dict(strict=True) failed: missing keys {_shown(missing)}; "
+                      f"unexpected keys {_shown(unexpected)}")
+        else:
+            reason = f"{name}.load_state_dict(strict=True) raised {describe(exc)}"
+        raise JobError(kind, reason) from exc
+
+
+def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list, state_dict: dict,
+                    device: str) -> torch.nn.Module:
+    """ModelNew from the candidate's files, with the reference weights loaded strictly."""
+    model_class = import_model_new(candidate_dir, extension_dir)
+    model = construct(model_class, init_inputs, device, "construct")
+    load_state_dict_strict(model, state_dict, "state_dict")
+    return model
+
+
+def build_reference(task: Any, init_inputs: list, state_dict: dict | None, device: str) -> torch.nn.Module:
+    """The task's Model; with `state_dict` given, the reference weights are loaded strictly."""
+    model = construct(task.Model, init_inputs, device, "task")
+    if state_dict is not None:
+        load_state_dict_strict(model, state_dict, "task")
+    return model

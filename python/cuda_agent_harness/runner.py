@@ -1,0 +1,52 @@
+"""Runs one job: imports its module, catches every failure into the result, writes the result file.
+
+A job module exposes `run(spec, result)`: it fills `result` as it goes (so a failure half-way still
+reports what was done) and raises `JobError` for failures the protocol names. Anything else that escapes
+is reported as `error_kind: "internal"` (a harness or judge bug, or an invalid spec).
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+
+from .errors import JobError, describe, traceback_tail
+from .spec import write_result
+
+JOB_MODULES = {
+    "toolchain": "cuda_agent_harness.jobs.toolchain",
+    "static": "cuda_agent_harness.jobs.static_check",
+    "reference": "cuda_agent_harness.jobs.reference",
+    "candidate": "cuda_agent_harness.jobs.candidate",
+    "compare": "cuda_agent_harness.jobs.compare",
+    "profile": "cuda_agent_harness.jobs.profile",
+}
+
+
+def new_result() -> dict:
+    """The fields every result has."""
+    return {"ok": True, "error_kind": None, "reason": "", "traceback": ""}
+
+
+def mark_failed(result: dict, kind: str, reason: str, tb: str = "") -> None:
+    """Sets the failure fields of `result`."""
+    result["ok"] = False
+    result["error_kind"] = kind
+    result["reason"] = reason
+    result["traceback"] = tb
+
+
+def run_job(job: str, spec: dict) -> dict:
+    """Runs `job` on `spec`, writes the result to spec["result_path"] and returns it."""
+    result = new_result()
+    start = time.perf_counter()
+    try:
+        module = importlib.import_module(JOB_MODULES[job])
+        module.run(spec, result)
+    except JobError as exc:
+        mark_failed(result, exc.kind, exc.reason, traceback_tail(exc.__cause__))
+    except BaseException as exc:  # noqa: BLE001 - every failure must end up in the result
+        mark_failed(result, "internal", f"harness error: {describe(exc)}", traceback_tail(exc))
+    result["seconds"] = time.perf_counter() - start
+    write_result(spec["result_path"], result)
+    return result

@@ -1,0 +1,178 @@
+"""Shared helpers for the harness tests: tiny tasks and candidates, and ways to run jobs."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from cuda_agent_harness.runner import run_job
+
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Model = Linear, then x * 2 + 1: there is a state_dict to load, and inputs mix a tensor and an int.
+TASK = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.lin = nn.Linear(features, features)
+
+    def forward(self, x, offset):
+        return self.lin(x) * 2 + 1 + offset
+
+def get_inputs():
+    return [torch.randn(16, 8), 3]
+
+def get_init_inputs():
+    return [8]
+"""
+
+GOOD_CANDIDATE = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.lin = nn.Linear(features, features)
+
+    def forward(self, x, offset):
+        print("candidate output on stdout")
+        print("candidate output on stderr", file=__import__("sys").stderr)
+        y = torch.matmul(x, self.lin.weight.t()) + self.lin.bias
+        return y * 2 + 1 + offset
+"""
+
+WRONG_CANDIDATE = GOOD_CANDIDATE.replace("y * 2 + 1 + offset", "y * 2 + 1.5 + offset")
+
+FUNCTIONAL_CANDIDATE = """
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.lin = nn.Linear(features, features)
+
+    def forward(self, x, offset):
+        y = torch.matmul(x, self.lin.weight.t()) + self.lin.bias
+        return F.relu(y) * 0 + y * 2 + 1 + offset
+"""
+
+
+def write(path, text: str) -> str:
+    os.makedirs(os.path.dirname(str(path)), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(textwrap.dedent(text))
+    return str(path)
+
+
+def read_strict_json(path) -> dict:
+    """The result file, parsed as strict JSON (NaN/Infinity literals are refused)."""
+    def refuse(name):
+        raise ValueError(f"non-strict JSON constant {name}")
+
+    with open(path, encoding="utf-8") as f:
+        return json.load(f, parse_constant=refuse)
+
+
+def run(job: str, spec: dict) -> dict:
+    """Runs a job in this process and returns the result as read back from its file."""
+    returned = run_job(job, spec)
+    written = read_strict_json(spec["result_path"])
+    assert written["ok"] == returned["ok"]
+    return written
+
+
+def run_cli(job: str, spec: dict, tmp_path) -> tuple[subprocess.CompletedProcess, dict | None]:
+    """Runs `python3 -m cuda_agent_harness JOB --spec` in a child process."""
+    spec_path = os.path.join(str(tmp_path), f"{job}.spec.json")
+    with open(spec_path, "w", encoding="utf-8") as f:
+        json.dump(spec, f)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    proc = subprocess.run([sys.executable, "-m", "cuda_agent_harness", job, "--spec", spec_path],
+                          env=env, capture_output=True, text=True, timeout=120)
+    result = None
+    if os.path.exists(spec["result_path"]):
+        result = read_strict_json(spec["result_path"])
+    return proc, result
+
+
+def reference_spec(tmp_path, task_path: str, seeds=(101, 102, 103)) -> dict:
+    return {
+        "result_path": str(tmp_path / "reference.json"),
+        "task_path": task_path,
+        "device": "cpu",
+        "data_dir": str(tmp_path / "data"),
+        "init_seed": 7,
+        "check_seeds": list(seeds),
+    }
+
+
+def make_reference(tmp_path, task_source: str = TASK, seeds=(101, 102, 103)) -> dict:
+    """Writes the task and runs the reference job; returns its spec (asserting it succeeded)."""
+    task_path = write(tmp_path / "task" / "model.py", task_source)
+    spec = reference_spec(tmp_path, task_path, seeds)
+    result = run("reference", spec)
+    assert result["ok"], result
+    return spec
+
+
+def write_candidate(tmp_path, source: str, name: str = "cand") -> tuple[str, str]:
+    """A candidate dir holding model_new.py, and an empty extension dir."""
+    candidate_dir = tmp_path / name
+    write(candidate_dir / "model_new.py", source)
+    extension_dir = tmp_path / f"{name}_ext"
+    extension_dir.mkdir(exist_ok=True)
+    return str(candidate_dir), str(extension_dir)
+
+
+def candidate_spec(tmp_path, ref_spec: dict, candidate_dir: str, extension_dir: str,
+                   name: str = "cand") -> dict:
+    data = ref_spec["data_dir"]
+    return {
+        "result_path": str(tmp_path / f"{name}_result.json"),
+        "device": "cpu",
+        "candidate_dir": candidate_dir,
+        "extension_dir": extension_dir,
+        "init_inputs_path": os.path.join(data, "init_inputs.pt"),
+        "state_dict_path": os.path.join(data, "state_dict.pt"),
+        "input_paths": [os.path.join(data, f"inputs_{i}.pt") for i in range(len(ref_spec["check_seeds"]))],
+        "output_dir": str(tmp_path / f"{name}_out"),
+    }
+
+
+def compare_spec(tmp_path, ref_spec: dict, cand_spec: dict, atol=0.01, rtol=0.01) -> dict:
+    n = len(ref_spec["check_seeds"])
+    return {
+        "result_path": str(tmp_path / "compare.json"),
+        "expected_paths": [os.path.join(ref_spec["data_dir"], f"expected_{i}.pt") for i in range(n)],
+        "actual_paths": [os.path.join(cand_spec["output_dir"], f"output_{i}.pt") for i in range(n)],
+        "atol": atol,
+        "rtol": rtol,
+    }
+
+
+def profile_spec(tmp_path, ref_spec: dict, target: str, candidate=None, warmup=2, iters=4) -> dict:
+    data = ref_spec["data_dir"]
+    spec = {
+        "result_path": str(tmp_path / f"profile_{target}.json"),
+        "device": ref_spec["device"],
+        "target": target,
+        "task_path": ref_spec["task_path"],
+        "init_inputs_path": os.path.join(data, "init_inputs.pt"),
+        "state_dict_path": os.path.join(data, "state_dict.pt"),
+        "seed": 999,
+        "warmup": warmup,
+        "iters": iters,
+        "flush_l2": True,
+    }
+    if candidate is not None:
+        spec["candidate_dir"], spec["extension_dir"] = candidate
+    return spec

@@ -1,0 +1,139 @@
+"""Tests of the `reference` job: files written, task errors named."""
+
+import os
+
+import torch
+
+from helpers import TASK, make_reference, reference_spec, run, write
+
+
+def load(path):
+    return torch.load(path, weights_only=True)
+
+
+def test_reference_writes_inputs_and_expected_outputs(tmp_path):
+    spec = make_reference(tmp_path)
+    result = run("reference", spec)
+    assert result["num_checks"] == 3
+    assert result["output_signature"] == "Tensor[float32](16, 8)"
+    assert result["seconds"] > 0
+    data = spec["data_dir"]
+    assert load(os.path.join(data, "init_inputs.pt")) == [8]
+    state_dict = load(os.path.join(data, "state_dict.pt"))
+    assert sorted(state_dict) == ["lin.bias", "lin.weight"]
+    for i in range(3):
+        inputs = load(os.path.join(data, f"inputs_{i}.pt"))
+        assert isinstance(inputs, list) and len(inputs) == 2
+        x, offset = inputs
+        assert x.device.type == "cpu" and x.shape == (16, 8)
+        assert offset == 3 and type(offset) is int
+        expected = load(os.path.join(data, f"expected_{i}.pt"))
+        # recompute independently from the written weights
+        recomputed = (x @ state_dict["lin.weight"].t() + state_dict["lin.bias"]) * 2 + 1 + offset
+        torch.testing.assert_close(expected, recomputed)
+
+
+def test_inputs_follow_the_seeds(tmp_path):
+    spec = make_reference(tmp_path, seeds=(5, 6, 5))
+    data = spec["data_dir"]
+    x0, x1, x2 = (load(os.path.join(data, f"inputs_{i}.pt"))[0] for i in range(3))
+    assert torch.equal(x0, x2)
+    assert not torch.equal(x0, x1)
+    torch.manual_seed(5)
+    assert torch.equal(x0, torch.randn(16, 8))
+
+
+def test_weights_follow_the_init_seed(tmp_path):
+    a = make_reference(tmp_path / "a")
+    b = make_reference(tmp_path / "b")
+    wa = load(os.path.join(a["data_dir"], "state_dict.pt"))["lin.weight"]
+    wb = load(os.path.join(b["data_dir"], "state_dict.pt"))["lin.weight"]
+    assert torch.equal(wa, wb)
+
+
+def test_nested_outputs_are_written_on_cpu_with_their_types(tmp_path):
+    source = TASK.replace("return self.lin(x) * 2 + 1 + offset",
+                          "y = self.lin(x)\n        return (y, {'sum': y.sum(), 'n': offset})")
+    spec = make_reference(tmp_path, source)
+    expected = load(os.path.join(spec["data_dir"], "expected_0.pt"))
+    assert type(expected) is tuple and type(expected[1]) is dict
+    assert expected[1]["n"] == 3
+    assert run("reference", spec)["output_signature"] == (
+        "tuple(Tensor[float32](16, 8), dict{'sum': Tensor[float32](), 'n': int})")
+
+
+def test_single_input_and_tuple_init_inputs_are_wrapped(tmp_path):
+    source = """
+    import torch
+    class Model(torch.nn.Module):
+        def __init__(self, scale):
+            super().__init__()
+            self.scale = scale
+        def forward(self, x):
+            return x * self.scale
+    def get_inputs():
+        return torch.ones(3)
+    def get_init_inputs():
+        return (2.5,)
+    """
+    spec = make_reference(tmp_path, source)
+    assert load(os.path.join(spec["data_dir"], "init_inputs.pt")) == [2.5]
+    inputs = load(os.path.join(spec["data_dir"], "inputs_0.pt"))
+    assert isinstance(inputs, list) and len(inputs) == 1
+    assert torch.equal(load(os.path.join(spec["data_dir"], "expected_0.pt")), torch.full((3,), 2.5))
+
+
+def task_failure(tmp_path, source):
+    task_path = write(tmp_path / "task" / "model.py", source)
+    result = run("reference", reference_spec(tmp_path, task_path))
+    assert not result["ok"]
+    assert result["error_kind"] == "task"
+    return result
+
+
+def test_task_without_get_inputs(tmp_path):
+    source = TASK.replace("def get_inputs():", "def get_other_inputs():")
+    result = task_failure(tmp_path, source)
+    assert result["reason"] == "task defines no get_inputs()"
+
+
+def test_task_without_model(tmp_path):
+    result = task_failure(tmp_path, TASK.replace("class Model(", "class Model2("))
+    assert result["reason"] == "task defines no Model"
+
+
+def test_get_init_inputs_raising(tmp_path):
+    source = TASK.replace("return [8]", "raise ValueError('bad size')")
+    result = task_failure(tmp_path, source)
+    assert result["reason"] == "get_init_inputs() raised ValueError: bad size"
+    assert "ValueError: bad size" in result["traceback"]
+
+
+def test_task_import_error(tmp_path):
+    result = task_failure(tmp_path, "import torch\nimport no_such_module_here\n")
+    assert result["reason"].startswith("importing the task file raised ModuleNotFoundError")
+
+
+def test_task_syntax_error(tmp_path):
+    result = task_failure(tmp_path, "def broken(:\n")
+    assert "SyntaxError" in result["reason"]
+
+
+def test_task_forward_raising(tmp_path):
+    source = TASK.replace("return self.lin(x) * 2 + 1 + offset", "raise RuntimeError('no forward')")
+    result = task_failure(tmp_path, source)
+    assert result["reason"] == "Model.forward (check 0) raised RuntimeError: no forward"
+
+
+def test_missing_task_file(tmp_path):
+    result = run("reference", reference_spec(tmp_path, str(tmp_path / "nope.py")))
+    assert result["error_kind"] == "task"
+    assert "does not exist" in result["reason"]
+
+
+def test_missing_spec_key_is_internal(tmp_path):
+    spec = reference_spec(tmp_path, str(tmp_path / "nope.py"))
+    del spec["check_seeds"]
+    result = run("reference", spec)
+    assert result["error_kind"] == "internal"
+    assert result["reason"] == "spec: missing key 'check_seeds'"

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# setup.sh — installs what cuda-agent needs (Debian packages, Python packages) and builds
+# build/cuda-agent. Idempotent: installs only what is missing, rebuilds only what changed.
+#
+#   bash scripts/setup.sh            # everything
+#   SKIP_APT=1 bash scripts/setup.sh # no system packages (e.g. on a machine without apt)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '[setup] %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
+
+# System packages: compiler, build tools, the JSON and test libraries. bubblewrap is for the sandbox.
+APT_PACKAGES=(g++ make cmake ninja-build nlohmann-json3-dev libgtest-dev python3-dev bubblewrap)
+if [ -z "${SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing Debian packages: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+fi
+
+# Python packages. torch 2.13.0 is the CPU build on the development machines; on a GPU machine the
+# installed CUDA build is kept (any torch that imports is left alone).
+PYTHON="${CUDA_AGENT_PYTHON:-python3}"
+if ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then
+  log "installing torch==2.13.0"
+  "$PYTHON" -m pip install -q torch==2.13.0
+fi
+for mod in pytest numpy; do
+  if ! "$PYTHON" -c "import $mod" >/dev/null 2>&1; then
+    log "installing $mod"
+    "$PYTHON" -m pip install -q "$mod"
+  fi
+done
+
+# Build.
+GENERATOR=()
+command -v ninja >/dev/null 2>&1 && GENERATOR=(-G Ninja)
+if [ ! -f build/CMakeCache.txt ]; then
+  log "configuring"
+  cmake -S . -B build "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+log "building"
+cmake --build build -j "$(nproc)" >/dev/null
+log "ready: build/cuda-agent"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# test.sh — the whole fast test suite: C++ unit tests (ctest/GoogleTest), the harness's tests and
+# the declarative judge scenarios (pytest). GPU scenarios are skipped where torch sees no GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${CUDA_AGENT_PYTHON:-python3}"
+# A private cache so a test run never reuses objects from another tree.
+export CUDA_AGENT_CACHE_DIR="${CUDA_AGENT_CACHE_DIR:-$PWD/build/test-cache}"
+
+echo "== C++ unit tests"
+ctest --test-dir build --output-on-failure -j 2
+
+echo "== Python harness tests and judge scenarios"
+"$PYTHON" -m pytest python/tests tests/judge -q -p no:cacheprovider "$@"

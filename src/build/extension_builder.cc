@@ -1,0 +1,278 @@
+// extension_builder.cc — compile, cache, link.
+#include "build/extension_builder.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/subprocess.h"
+
+namespace cuda_agent {
+namespace {
+
+constexpr size_t kMaxErrors = 8;
+constexpr size_t kMaxLogBytes = 16 * 1024;
+
+bool IsHeader(const fs::path& p) {
+  std::string ext = p.extension().string();
+  return ext == ".h" || ext == ".hpp" || ext == ".cuh" || ext == ".inl" || ext == ".hxx";
+}
+
+std::vector<std::string> CommonFlags(const BuildRequest& req, const Toolchain& tc) {
+  std::vector<std::string> flags = {
+      "-DTORCH_EXTENSION_NAME=" + std::string(kExtensionName), "-DTORCH_API_INCLUDE_EXTENSION_H",
+      std::string("-D_GLIBCXX_USE_CXX11_ABI=") + (tc.cxx11_abi ? "1" : "0"),
+      "-I" + req.source_dir.string()};
+  for (const auto& dir : tc.include_dirs) {
+    flags.push_back("-isystem");
+    flags.push_back(dir);
+  }
+  if (!tc.python_include.empty()) {
+    flags.push_back("-isystem");
+    flags.push_back(tc.python_include);
+  }
+  return flags;
+}
+
+// The flag lists without folder names, for cache keys.
+std::string KeyFlags(const std::vector<std::string>& flags, const std::string& source_dir) {
+  std::string key;
+  for (const auto& f : flags) key += StripPrefixEverywhere(f, source_dir) + "\x1f";
+  return key;
+}
+
+struct CompileStep {
+  fs::path source;   // relative
+  fs::path object;   // absolute, in out_dir
+  std::vector<std::string> argv;
+  std::string cache_key;
+};
+
+std::string NvccPath(const Toolchain& tc) {
+  if (!tc.cuda_home.empty() && fs::exists(fs::path(tc.cuda_home) / "bin" / "nvcc")) {
+    return (fs::path(tc.cuda_home) / "bin" / "nvcc").string();
+  }
+  return "nvcc";
+}
+
+CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::path& rel,
+                     const std::string& headers_hash) {
+  CompileStep step;
+  step.source = rel;
+  std::string stem = rel.generic_string();
+  std::replace(stem.begin(), stem.end(), '/', '_');
+  step.object = req.out_dir / (stem + ".o");
+  std::vector<std::string> flags = CommonFlags(req, tc);
+  bool cuda = rel.extension() == ".cu";
+  if (cuda) {
+    step.argv = {NvccPath(tc), "-c", "-O3", "--use_fast_math", "-std=c++17",
+                 "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
+                 // The defaults of torch's extension loader, which published candidates were built with.
+                 "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+                 "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
+                 "-gencode", CudaGencode(tc.gpu ? tc.gpu->capability : "9.0")};
+  } else {
+    step.argv = {"g++", "-c", "-O3", "-std=c++20", "-fPIC", "-w"};
+    if (tc.device == Device::kCuda && !tc.cuda_home.empty()) {
+      flags.push_back("-isystem");
+      flags.push_back((fs::path(tc.cuda_home) / "include").string());
+    }
+  }
+  step.argv.insert(step.argv.end(), flags.begin(), flags.end());
+  std::string flags_key = KeyFlags(step.argv, req.source_dir.string());
+  Result<std::string> content = ReadFile(req.source_dir / rel);
+  step.cache_key = Sha256Hex(flags_key + "|" + tc.Fingerprint() + "|" + headers_hash + "|" +
+                             (content.ok() ? content.value() : ""));
+  step.argv.insert(step.argv.end(), {(req.source_dir / rel).string(), "-o", step.object.string()});
+  return step;
+}
+
+std::string HashHeaders(const fs::path& source_dir) {
+  Sha256 h;
+  for (const fs::path& rel : ListFilesRecursive(source_dir)) {
+    if (!IsHeader(rel)) continue;
+    h.Update(rel.generic_string());
+    Result<std::string> content = ReadFile(source_dir / rel);
+    h.Update(content.ok() ? content.value() : "");
+  }
+  return h.HexDigest();
+}
+
+bool CopyIntoCache(const fs::path& object, const fs::path& cached) {
+  std::error_code ec;
+  fs::create_directories(cached.parent_path(), ec);
+  fs::path tmp = cached;
+  tmp += ".tmp" + std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  fs::copy_file(object, tmp, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(tmp, cached, ec);
+  return !ec;
+}
+
+}  // namespace
+
+std::string CudaGencode(const std::string& capability) {
+  std::string digits;
+  for (char c : capability) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+  }
+  if (digits.empty()) digits = "90";
+  // Hopper's arch-specific features (wgmma, TMA) need the "a" target; the GPU we run on is known.
+  std::string suffix = (digits == "90" || digits == "100" || digits == "120") ? "a" : "";
+  return "arch=compute_" + digits + suffix + ",code=sm_" + digits + suffix;
+}
+
+Result<std::vector<fs::path>> CollectSources(const fs::path& source_dir, Device device) {
+  std::vector<fs::path> sources;
+  if (!fs::exists(source_dir / kBindingSource)) {
+    return Internal("the build folder has no binding.cpp (template missing)");
+  }
+  sources.push_back(kBindingSource);
+  std::vector<fs::path> kernel_sources;
+  for (const fs::path& rel : ListFilesRecursive(source_dir / "kernels")) {
+    std::string ext = rel.extension().string();
+    if (ext == ".cu" && device == Device::kCpu) {
+      return InvalidArgument("kernels/" + rel.generic_string() +
+                             ": CUDA sources cannot be built in cpu mode (write kernels/*.cpp)");
+    }
+    if (ext == ".cu" || ext == ".cpp" || ext == ".cc") {
+      kernel_sources.push_back(fs::path("kernels") / rel);
+    }
+  }
+  if (kernel_sources.empty()) {
+    return InvalidArgument(std::string("no kernel sources: kernels/ holds no ") +
+                           (device == Device::kCuda ? ".cu or .cpp" : ".cpp") + " files");
+  }
+  sources.insert(sources.end(), kernel_sources.begin(), kernel_sources.end());
+  return sources;
+}
+
+BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
+  auto start = std::chrono::steady_clock::now();
+  BuildReport report;
+  auto finish = [&](BuildReport& r) -> BuildReport {
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  };
+  Result<std::vector<fs::path>> sources = CollectSources(req.source_dir, tc.device);
+  if (!sources.ok()) {
+    report.failure = sources.status().message();
+    return finish(report);
+  }
+  std::error_code ec;
+  fs::create_directories(req.out_dir, ec);
+  std::string headers_hash = HashHeaders(req.source_dir);
+  std::vector<CompileStep> steps;
+  for (const fs::path& rel : sources.value()) {
+    steps.push_back(MakeStep(req, tc, rel, headers_hash));
+    report.sources.push_back(rel.generic_string());
+  }
+
+  // Compile in parallel; each worker takes the next step.
+  std::atomic<size_t> next{0};
+  std::mutex mutex;
+  std::vector<std::pair<size_t, std::string>> failures;  // step index, output
+  std::string launch_error;
+  int jobs = req.jobs > 0 ? req.jobs : std::max(1u, std::thread::hardware_concurrency());
+  auto worker = [&] {
+    for (size_t i = next++; i < steps.size(); i = next++) {
+      const CompileStep& step = steps[i];
+      fs::path cached = req.cache_dir.empty() ? fs::path()
+                                              : req.cache_dir / "objects" / (step.cache_key + ".o");
+      std::error_code wec;
+      if (!cached.empty() && fs::exists(cached, wec)) {
+        fs::copy_file(cached, step.object, fs::copy_options::overwrite_existing, wec);
+        if (!wec) {
+          std::lock_guard<std::mutex> lock(mutex);
+          ++report.objects_cached;
+          continue;
+        }
+      }
+      RunOptions opt;
+      opt.argv = step.argv;
+      opt.cwd = req.source_dir.string();
+      opt.timeout_seconds = req.timeout_seconds;
+      opt.max_output_bytes = 256 * 1024;
+      Result<RunResult> run = RunProcess(opt);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!run.ok()) {
+        launch_error = run.status().message();
+        continue;
+      }
+      if (!run->Succeeded()) {
+        std::string out = run->err + run->out;
+        if (run->timed_out || run->term_signal) out += "\n" + step.source.generic_string() +
+                                                       ": compiler " + run->Describe();
+        failures.emplace_back(i, out);
+        continue;
+      }
+      ++report.objects_compiled;
+      if (!cached.empty() && !CopyIntoCache(step.object, cached)) {
+        LogWarn("cannot store " + step.source.generic_string() + " in the object cache");
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < std::min<int>(jobs, static_cast<int>(steps.size())); ++t) {
+    threads.emplace_back(worker);
+  }
+  for (auto& t : threads) t.join();
+
+  std::string strip = req.source_dir.string() + "/";
+  if (!launch_error.empty()) {
+    report.failure = "cannot run the compiler: " + launch_error;
+    return finish(report);
+  }
+  if (!failures.empty()) {
+    std::sort(failures.begin(), failures.end());
+    std::string log;
+    for (const auto& [index, out] : failures) log += out;
+    report.errors = ParseCompilerErrors(log, strip, kMaxErrors);
+    log = StripPrefixEverywhere(log, strip);
+    report.log_tail = log.size() > kMaxLogBytes ? log.substr(0, kMaxLogBytes) + "\n[...]" : log;
+    std::string first = steps[failures.front().first].source.generic_string();
+    report.failure = report.errors.empty() ? "compilation of " + first + " failed"
+                                           : report.errors.front().ToString();
+    return finish(report);
+  }
+
+  // Link.
+  report.library = req.out_dir / (std::string(kExtensionName) + ".so");
+  RunOptions link;
+  link.argv = {"g++", "-shared", "-o", report.library.string()};
+  for (const auto& step : steps) link.argv.push_back(step.object.string());
+  for (const auto& dir : tc.library_dirs) {
+    link.argv.push_back("-L" + dir);
+    link.argv.push_back("-Wl,-rpath," + dir);
+  }
+  for (const char* lib : {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"}) link.argv.push_back(lib);
+  if (tc.device == Device::kCuda) {
+    for (const char* lib : {"-lc10_cuda", "-ltorch_cuda", "-lcudart"}) link.argv.push_back(lib);
+    // cuBLAS (GEMM) and cuDNN (convolution) are the libraries the rules allow; link them when used.
+    std::string all_sources;
+    for (const auto& step : steps) {
+      Result<std::string> text = ReadFile(req.source_dir / step.source);
+      if (text.ok()) all_sources += text.value();
+    }
+    if (all_sources.find("cublas") != std::string::npos) link.argv.push_back("-lcublas");
+    if (all_sources.find("cudnn") != std::string::npos) link.argv.push_back("-lcudnn");
+  }
+  link.cwd = req.out_dir.string();
+  link.timeout_seconds = req.timeout_seconds;
+  Result<RunResult> linked = RunProcess(link);
+  if (!linked.ok() || !linked->Succeeded()) {
+    std::string out = linked.ok() ? linked->err + linked->out : linked.status().message();
+    report.errors = ParseCompilerErrors(out, strip, kMaxErrors);
+    report.log_tail = StripPrefixEverywhere(out, strip).substr(0, kMaxLogBytes);
+    report.failure = "link failed" + (report.errors.empty() ? std::string()
+                                                            : ": " + report.errors.front().message);
+    return finish(report);
+  }
+  report.ok = true;
+  return finish(report);
+}
+
+}  // namespace cuda_agent

@@ -1,0 +1,53 @@
+// extension_builder.h — the compiler driver: compiles every kernels/*.cu with nvcc and every .cpp
+// with g++ in parallel, links cuda_extension.so against the installed torch, and caches objects by
+// the hash of their source, the candidate's headers, the flags and the toolchain.
+//
+//   BuildRequest req{.source_dir = snapshot, .out_dir = build, .cache_dir = cache, ...};
+//   BuildReport report = BuildExtension(req, toolchain);
+//   if (!report.ok) ShowToAgent(report.errors);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "build/diagnostics.h"
+#include "build/toolchain.h"
+
+namespace cuda_agent {
+
+// The fixed infrastructure files every build uses, from the project's template (never the
+// candidate's copies).
+inline constexpr const char* kBindingSource = "binding.cpp";
+inline constexpr const char* kBindingHeader = "binding_registry.h";
+inline constexpr const char* kExtensionName = "cuda_extension";
+
+struct BuildRequest {
+  fs::path source_dir;   // holds binding.cpp, binding_registry.h and kernels/
+  fs::path out_dir;      // objects and cuda_extension.so go here
+  fs::path cache_dir;    // object cache (cache_dir/objects); empty: no cache
+  int jobs = 0;          // parallel compilations; 0: the number of CPUs
+  double timeout_seconds = 300;  // per compiler invocation
+};
+
+struct BuildReport {
+  bool ok = false;
+  std::string failure;                 // one line when !ok: what failed
+  std::vector<Diagnostic> errors;      // the first compiler errors
+  std::string log_tail;                // the compilers' output (paths made relative), capped
+  double seconds = 0;
+  int objects_compiled = 0;
+  int objects_cached = 0;
+  std::vector<std::string> sources;    // relative paths that were compiled
+  fs::path library;                    // out_dir/cuda_extension.so when ok
+};
+
+// BuildExtension never throws; every failure is in the report.
+BuildReport BuildExtension(const BuildRequest& request, const Toolchain& toolchain);
+
+// CollectSources lists binding.cpp and kernels/**.{cu,cpp} (relative), or says why it cannot build.
+Result<std::vector<fs::path>> CollectSources(const fs::path& source_dir, Device device);
+
+// CudaGencode returns the -gencode value for a capability ("9.0" → arch=compute_90a,code=sm_90a).
+std::string CudaGencode(const std::string& capability);
+
+}  // namespace cuda_agent

@@ -1,0 +1,283 @@
+// commands.cc — judge, build, workspace and tasks subcommands.
+#include "cli/commands.h"
+
+#include <iostream>
+
+#include "cli/options.h"
+#include "judge/judge.h"
+#include "workspace/workspace.h"
+
+namespace cuda_agent {
+namespace {
+
+int UsageError(const std::string& command, const std::string& message,
+               const std::vector<OptionSpec>& specs) {
+  std::cerr << "cuda-agent " << command << ": " << message << "\n\noptions:\n" << FormatHelp(specs);
+  return kExitUsage;
+}
+
+const std::vector<OptionSpec>& JudgeSpecs() {
+  static const std::vector<OptionSpec> specs = {
+      {"task", true, "task: FILE.py, SUITE_DIR#NAME or DATA.jsonl#ID", ""},
+      {"candidate", true, "candidate folder (kernels/, model_new.py) or workspace", ""},
+      {"device", true, "cuda or cpu", "cuda"},
+      {"json", false, "print the JudgeResult as JSON", ""},
+      {"until", true, "stop after: build, verify or profile", "profile"},
+      {"baselines", true, "baselines to time: eager,compile | eager | compile | none", "eager,compile"},
+      {"checks", true, "verification input sets", "5"},
+      {"warmup", true, "warm-up calls before timing", "5"},
+      {"iters", true, "timed calls", "20"},
+      {"timeout", true, "seconds for each process that runs candidate code", "180"},
+      {"task-timeout", true, "seconds for reference and baseline processes", "900"},
+      {"build-timeout", true, "seconds for each compiler invocation", "600"},
+      {"build-jobs", true, "parallel compilations (0: all CPUs)", "0"},
+      {"reward", true, "reward schedule", "paper"},
+      {"cache-dir", true, "objects, toolchain and work folders", ""},
+      {"keep-work", false, "keep the judgement's work folder", ""},
+      {"out", true, "(build) where to write cuda_extension.so", ""},
+      {"select", true, "(baselines) comma-separated task names or ids", ""},
+      {"limit", true, "(baselines) at most this many tasks", "0"},
+  };
+  return specs;
+}
+
+Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
+  JudgeOptions opt;
+  Result<Device> device = ParseDevice(a.Get("device"));
+  if (!device.ok()) return device.status();
+  opt.device = device.value();
+  std::string until = a.Get("until");
+  Result<Stage> stage = ParseStage(until);
+  if (!stage.ok() || (stage.value() != Stage::kBuild && stage.value() != Stage::kVerify &&
+                      stage.value() != Stage::kProfile)) {
+    return InvalidArgument("--until expects build, verify or profile, got '" + until + "'");
+  }
+  opt.until = stage.value() == Stage::kProfile ? Stage::kDone : stage.value();
+  std::string baselines = a.Get("baselines");
+  if (baselines != "eager,compile" && baselines != "compile,eager" && baselines != "eager" &&
+      baselines != "compile" && baselines != "none") {
+    return InvalidArgument("--baselines expects eager,compile | eager | compile | none");
+  }
+  opt.eager_baseline = baselines.find("eager") != std::string::npos;
+  opt.compile_baseline = baselines.find("compile") != std::string::npos;
+  for (auto [name, field] : {std::pair{"checks", &opt.checks}, {"warmup", &opt.warmup},
+                             {"iters", &opt.iters}, {"build-jobs", &opt.build_jobs}}) {
+    Result<int> v = ParseIntFlag(a, name);
+    if (!v.ok()) return v.status();
+    *field = v.value();
+  }
+  if (opt.checks < 1) return InvalidArgument("--checks must be at least 1");
+  if (opt.iters < 1) return InvalidArgument("--iters must be at least 1");
+  for (auto [name, field] : {std::pair{"timeout", &opt.candidate_timeout_s},
+                             {"task-timeout", &opt.trusted_timeout_s},
+                             {"build-timeout", &opt.build_timeout_s}}) {
+    Result<double> v = ParseDoubleFlag(a, name);
+    if (!v.ok()) return v.status();
+    *field = v.value();
+  }
+  opt.reward_schedule = a.Get("reward");
+  opt.cache_dir = a.Get("cache-dir");
+  opt.keep_work = a.Has("keep-work");
+  return opt;
+}
+
+int Emit(const JudgeResult& result, bool json) {
+  if (json) {
+    std::cout << result.ToJson().dump(2) << "\n";
+  } else {
+    std::cout << result.ToText();
+  }
+  return ExitStatusFor(result);
+}
+
+}  // namespace
+
+int JudgeCommand(const Args& args) {
+  const auto& specs = JudgeSpecs();
+  Result<ParsedArgs> a = ParseArgs(specs, args);
+  if (!a.ok()) return UsageError("judge", a.status().message(), specs);
+  if (!a->positional().empty()) return UsageError("judge", "unexpected argument '" + a->positional()[0] + "'", specs);
+  if (a->Get("task").empty()) return UsageError("judge", "--task is required", specs);
+  if (a->Get("candidate").empty()) return UsageError("judge", "--candidate is required", specs);
+  fs::path candidate = a->Get("candidate");
+  if (!fs::is_directory(candidate)) return UsageError("judge", "candidate folder not found: " + candidate.string(), specs);
+  Result<JudgeOptions> opt = OptionsFromArgs(a.value());
+  if (!opt.ok()) return UsageError("judge", opt.status().message(), specs);
+  Result<Task> task = LoadTask(a->Get("task"));
+  if (!task.ok()) {
+    if (task.status().code() == StatusCode::kNotFound && !fs::exists(a->Get("task"))) {
+      return UsageError("judge", task.status().message(), specs);
+    }
+    JudgeResult r;
+    r.outcome = Outcome::kTaskError;
+    r.stage = Stage::kTask;
+    r.error_kind = "task";
+    r.reason = "task error: " + task.status().message();
+    r.device = a->Get("device");
+    return Emit(r, a->Has("json"));
+  }
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  if (!env.ok()) {
+    std::cerr << "cuda-agent judge: " << env.status().message() << "\n";
+    return kExitInternal;
+  }
+  JudgeResult result = Judge(env.value()).Run(&task.value(), candidate, opt.value());
+  return Emit(result, a->Has("json"));
+}
+
+int BuildCommand(const Args& args) {
+  const auto& specs = JudgeSpecs();
+  Result<ParsedArgs> a = ParseArgs(specs, args);
+  if (!a.ok()) return UsageError("build", a.status().message(), specs);
+  if (a->Get("candidate").empty()) return UsageError("build", "--candidate is required", specs);
+  fs::path candidate = a->Get("candidate");
+  if (!fs::is_directory(candidate)) return UsageError("build", "candidate folder not found: " + candidate.string(), specs);
+  Result<JudgeOptions> opt = OptionsFromArgs(a.value());
+  if (!opt.ok()) return UsageError("build", opt.status().message(), specs);
+  opt->until = Stage::kBuild;
+  if (!a->Get("out").empty()) opt->export_library = fs::absolute(a->Get("out"));
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  if (!env.ok()) {
+    std::cerr << "cuda-agent build: " << env.status().message() << "\n";
+    return kExitInternal;
+  }
+  JudgeResult result = Judge(env.value()).Run(nullptr, candidate, opt.value());
+  if (!a->Has("json") && result.outcome == Outcome::kVerdict) {
+    // The short form for a compile command: the reason and the first compiler errors.
+    std::cout << result.reason << "\n";
+    if (result.build.is_object()) {
+      for (const auto& e : result.build["errors"]) std::cout << e.value("text", "") << "\n";
+    }
+    return result.reward.value_or(0) == -1 ? kExitBuildFailed : kExitVerdict;
+  }
+  int status = Emit(result, a->Has("json"));
+  // For `build`, a failed build is a failure of the command (exit 1), unlike a judge verdict.
+  return status == kExitVerdict && result.reward.value_or(0) == -1 ? kExitBuildFailed : status;
+}
+
+int WorkspaceCommand(const Args& args) {
+  static const std::vector<OptionSpec> specs = {
+      {"task", true, "task: FILE.py, SUITE_DIR#NAME or DATA.jsonl#ID", ""},
+      {"device", true, "cuda or cpu", "cuda"},
+  };
+  if (args.empty() || args[0] != "init") {
+    return UsageError("workspace", "usage: cuda-agent workspace init --task TASK [--device D] DIR", specs);
+  }
+  Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));
+  if (!a.ok()) return UsageError("workspace init", a.status().message(), specs);
+  if (a->positional().size() != 1) return UsageError("workspace init", "expected one folder DIR", specs);
+  if (a->Get("task").empty()) return UsageError("workspace init", "--task is required", specs);
+  Result<Task> task = LoadTask(a->Get("task"));
+  if (!task.ok()) return UsageError("workspace init", task.status().message(), specs);
+  Result<Device> device = ParseDevice(a->Get("device"));
+  if (!device.ok()) return UsageError("workspace init", device.status().message(), specs);
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  if (!env.ok()) {
+    std::cerr << "cuda-agent workspace: " << env.status().message() << "\n";
+    return kExitInternal;
+  }
+  WorkspaceSpec spec{task.value(), a->positional()[0], device.value(), env.value(), ExecutablePath()};
+  Status s = InitWorkspace(spec);
+  if (!s.ok()) {
+    std::cerr << "cuda-agent workspace init: " << s.message() << "\n";
+    return s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitInternal;
+  }
+  std::cout << "workspace for " << task->name << " (" << task->id << ") ready in "
+            << a->positional()[0] << "\n";
+  return 0;
+}
+
+int TasksCommand(const Args& args) {
+  static const std::vector<OptionSpec> specs = {{"json", false, "one JSON object per task", ""}};
+  if (args.empty() || args[0] != "list") {
+    return UsageError("tasks", "usage: cuda-agent tasks list SUITE [--json]", specs);
+  }
+  Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));
+  if (!a.ok()) return UsageError("tasks list", a.status().message(), specs);
+  if (a->positional().size() != 1) return UsageError("tasks list", "expected one SUITE", specs);
+  Result<std::vector<Task>> suite = LoadSuite(a->positional()[0]);
+  if (!suite.ok()) {
+    std::cerr << "cuda-agent tasks list: " << suite.status().message() << "\n";
+    return suite.status().code() == StatusCode::kNotFound ? kExitUsage : kExitTaskError;
+  }
+  int malformed = 0;
+  for (const Task& t : suite.value()) {
+    Status shape = CheckTaskShape(t);
+    if (!shape.ok()) ++malformed;
+    if (a->Has("json")) {
+      Json row = {{"id", t.id}, {"name", t.name}, {"level", t.level}, {"path", t.source_path.string()},
+                  {"ops", t.ops}, {"data_source", t.data_source},
+                  {"problem", shape.ok() ? Json() : Json(shape.message())}};
+      std::cout << row.dump() << "\n";
+    } else {
+      std::cout << t.id << "  " << t.name << (shape.ok() ? "" : "  [" + shape.message() + "]") << "\n";
+    }
+  }
+  if (!a->Has("json")) {
+    std::cerr << suite->size() << " tasks, " << malformed << " malformed\n";
+  }
+  return 0;
+}
+
+int BaselinesCommand(const Args& args) {
+  const auto& specs = JudgeSpecs();
+  Result<ParsedArgs> a = ParseArgs(specs, args);
+  if (!a.ok()) return UsageError("baselines", a.status().message(), specs);
+  if (a->positional().size() != 1) return UsageError("baselines", "expected one SUITE", specs);
+  Result<JudgeOptions> opt = OptionsFromArgs(a.value());
+  if (!opt.ok()) return UsageError("baselines", opt.status().message(), specs);
+  Result<int> limit = ParseIntFlag(a.value(), "limit");
+  if (!limit.ok()) return UsageError("baselines", limit.status().message(), specs);
+  Result<std::vector<Task>> suite = LoadSuite(a->positional()[0]);
+  if (!suite.ok()) return UsageError("baselines", suite.status().message(), specs);
+  std::vector<Task> tasks;
+  std::string select = a->Get("select");
+  for (const Task& t : suite.value()) {
+    if (!select.empty()) {
+      bool chosen = false;
+      size_t start = 0;
+      while (start <= select.size()) {
+        size_t end = select.find(',', start);
+        std::string name = select.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (name == t.name || name == t.id || name == fs::path(t.name).filename().string()) chosen = true;
+        if (end == std::string::npos) break;
+        start = end + 1;
+      }
+      if (!chosen) continue;
+    }
+    tasks.push_back(t);
+    if (limit.value() > 0 && static_cast<int>(tasks.size()) >= limit.value()) break;
+  }
+  if (tasks.empty()) return UsageError("baselines", "no task matches", specs);
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  if (!env.ok()) {
+    std::cerr << "cuda-agent baselines: " << env.status().message() << "\n";
+    return kExitInternal;
+  }
+  Judge judge(env.value());
+  int failed = 0;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    JudgeResult r = judge.Baselines(tasks[i], opt.value());
+    if (r.outcome != Outcome::kVerdict) ++failed;
+    Json timing = r.timing.is_object() ? r.timing : Json::object();
+    Json row = {{"task", r.task}, {"ok", r.outcome == Outcome::kVerdict}, {"reason", r.reason},
+                {"device", r.device}, {"measure", timing.value("measure", Json())},
+                {"eager_us", timing.contains("eager") ? timing["eager"].value("time_us", Json()) : Json()},
+                {"compile_us", timing.contains("compile") ? timing["compile"].value("time_us", Json()) : Json()},
+                {"compile_seconds", timing.contains("compile") ? timing["compile"].value("compile_seconds", Json()) : Json()},
+                {"env", r.env}, {"stage_seconds", r.stage_seconds}};
+    if (a->Has("json")) {
+      std::cout << row.dump() << std::endl;
+    } else {
+      std::cout << "[" << i + 1 << "/" << tasks.size() << "] " << tasks[i].name << ": "
+                << (row["ok"].get<bool>() ? "eager " + row["eager_us"].dump() + " us, compile " +
+                                                row["compile_us"].dump() + " us"
+                                          : r.reason)
+                << std::endl;
+    }
+  }
+  std::cerr << tasks.size() << " tasks, " << failed << " could not be measured\n";
+  return 0;
+}
+
+}  // namespace cuda_agent

@@ -1,0 +1,18 @@
+// commands.h — the subcommands of the `cuda-agent` binary. Each takes the arguments after its name
+// and returns the process exit status (docs/cli.md).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cuda_agent {
+
+using Args = std::vector<std::string>;
+
+int JudgeCommand(const Args& args);
+int BuildCommand(const Args& args);
+int WorkspaceCommand(const Args& args);
+int TasksCommand(const Args& args);
+int BaselinesCommand(const Args& args);
+
+}  // namespace cuda_agent

@@ -1,0 +1,75 @@
+// main.cc — `cuda-agent <command> ...`: dispatches to the subcommands in commands.h.
+#include <signal.h>
+
+#include <iostream>
+#include <string>
+
+#include "cli/commands.h"
+#include "judge/judge.h"
+
+namespace {
+
+constexpr const char* kUsage = R"(cuda-agent — judge, build and benchmark custom CUDA kernels for PyTorch programs
+
+usage: cuda-agent <command> [options]
+
+commands:
+  judge      compile, verify, profile and reward one candidate
+             cuda-agent judge --task TASK --candidate DIR [--device cuda|cpu] [--json]
+  build      compile a candidate into cuda_extension.so
+             cuda-agent build --candidate DIR [--device cuda|cpu] --out FILE
+  workspace  make an agent workspace for a task
+             cuda-agent workspace init --task TASK [--device cuda|cpu] DIR
+  baselines  time the eager and torch.compile versions of a suite's tasks
+             cuda-agent baselines SUITE [--select A,B] [--limit N] [--device cuda|cpu] [--json]
+  tasks      list the tasks of a suite (file, KernelBench folder, JSONL)
+             cuda-agent tasks list SUITE [--json]
+  version    print the version
+
+`cuda-agent <command> --help` lists a command's options. Exit status: 0 a verdict or success,
+2 usage error, 3 task error, 4 internal failure (docs/cli.md).
+)";
+
+}  // namespace
+
+int Main(int argc, char** argv);
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "cuda-agent: internal error: " << e.what() << "\n";
+    return cuda_agent::kExitInternal;
+  }
+}
+
+int Main(int argc, char** argv) {
+  signal(SIGPIPE, SIG_IGN);
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return cuda_agent::kExitUsage;
+  }
+  std::string command = argv[1];
+  cuda_agent::Args args(argv + 2, argv + argc);
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+  }
+  if (command == "judge") return cuda_agent::JudgeCommand(args);
+  if (command == "build") return cuda_agent::BuildCommand(args);
+  if (command == "workspace") return cuda_agent::WorkspaceCommand(args);
+  if (command == "tasks") return cuda_agent::TasksCommand(args);
+  if (command == "baselines") return cuda_agent::BaselinesCommand(args);
+  if (command == "version" || command == "--version") {
+    std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
+    return 0;
+  }
+  if (command == "help" || command == "--help" || command == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  std::cerr << "cuda-agent: unknown command '" << command << "'\n\n" << kUsage;
+  return cuda_agent::kExitUsage;
+}

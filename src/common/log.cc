@@ -1,0 +1,35 @@
+// log.cc — stderr logger; one mutex so lines from build threads do not interleave.
+#include "common/log.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <mutex>
+
+namespace cuda_agent {
+namespace {
+
+LogLevel LevelFromEnv() {
+  const char* v = std::getenv("CUDA_AGENT_LOG");
+  if (v == nullptr) return LogLevel::kWarn;
+  if (std::strcmp(v, "error") == 0) return LogLevel::kError;
+  if (std::strcmp(v, "info") == 0) return LogLevel::kInfo;
+  if (std::strcmp(v, "debug") == 0) return LogLevel::kDebug;
+  return LogLevel::kWarn;
+}
+
+LogLevel g_level = LevelFromEnv();
+std::mutex g_mutex;
+
+}  // namespace
+
+void SetLogLevel(LogLevel level) { g_level = level; }
+
+void Log(LogLevel level, const std::string& message) {
+  if (static_cast<int>(level) > static_cast<int>(g_level)) return;
+  static constexpr const char* kNames[] = {"error", "warn", "info", "debug"};
+  std::lock_guard<std::mutex> lock(g_mutex);
+  std::cerr << "cuda-agent: " << kNames[static_cast<int>(level)] << ": " << message << "\n";
+}
+
+}  // namespace cuda_agent

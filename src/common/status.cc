@@ -1,0 +1,23 @@
+// status.cc — names and text for Status.
+#include "common/status.h"
+
+namespace cuda_agent {
+
+const char* StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "ok";
+    case StatusCode::kInvalidArgument: return "invalid_argument";
+    case StatusCode::kNotFound: return "not_found";
+    case StatusCode::kFailedPrecondition: return "failed_precondition";
+    case StatusCode::kDeadlineExceeded: return "deadline_exceeded";
+    case StatusCode::kInternal: return "internal";
+  }
+  return "unknown";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "ok";
+  return std::string(StatusCodeName(code_)) + ": " + message_;
+}
+
+}  // namespace cuda_agent

@@ -1,0 +1,103 @@
+// client.cc — harness job runner.
+#include "harness/client.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <sstream>
+#include <vector>
+
+namespace cuda_agent {
+
+fs::path ExecutablePath() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p;
+}
+
+Result<HarnessEnv> HarnessEnv::Discover() {
+  HarnessEnv env;
+  auto holds_harness = [](const fs::path& dir) {
+    std::error_code ec;
+    return fs::exists(dir / "python" / "cuda_agent_harness" / "__main__.py", ec);
+  };
+  if (const char* home = std::getenv("CUDA_AGENT_HOME"); home && *home) {
+    env.home = home;
+  } else if (fs::path exe = ExecutablePath(); !exe.empty() && holds_harness(exe.parent_path().parent_path())) {
+    env.home = exe.parent_path().parent_path();
+  } else {
+    env.home = CUDA_AGENT_SOURCE_DIR;
+  }
+  if (!holds_harness(env.home)) {
+    return FailedPrecondition("cannot find the harness (python/cuda_agent_harness) under " +
+                              env.home.string() + "; set CUDA_AGENT_HOME to the cuda-agent folder");
+  }
+  if (const char* py = std::getenv("CUDA_AGENT_PYTHON"); py && *py) env.python = py;
+  return env;
+}
+
+bool JobOutcome::Ok() const {
+  return has_result && result.is_object() && result.value("ok", false);
+}
+
+std::string JobOutcome::ErrorKind() const {
+  if (!has_result || !result.contains("error_kind") || !result["error_kind"].is_string()) return "";
+  return result["error_kind"].get<std::string>();
+}
+
+std::string JobOutcome::Reason() const {
+  if (!has_result || !result.contains("reason") || !result["reason"].is_string()) return "";
+  return result["reason"].get<std::string>();
+}
+
+std::string JobOutcome::StderrTail(int lines) const {
+  const std::string& err = process.err;
+  size_t pos = err.size();
+  while (pos > 0 && (err[pos - 1] == '\n' || err[pos - 1] == ' ')) --pos;
+  size_t end = pos;
+  for (int n = 0; pos > 0 && n < lines; --pos) {
+    if (err[pos - 1] == '\n' && ++n == lines) break;
+  }
+  return err.substr(pos, end - pos);
+}
+
+Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
+                                 const fs::path& job_dir, double timeout_seconds,
+                                 const ResourceLimits& limits) {
+  static std::atomic<int> counter{0};
+  std::string stem = job + "-" + std::to_string(counter++);
+  fs::path spec_path = job_dir / (stem + ".spec.json");
+  fs::path result_path = job_dir / (stem + ".result.json");
+  spec["result_path"] = result_path.string();
+  Status written = WriteJsonFile(spec_path, spec);
+  if (!written.ok()) return written;
+
+  RunOptions options;
+  options.argv = {env.python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()};
+  std::string pythonpath = (env.home / "python").string();
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += ":" + std::string(old);
+  options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
+                     "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
+  options.cwd = job_dir.string();
+  options.timeout_seconds = timeout_seconds;
+  options.limits = limits;
+  Result<RunResult> run = RunProcess(options);
+  if (!run.ok()) {
+    return FailedPrecondition("cannot start the harness with '" + env.python +
+                              "': " + run.status().message() + " (set CUDA_AGENT_PYTHON)");
+  }
+  JobOutcome outcome;
+  outcome.process = std::move(run).value();
+  std::error_code ec;
+  if (fs::exists(result_path, ec)) {
+    Result<Json> result = ReadJsonFile(result_path);
+    if (result.ok() && result->is_object()) {
+      outcome.has_result = true;
+      outcome.result = std::move(result).value();
+    }
+  }
+  return outcome;
+}
+
+}  // namespace cuda_agent

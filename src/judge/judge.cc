@@ -1,0 +1,447 @@
+// judge.cc — the judgement pipeline. Each stage is a function that fills the JudgeResult and says
+// whether to go on; Run and Baselines string them together.
+#include "judge/judge.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+
+#include "build/extension_builder.h"
+#include "judge/reward.h"
+#include "workspace/workspace.h"
+
+namespace cuda_agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// SecretSeeds are drawn from the OS for every run: the candidate cannot know them.
+std::vector<int64_t> SecretSeeds(int n) {
+  std::random_device rd;
+  std::vector<int64_t> seeds;
+  for (int i = 0; i < n; ++i) {
+    seeds.push_back(((static_cast<int64_t>(rd()) << 31) ^ rd()) & 0x7fffffffffffLL);
+  }
+  return seeds;
+}
+
+// The folders of one judgement. `data` holds reference inputs and expected outputs: only trusted
+// jobs get paths into it, except the inputs/init inputs/weights handed to the candidate job.
+struct WorkDirs {
+  fs::path root, jobs, data, outputs, src, build, task_file;
+
+  explicit WorkDirs(const fs::path& r)
+      : root(r), jobs(r / "jobs"), data(r / "data"), outputs(r / "outputs"), src(r / "src"),
+        build(r / "build"), task_file(r / "task.py") {
+    for (const auto& d : {jobs, data, outputs}) fs::create_directories(d);
+  }
+  std::string InitInputs() const { return (data / "init_inputs.pt").string(); }
+  std::string StateDict() const { return (data / "state_dict.pt").string(); }
+};
+
+// Removes the work folder unless asked to keep it.
+struct WorkFolderGuard {
+  fs::path dir;
+  bool keep;
+  ~WorkFolderGuard() {
+    std::error_code ec;
+    if (!keep) fs::remove_all(dir, ec);
+  }
+};
+
+// StageStatus: go on, or stop with the result as it is.
+enum class Next { kContinue, kStop };
+
+class Pipeline {
+ public:
+  Pipeline(const HarnessEnv& env, const JudgeOptions& opt, JudgeResult& r)
+      : env_(env), opt_(opt), r_(r), start_(Clock::now()) {
+    r_.device = DeviceName(opt.device);
+    r_.reward_schedule = opt.reward_schedule;
+    r_.policy = {{"name", opt.policy.name}, {"atol", opt.policy.atol}, {"rtol", opt.policy.rtol}};
+    r_.env = {{"sandbox", "none"}};
+  }
+
+  const fs::path& CacheDir() const { return cache_dir_; }
+
+  Next Internal(const std::string& why) {
+    r_.outcome = Outcome::kInternalError;
+    r_.reward.reset();
+    r_.error_kind = "internal";
+    r_.reason = "internal error: " + why;
+    return Next::kStop;
+  }
+
+  Next TaskError(const std::string& why) {
+    r_.outcome = Outcome::kTaskError;
+    r_.stage = Stage::kTask;
+    r_.reward.reset();
+    r_.error_kind = "task";
+    r_.reason = "task error: " + why;
+    return Next::kStop;
+  }
+
+  Next Fail(Stage at, const std::string& kind, const std::string& why) {
+    r_.Fail(at, kind, why);
+    return Next::kStop;
+  }
+
+  void Finish() { r_.stage_seconds["total"] = SecondsSince(start_); }
+
+  // PrepareWork makes the private work folder.
+  Next PrepareWork() {
+    cache_dir_ = opt_.cache_dir.empty() ? DefaultCacheDir() : opt_.cache_dir;
+    Result<fs::path> work = MakeTempDir(cache_dir_ / "work", "judge");
+    if (!work.ok()) return Internal(work.status().message());
+    dirs_ = std::make_unique<WorkDirs>(work.value());
+    guard_ = std::make_unique<WorkFolderGuard>(WorkFolderGuard{work.value(), opt_.keep_work});
+    if (opt_.keep_work) r_.env["work_dir"] = work.value().string();
+    return Next::kContinue;
+  }
+
+  Next CheckTask(const Task& task) {
+    r_.stage = Stage::kTask;
+    r_.task = {{"id", task.id}, {"name", task.name}, {"path", task.source_path.string()}};
+    if (Status shape = CheckTaskShape(task); !shape.ok()) return TaskError(shape.message());
+    if (Status w = WriteFileAtomic(dirs_->task_file, task.code); !w.ok()) return Internal(w.message());
+    return Next::kContinue;
+  }
+
+  // StaticChecks: workspace integrity, then the harness's checks of model_new.py.
+  Next StaticChecks(const fs::path& candidate_dir) {
+    r_.stage = Stage::kStatic;
+    auto t = Clock::now();
+    if (fs::exists(candidate_dir / ".cuda-agent" / "workspace.json")) {
+      if (Status intact = VerifyProtectedFiles(candidate_dir); !intact.ok()) {
+        return Fail(Stage::kStatic, "tampering", intact.message());
+      }
+    }
+    if (opt_.until != Stage::kBuild) {
+      Result<JobOutcome> st = RunHarnessJob(
+          env_, "static", {{"candidate_dir", fs::absolute(candidate_dir).string()}}, dirs_->jobs, 60);
+      if (!st.ok()) return Internal(st.status().message());
+      if (!st->has_result) return Internal("static check failed to run: " + st->StderrTail(5));
+      if (!st->Ok()) return Fail(Stage::kStatic, st->ErrorKind(), st->Reason());
+    }
+    r_.stage_seconds["static"] = SecondsSince(t);
+    return Next::kContinue;
+  }
+
+  Next DiscoverEnvironment() {
+    auto t = Clock::now();
+    Result<Toolchain> tc = DiscoverToolchain(env_, opt_.device, cache_dir_, dirs_->jobs);
+    if (!tc.ok()) return Internal(tc.status().message());
+    toolchain_ = std::move(tc).value();
+    r_.env["python_version"] = toolchain_.python_version;
+    r_.env["torch_version"] = toolchain_.torch_version;
+    r_.env["torch_cuda_version"] =
+        toolchain_.torch_cuda_version.empty() ? Json() : Json(toolchain_.torch_cuda_version);
+    r_.env["gpu"] = toolchain_.gpu ? Json{{"name", toolchain_.gpu->name},
+                                          {"arch", toolchain_.gpu->arch},
+                                          {"capability", toolchain_.gpu->capability}}
+                                   : Json();
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    r_.env["host"] = host;
+    r_.stage_seconds["toolchain"] = SecondsSince(t);
+    return Next::kContinue;
+  }
+
+  // Build from a clean snapshot: only the candidate's files plus our binding files.
+  Next Build(const fs::path& candidate_dir) {
+    r_.stage = Stage::kBuild;
+    if (Status snap = SnapshotCandidate(candidate_dir, dirs_->src, env_.TemplateDir()); !snap.ok()) {
+      return Internal(snap.message());
+    }
+    BuildRequest req{dirs_->src, dirs_->build, cache_dir_, opt_.build_jobs, opt_.build_timeout_s};
+    BuildReport built = BuildExtension(req, toolchain_);
+    Json errors = Json::array();
+    for (const auto& e : built.errors) {
+      errors.push_back({{"file", e.file}, {"line", e.line}, {"column", e.column},
+                        {"message", e.message}, {"text", e.ToString()}});
+    }
+    r_.build = {{"ok", built.ok}, {"seconds", built.seconds}, {"errors", errors},
+                {"log_tail", built.log_tail}, {"objects_compiled", built.objects_compiled},
+                {"objects_cached", built.objects_cached}, {"sources", built.sources}};
+    r_.stage_seconds["build"] = built.seconds;
+    if (!built.ok) return Fail(Stage::kBuild, "build", "build failed: " + built.failure);
+    if (opt_.until != Stage::kBuild) return Next::kContinue;
+    r_.reason = "build succeeded";
+    if (!opt_.export_library.empty()) {
+      std::error_code ec;
+      fs::copy_file(built.library, opt_.export_library, fs::copy_options::overwrite_existing, ec);
+      if (ec) return Internal("cannot write " + opt_.export_library.string() + ": " + ec.message());
+      r_.build["library"] = opt_.export_library.string();
+    }
+    return Next::kStop;
+  }
+
+  // Reference (trusted): inputs and expected outputs for `checks` secret seeds.
+  Next Reference(int checks) {
+    r_.stage = Stage::kVerify;
+    auto t = Clock::now();
+    std::vector<int64_t> seeds = SecretSeeds(checks + 1);
+    int64_t init_seed = seeds.back();
+    seeds.pop_back();
+    Json spec = {{"task_path", dirs_->task_file.string()}, {"device", r_.device},
+                 {"data_dir", dirs_->data.string()}, {"init_seed", init_seed},
+                 {"check_seeds", seeds}};
+    Result<JobOutcome> ref = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s);
+    if (!ref.ok()) return Internal(ref.status().message());
+    r_.stage_seconds["reference"] = SecondsSince(t);
+    if (!ref->Ok()) {
+      if (ref->has_result && ref->ErrorKind() == "task") return TaskError(ref->Reason());
+      if (ref->has_result) return Internal("reference job: " + ref->Reason());
+      return TaskError("the reference run ended with " + ref->process.Describe() + ": " +
+                       ref->StderrTail(5));
+    }
+    output_signature_ = ref->result.value("output_signature", "");
+    return Next::kContinue;
+  }
+
+  // Verify: the candidate's outputs (untrusted process: inputs, init inputs and weights only),
+  // then the comparison (trusted process).
+  Next Verify() {
+    auto t = Clock::now();
+    std::vector<std::string> inputs, expected, actual;
+    for (int i = 0; i < opt_.checks; ++i) {
+      std::string n = std::to_string(i);
+      inputs.push_back((dirs_->data / ("inputs_" + n + ".pt")).string());
+      expected.push_back((dirs_->data / ("expected_" + n + ".pt")).string());
+      actual.push_back((dirs_->outputs / ("output_" + n + ".pt")).string());
+    }
+    Json cand_spec = {{"device", r_.device},
+                      {"candidate_dir", fs::absolute(dirs_->src).string()},
+                      {"extension_dir", fs::absolute(dirs_->build).string()},
+                      {"init_inputs_path", dirs_->InitInputs()},
+                      {"state_dict_path", dirs_->StateDict()},
+                      {"input_paths", inputs},
+                      {"output_dir", dirs_->outputs.string()}};
+    Result<JobOutcome> cand = RunHarnessJob(env_, "candidate", cand_spec, dirs_->jobs, opt_.candidate_timeout_s);
+    if (!cand.ok()) return Internal(cand.status().message());
+    if (!cand->Ok()) {
+      r_.stage_seconds["verify"] = SecondsSince(t);
+      auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
+      return Fail(Stage::kVerify, kind, why);
+    }
+    Json cmp_spec = {{"expected_paths", expected}, {"actual_paths", actual},
+                     {"atol", opt_.policy.atol}, {"rtol", opt_.policy.rtol}};
+    Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", cmp_spec, dirs_->jobs, opt_.trusted_timeout_s);
+    if (!cmp.ok()) return Internal(cmp.status().message());
+    r_.stage_seconds["verify"] = SecondsSince(t);
+    if (!cmp->has_result) {
+      return Internal("compare job: " + cmp->process.Describe() + ": " + cmp->StderrTail(5));
+    }
+    r_.verify = {{"ok", cmp->Ok()}, {"checks", cmp->result.value("checks", Json::array())},
+                 {"num_checks", opt_.checks}, {"output_signature", output_signature_}};
+    if (!cmp->Ok()) {
+      std::string why = cmp->Reason();
+      for (const auto& c : r_.verify["checks"]) {
+        if (c.value("ok", true)) continue;
+        why = "check " + std::to_string(c.value("index", 0) + 1) + "/" +
+              std::to_string(opt_.checks) + ": " + c.value("reason", why);
+        break;
+      }
+      std::string kind = cmp->ErrorKind().empty() ? "mismatch" : cmp->ErrorKind();
+      return Fail(Stage::kVerify, kind, "verification failed: " + why);
+    }
+    r_.correct = true;
+    if (opt_.until != Stage::kVerify) return Next::kContinue;
+    r_.reason = "verification passed (" + std::to_string(opt_.checks) + " checks)";
+    return Next::kStop;
+  }
+
+  // ProfileCandidate times the candidate in its own process.
+  Next ProfileCandidate() {
+    r_.stage = Stage::kProfile;
+    auto t = Clock::now();
+    Json spec = ProfileSpec("candidate");
+    spec["candidate_dir"] = fs::absolute(dirs_->src).string();
+    spec["extension_dir"] = fs::absolute(dirs_->build).string();
+    Result<JobOutcome> cp = RunHarnessJob(env_, "profile", spec, dirs_->jobs, opt_.candidate_timeout_s);
+    r_.stage_seconds["profile_candidate"] = SecondsSince(t);
+    if (!cp.ok()) return Internal(cp.status().message());
+    if (!cp->Ok()) {
+      auto [kind, why] = DescribeCandidateFailure(cp.value(), "profiling");
+      return Fail(Stage::kProfile, kind, why);
+    }
+    r_.timing["candidate"] = ProfileSummary(cp.value());
+    r_.kernels = cp->result.value("kernels", Json::array());
+    if (!r_.timing["candidate"]["time_us"].is_number()) {
+      return Internal("the candidate profile reported no time");
+    }
+    return Next::kContinue;
+  }
+
+  // ProfileBaselines times eager and torch.compile, each in a process that never saw candidate code.
+  Next ProfileBaselines() {
+    r_.stage = Stage::kProfile;
+    auto t = Clock::now();
+    for (const std::string target : {"eager", "compile"}) {
+      if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
+      Result<JobOutcome> bp = RunHarnessJob(env_, "profile", ProfileSpec(target), dirs_->jobs,
+                                            opt_.trusted_timeout_s);
+      if (!bp.ok()) return Internal(bp.status().message());
+      if (!bp->Ok()) {
+        std::string why =
+            bp->has_result ? bp->Reason() : bp->process.Describe() + ": " + bp->StderrTail(3);
+        if (target == "eager") return TaskError("eager baseline failed: " + why);
+        r_.timing["compile_error"] = why;
+        notes_.push_back("torch.compile baseline unavailable: " + why);
+        continue;
+      }
+      r_.timing[target] = ProfileSummary(bp.value());
+    }
+    r_.stage_seconds["profile_baselines"] = SecondsSince(t);
+    return Next::kContinue;
+  }
+
+  // Reward compares the candidate with whatever baselines were measured.
+  Next Reward(const RewardSchedule& schedule) {
+    RewardInputs in;
+    in.correct = true;
+    in.candidate_us = r_.timing["candidate"]["time_us"].get<double>();
+    std::string summary = "correct";
+    for (const std::string target : {"eager", "compile"}) {
+      if (!r_.timing.contains(target) || !r_.timing[target]["time_us"].is_number()) continue;
+      double base = r_.timing[target]["time_us"].get<double>();
+      (target == "eager" ? in.eager_us : in.compile_us) = base;
+      double speedup = in.candidate_us > 0 ? base / in.candidate_us : 0.0;
+      r_.timing["speedup_vs_" + target] = speedup;
+      char buf[96];
+      std::snprintf(buf, sizeof(buf), ", %.2fx vs %s", speedup,
+                    target == "eager" ? "eager" : "torch.compile");
+      summary += buf;
+    }
+    for (const auto& n : notes_) summary += "; " + n;
+    r_.reward = schedule.Reward(in);
+    r_.stage = Stage::kDone;
+    r_.reason = summary;
+    return Next::kStop;
+  }
+
+  void StartTiming() { r_.timing = {{"measure", opt_.device == Device::kCuda ? "device" : "wall"}}; }
+  const std::vector<std::string>& Notes() const { return notes_; }
+
+ private:
+  Json ProfileSpec(const std::string& target) {
+    if (timing_seed_ == 0) timing_seed_ = SecretSeeds(1).front() | 1;
+    return {{"target", target}, {"device", r_.device}, {"task_path", dirs_->task_file.string()},
+            {"init_inputs_path", dirs_->InitInputs()}, {"state_dict_path", dirs_->StateDict()},
+            {"seed", timing_seed_}, {"warmup", opt_.warmup}, {"iters", opt_.iters},
+            {"flush_l2", true}};
+  }
+
+  Json ProfileSummary(const JobOutcome& job) const {
+    const Json& res = job.result;
+    Json s = Json::object();
+    for (const char* key : {"median_wall_us", "median_device_us", "mean_device_us", "wall_us",
+                            "device_us", "iters", "warmup", "num_threads", "compile_seconds"}) {
+      if (res.contains(key)) s[key] = res[key];
+    }
+    s["time_us"] = opt_.device == Device::kCuda ? s.value("median_device_us", Json())
+                                                : s.value("median_wall_us", Json());
+    return s;
+  }
+
+  static std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& job,
+                                                                      const std::string& phase) {
+    const RunResult& p = job.process;
+    if (p.timed_out) return {"timeout", p.Describe() + " during " + phase};
+    if (p.term_signal != 0) {
+      std::string tail = job.StderrTail(3);
+      return {"crash", "crashed: " + p.Describe() + " during " + phase +
+                           (tail.empty() ? "" : " (" + tail + ")")};
+    }
+    if (job.has_result) {
+      std::string kind = job.ErrorKind().empty() ? "failed" : job.ErrorKind();
+      return {kind, phase + " failed: " + job.Reason()};
+    }
+    return {"crash", phase + " process ended with " + p.Describe() + ": " + job.StderrTail(5)};
+  }
+
+  const HarnessEnv& env_;
+  const JudgeOptions& opt_;
+  JudgeResult& r_;
+  Clock::time_point start_;
+  fs::path cache_dir_;
+  std::unique_ptr<WorkDirs> dirs_;
+  std::unique_ptr<WorkFolderGuard> guard_;
+  Toolchain toolchain_;
+  std::string output_signature_;
+  int64_t timing_seed_ = 0;
+  std::vector<std::string> notes_;
+};
+
+// RunGuarded runs the stages; an exception (a bug of ours, e.g. a malformed harness answer) becomes
+// an internal error instead of a crash of the judge.
+template <typename Stages>
+void RunGuarded(Pipeline& p, Stages& stages) {
+  try {
+    stages();
+  } catch (const std::exception& e) {
+    p.Internal(std::string("unexpected exception: ") + e.what());
+  }
+  p.Finish();
+}
+
+}  // namespace
+
+int ExitStatusFor(const JudgeResult& result) {
+  switch (result.outcome) {
+    case Outcome::kVerdict: return kExitVerdict;
+    case Outcome::kTaskError: return kExitTaskError;
+    case Outcome::kInternalError: return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const JudgeOptions& opt) {
+  JudgeResult r;
+  Pipeline p(env_, opt, r);
+  r.candidate = {{"dir", candidate_dir.string()}, {"hash", CandidateHash(candidate_dir)}};
+  std::unique_ptr<RewardSchedule> schedule = MakeRewardSchedule(opt.reward_schedule);
+  auto run = [&]() {
+    if (!schedule) return p.Internal("unknown reward schedule '" + opt.reward_schedule + "'");
+    if (!task && opt.until != Stage::kBuild) return p.Internal("no task given");
+    if (p.PrepareWork() == Next::kStop) return Next::kStop;
+    if (task && p.CheckTask(*task) == Next::kStop) return Next::kStop;
+    if (p.StaticChecks(candidate_dir) == Next::kStop) return Next::kStop;
+    if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
+    if (p.Build(candidate_dir) == Next::kStop) return Next::kStop;
+    if (p.Reference(opt.checks) == Next::kStop) return Next::kStop;
+    if (p.Verify() == Next::kStop) return Next::kStop;
+    p.StartTiming();
+    if (p.ProfileCandidate() == Next::kStop) return Next::kStop;
+    if (p.ProfileBaselines() == Next::kStop) return Next::kStop;
+    return p.Reward(*schedule);
+  };
+  RunGuarded(p, run);
+  return r;
+}
+
+JudgeResult Judge::Baselines(const Task& task, const JudgeOptions& opt) {
+  JudgeResult r;
+  Pipeline p(env_, opt, r);
+  auto run = [&]() {
+    if (p.PrepareWork() == Next::kStop) return Next::kStop;
+    if (p.CheckTask(task) == Next::kStop) return Next::kStop;
+    if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
+    if (p.Reference(1) == Next::kStop) return Next::kStop;
+    p.StartTiming();
+    if (p.ProfileBaselines() == Next::kStop) return Next::kStop;
+    r.stage = Stage::kDone;
+    r.reason = "baselines measured";
+    for (const auto& n : p.Notes()) r.reason += "; " + n;
+    return Next::kStop;
+  };
+  RunGuarded(p, run);
+  return r;
+}
+
+}  // namespace cuda_agent

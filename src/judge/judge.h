@@ -1,0 +1,70 @@
+// judge.h — orchestrates one judgement: task check → static checks → build → verify (reference in a
+// trusted process, candidate in its own process, comparison in a trusted process) → profile
+// (candidate and baselines in separate processes) → reward. Never throws; every failure is a
+// JudgeResult with a reason.
+//
+//   JudgeOptions opt; opt.device = Device::kCpu;
+//   JudgeResult r = Judge(env).Run(task, "examples/relu_scale/candidates/cpu_correct", opt);
+#pragma once
+
+#include <string>
+
+#include "build/toolchain.h"
+#include "judge/judge_result.h"
+#include "task/task.h"
+
+namespace cuda_agent {
+
+// Exit statuses of `cuda-agent judge` (docs/cli.md).
+inline constexpr int kExitVerdict = 0;
+inline constexpr int kExitBuildFailed = 1;  // `cuda-agent build` only
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitTaskError = 3;
+inline constexpr int kExitInternal = 4;
+
+// PrecisionPolicy: how outputs are compared. `paper` reproduces the published harness.
+struct PrecisionPolicy {
+  std::string name = "paper";
+  double atol = 1e-2;
+  double rtol = 1e-2;
+};
+
+struct JudgeOptions {
+  Device device = Device::kCuda;
+  Stage until = Stage::kDone;        // kBuild, kVerify or kProfile/kDone
+  bool eager_baseline = true;
+  bool compile_baseline = true;
+  int checks = 5;                    // verification input sets
+  int warmup = 5;
+  int iters = 20;
+  double candidate_timeout_s = 180;  // each job that runs candidate code
+  double trusted_timeout_s = 900;    // reference and baselines (torch.compile can be slow)
+  double build_timeout_s = 600;      // each compiler invocation
+  int build_jobs = 0;
+  fs::path cache_dir;                // objects, toolchain, work folders
+  bool keep_work = false;            // keep the job folder (its path is in the result)
+  fs::path export_library;           // when set, a successful build's cuda_extension.so is copied here
+  PrecisionPolicy policy;
+  std::string reward_schedule = "paper";
+};
+
+class Judge {
+ public:
+  explicit Judge(HarnessEnv env) : env_(std::move(env)) {}
+  // Run judges `candidate_dir` against `task`. `task` may be null only when options.until is
+  // Stage::kBuild (a build needs no task).
+  JudgeResult Run(const Task* task, const fs::path& candidate_dir, const JudgeOptions& options);
+
+  // Baselines checks that the task runs (one reference input set) and times its eager and
+  // torch.compile versions, as options.eager_baseline/compile_baseline ask. No candidate involved;
+  // the result has no reward, stage "profile" or "done", and `timing` without a candidate.
+  JudgeResult Baselines(const Task& task, const JudgeOptions& options);
+
+ private:
+  HarnessEnv env_;
+};
+
+// ExitStatusFor maps a result to the process exit status.
+int ExitStatusFor(const JudgeResult& result);
+
+}  // namespace cuda_agent

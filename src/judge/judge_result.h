@@ -1,0 +1,54 @@
+// judge_result.h — the verdict on one candidate: reward, where the judge stopped and why, and the
+// evidence (compiler errors, mismatches, times, kernels, environment). Machines read ToJson()
+// (versioned by schema_version, documented in docs/judge-result.md); agents read ToText().
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/json.h"
+
+namespace cuda_agent {
+
+inline constexpr int kJudgeSchemaVersion = 1;
+
+// Stage names where a judgement can stop, in order.
+enum class Stage { kTask, kStatic, kBuild, kVerify, kProfile, kDone };
+const char* StageName(Stage stage);
+Result<Stage> ParseStage(const std::string& name);
+
+// Outcome says whether a verdict was reached or something outside the candidate went wrong.
+enum class Outcome {
+  kVerdict,        // the candidate was judged (any reward)
+  kTaskError,      // the task is malformed or does not run
+  kInternalError,  // the judge's own machinery failed (harness missing, no GPU, ...)
+};
+
+struct JudgeResult {
+  Outcome outcome = Outcome::kVerdict;
+  std::optional<int> reward;    // absent when the judgement stopped early on request (--until)
+  std::optional<bool> correct;  // absent before verification
+  Stage stage = Stage::kStatic;
+  std::string reason;
+  std::string error_kind;       // short machine word when something failed
+
+  Json task = Json::object();
+  Json candidate = Json::object();
+  Json policy = Json::object();
+  Json build = nullptr;
+  Json verify = nullptr;
+  Json timing = nullptr;
+  Json kernels = Json::array();
+  Json env = Json::object();
+  Json stage_seconds = Json::object();
+  std::string device;
+  std::string reward_schedule = "paper";
+
+  // Fail records a verdict of −1 at `stage`.
+  void Fail(Stage at, std::string kind, std::string why);
+  Json ToJson() const;
+  // ToText is a short report an agent can act on.
+  std::string ToText() const;
+};
+
+}  // namespace cuda_agent
