@@ -1,0 +1,123 @@
+// judge_test.cc — the pipeline's decisions, driven by a fake harness that answers (or misbehaves)
+// as each test says. No torch needed: the fake "python" is a small script.
+#include "judge/judge.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+namespace cuda_agent {
+namespace {
+
+// The fake interpreter: `fake -m cuda_agent_harness JOB --spec SPEC`. It looks up JOB in the
+// behaviour file beside it: "result:<json>" writes that JSON as the result, "signal:N" kills itself,
+// "sleep" hangs; a job not listed answers {"ok": true}.
+constexpr const char* kFakePython = R"(#!/usr/bin/env python3
+import json, os, signal, sys, time
+job, spec_path = sys.argv[3], sys.argv[5]
+spec = json.load(open(spec_path))
+behaviour = json.load(open(os.path.join(os.path.dirname(sys.argv[0]), "behaviour.json")))
+action = behaviour.get(job, "result:{\"ok\": true}")
+if action.startswith("signal:"):
+    os.kill(os.getpid(), int(action.split(":")[1]))
+if action == "sleep":
+    time.sleep(60)
+result = json.loads(action[len("result:"):])
+json.dump(result, open(spec["result_path"], "w"))
+)";
+
+constexpr const char* kToolchainCpu =
+    R"(result:{"ok": true, "python_version": "3.11", "torch_version": "2.13.0", "cxx11_abi": true,
+    "include_dirs": [], "library_dirs": [], "python_include": "/usr/include/python3.11",
+    "torch_init_path": "/nonexistent"})";
+
+class JudgeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    home_ = MakeTempDir(fs::temp_directory_path(), "judge-test").value();
+    ASSERT_TRUE(WriteFileAtomic(home_ / "python" / "cuda_agent_harness" / "__main__.py", "").ok());
+    fs::copy(fs::path(CUDA_AGENT_SOURCE_DIR) / "templates", home_ / "templates",
+             fs::copy_options::recursive);
+    ASSERT_TRUE(WriteFileAtomic(home_ / "bin" / "fake-python", kFakePython).ok());
+    chmod((home_ / "bin" / "fake-python").c_str(), 0755);
+    env_.home = home_;
+    env_.python = (home_ / "bin" / "fake-python").string();
+    cand_ = home_ / "cand";
+    ASSERT_TRUE(WriteFileAtomic(cand_ / "model_new.py", "class ModelNew: pass\n").ok());
+    task_.code = "class Model: pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n";
+    task_.id = TaskIdForCode(task_.code);
+    task_.name = "fake";
+    opt_.device = Device::kCpu;
+    opt_.cache_dir = home_ / "cache";
+    opt_.candidate_timeout_s = 3;
+  }
+  void TearDown() override { fs::remove_all(home_); }
+
+  void Behave(const Json& behaviour) {
+    ASSERT_TRUE(WriteJsonFile(home_ / "bin" / "behaviour.json", behaviour).ok());
+  }
+  JudgeResult Run() { return Judge(env_).Run(&task_, cand_, opt_); }
+
+  fs::path home_, cand_;
+  HarnessEnv env_;
+  Task task_;
+  JudgeOptions opt_;
+};
+
+TEST_F(JudgeTest, MalformedToolchainAnswerIsAnInternalErrorNotACrash) {
+  Behave({{"toolchain", R"(result:{"ok": true, "torch_version": 5, "include_dirs": "x"})"}});
+  JudgeResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kInternalError);
+  EXPECT_EQ(ExitStatusFor(r), kExitInternal);
+  EXPECT_FALSE(r.reward.has_value()) << "an infrastructure failure is never a −1";
+  EXPECT_NE(r.reason.find("internal error"), std::string::npos) << r.reason;
+}
+
+TEST_F(JudgeTest, StaticFailureIsAVerdict) {
+  Behave({{"static", R"(result:{"ok": false, "error_kind": "syntax_error", "reason": "model_new.py:3: invalid syntax"})"}});
+  JudgeResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kVerdict);
+  EXPECT_EQ(r.reward, -1);
+  EXPECT_EQ(r.stage, Stage::kStatic);
+  EXPECT_EQ(r.error_kind, "syntax_error");
+  EXPECT_EQ(r.reason, "model_new.py:3: invalid syntax");
+}
+
+TEST_F(JudgeTest, MissingDefinitionsAreTaskErrorsBeforeAnyJob) {
+  Behave(Json::object());
+  task_.code = "class Model: pass\ndef get_init_inputs(): return []\n";
+  JudgeResult r = Run();
+  EXPECT_EQ(r.outcome, Outcome::kTaskError);
+  EXPECT_EQ(ExitStatusFor(r), kExitTaskError);
+  EXPECT_EQ(r.stage, Stage::kTask);
+  EXPECT_NE(r.reason.find("get_inputs()"), std::string::npos);
+}
+
+TEST_F(JudgeTest, BuildFailureNamesTheMissingSources) {
+  Behave({{"toolchain", kToolchainCpu}});
+  JudgeResult r = Run();  // the candidate has no kernels/
+  EXPECT_EQ(r.reward, -1);
+  EXPECT_EQ(r.stage, Stage::kBuild);
+  EXPECT_NE(r.reason.find("no kernel sources"), std::string::npos) << r.reason;
+  EXPECT_EQ(r.ToJson()["correct"], false);
+}
+
+TEST_F(JudgeTest, ToJsonHasEveryDocumentedField) {
+  Behave({{"static", R"(result:{"ok": false, "error_kind": "missing_model_new", "reason": "model_new.py missing"})"}});
+  Json j = Run().ToJson();
+  for (const char* key : {"schema_version", "reward", "correct", "stage", "outcome", "reason",
+                          "error_kind", "device", "reward_schedule", "policy", "task", "candidate",
+                          "build", "verify", "timing", "kernels", "env", "stage_seconds"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["schema_version"], kJudgeSchemaVersion);
+  EXPECT_EQ(j["policy"]["atol"], 1e-2);
+}
+
+TEST_F(JudgeTest, UnknownRewardScheduleIsInternal) {
+  Behave(Json::object());
+  opt_.reward_schedule = "nope";
+  EXPECT_EQ(Run().outcome, Outcome::kInternalError);
+}
+
+}  // namespace
+}  // namespace cuda_agent
