@@ -43,6 +43,32 @@ case "${1:-judge}" in
       --only cuda_correct --out "$OUT/stages.json" --markdown "$OUT/stages.md"
     cat "$OUT/stages.md"
     ;;
+  sandbox)
+    "$BIN" sandbox info | tee "$OUT/sandbox_info.txt"
+    echo "== start-up cost"
+    python3 bench/sandbox_startup.py --repeats 20 --torch --gpu --out "$OUT/sandbox_startup.json"
+    CASE="--task examples/relu_scale/model.py --device cuda --json"
+    echo "== a never-ending kernel, then the next job on the same GPU"
+    "$BIN" judge $CASE --candidate examples/relu_scale/candidates/cuda_hang --timeout 30 > "$OUT/hang.json"
+    "$BIN" judge $CASE --candidate examples/relu_scale/candidates/cuda_correct > "$OUT/after_hang.json"
+    echo "== a job that takes all GPU memory, then the next job"
+    "$BIN" sandbox run --gpu --json --timeout 120 --memory 0 --read-only "$PWD" --cwd "$PWD" \
+      -- python3 tests/sandbox/gpu_memory_hog.py > "$OUT/hog.json"
+    "$BIN" judge $CASE --candidate examples/relu_scale/candidates/cuda_correct > "$OUT/after_hog.json"
+    python3 - "$OUT" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+for name in ("hang", "after_hang", "after_hog"):
+    r = json.load(open(os.path.join(out, name + ".json")))
+    print(f"{name:11s} reward={r['reward']} stage={r['stage']} sandbox={r['env']['sandbox']} "
+          f"total={r['stage_seconds'].get('total', 0):.1f}s reason={r['reason'][:120]}")
+h = json.load(open(os.path.join(out, "hog.json")))
+print(f"hog         isolation={h['isolation']} ended={h['ended']} stdout={h['stdout'].strip()[:100]} "
+      f"host_uid_dropped={h['host_uid_dropped']}")
+PY
+    echo "== judge scenarios (CUDA) under the sandbox"
+    timeout 280 python3 -m pytest tests/judge -q -p no:cacheprovider -k cuda 2>&1 | tail -4
+    ;;
   baselines)
     shift
     "$BIN" baselines .gpu/kernelbench --device cuda --json --warmup 3 --iters 10 --select "${1:-}" \

@@ -112,6 +112,17 @@ bool CopyIntoCache(const fs::path& object, const fs::path& cached) {
   return !ec;
 }
 
+// RunTool runs one compiler or linker invocation, contained when the request says so.
+Result<RunResult> RunTool(const BuildRequest& req, const RunOptions& opt) {
+  if (req.sandbox == nullptr) return RunProcess(opt);
+  SandboxPolicy policy = req.policy;
+  policy.writable.push_back(req.out_dir);
+  policy.read_only.push_back(req.source_dir);
+  Result<SandboxRun> run = req.sandbox->Run(policy, opt);
+  if (!run.ok()) return run.status();
+  return std::move(run->process);
+}
+
 }  // namespace
 
 std::string CudaGencode(const std::string& capability) {
@@ -196,7 +207,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       opt.cwd = req.source_dir.string();
       opt.timeout_seconds = req.timeout_seconds;
       opt.max_output_bytes = 256 * 1024;
-      Result<RunResult> run = RunProcess(opt);
+      Result<RunResult> run = RunTool(req, opt);
       std::lock_guard<std::mutex> lock(mutex);
       if (!run.ok()) {
         launch_error = run.status().message();
@@ -262,7 +273,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   }
   link.cwd = req.out_dir.string();
   link.timeout_seconds = req.timeout_seconds;
-  Result<RunResult> linked = RunProcess(link);
+  Result<RunResult> linked = RunTool(req, link);
   if (!linked.ok() || !linked->Succeeded()) {
     std::string out = linked.ok() ? linked->err + linked->out : linked.status().message();
     report.errors = ParseCompilerErrors(out, strip, kMaxErrors);

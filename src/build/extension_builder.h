@@ -12,6 +12,7 @@
 
 #include "build/diagnostics.h"
 #include "build/toolchain.h"
+#include "sandbox/sandbox.h"
 
 namespace cuda_agent {
 
@@ -27,6 +28,10 @@ struct BuildRequest {
   fs::path cache_dir;    // object cache (cache_dir/objects); empty: no cache
   int jobs = 0;          // parallel compilations; 0: the number of CPUs
   double timeout_seconds = 300;  // per compiler invocation
+  // When set, every compiler and linker invocation runs in this sandbox: `policy` plus out_dir
+  // writable and source_dir readable.
+  const Sandbox* sandbox = nullptr;
+  SandboxPolicy policy;
 };
 
 struct BuildReport {

@@ -2,9 +2,11 @@
 #include "cli/commands.h"
 
 #include <iostream>
+#include <sstream>
 
 #include "cli/options.h"
 #include "judge/judge.h"
+#include "sandbox/sandbox.h"
 #include "workspace/workspace.h"
 
 namespace cuda_agent {
@@ -278,6 +280,86 @@ int BaselinesCommand(const Args& args) {
   }
   std::cerr << tasks.size() << " tasks, " << failed << " could not be measured\n";
   return 0;
+}
+
+namespace {
+
+std::vector<fs::path> PathList(const std::string& text) {
+  std::vector<fs::path> paths;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) paths.push_back(fs::absolute(item));
+  }
+  return paths;
+}
+
+}  // namespace
+
+int SandboxCommand(const Args& args) {
+  static const std::vector<OptionSpec> specs = {
+      {"writable", true, "comma-separated folders bound read-write", ""},
+      {"read-only", true, "comma-separated folders bound read-only (after homes are hidden)", ""},
+      {"hide", true, "comma-separated folders replaced by an empty tmpfs", ""},
+      {"cwd", true, "working folder inside", ""},
+      {"gpu", false, "make /dev/nvidia* visible", ""},
+      {"network", false, "keep the network", ""},
+      {"timeout", true, "wall-clock seconds", "60"},
+      {"memory", true, "cgroup memory limit in MiB (0: none)", "4096"},
+      {"pids", true, "cgroup/rlimit process limit (0: none)", "256"},
+      {"file-size", true, "largest file it may write, MiB", "1024"},
+      {"json", false, "print the outcome as JSON instead of passing the output through", ""},
+  };
+  if (args.empty() || (args[0] != "run" && args[0] != "info")) {
+    return UsageError("sandbox", "usage: cuda-agent sandbox info | sandbox run [options] -- COMMAND...", specs);
+  }
+  const Sandbox& sandbox = Sandbox::Default();
+  if (args[0] == "info") {
+    std::cout << sandbox.Describe() << "\n";
+    return 0;
+  }
+  Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));
+  if (!a.ok()) return UsageError("sandbox run", a.status().message(), specs);
+  if (a->positional().empty()) return UsageError("sandbox run", "no command given (put it after --)", specs);
+  Result<double> timeout = ParseDoubleFlag(a.value(), "timeout");
+  Result<int> memory = ParseIntFlag(a.value(), "memory");
+  Result<int> pids = ParseIntFlag(a.value(), "pids");
+  Result<int> fsize = ParseIntFlag(a.value(), "file-size");
+  for (const Status& s : {timeout.status(), memory.status(), pids.status(), fsize.status()}) {
+    if (!s.ok()) return UsageError("sandbox run", s.message(), specs);
+  }
+  SandboxPolicy policy;
+  policy.writable = PathList(a->Get("writable"));
+  policy.read_only = PathList(a->Get("read-only"));
+  policy.hidden = PathList(a->Get("hide"));
+  policy.gpu = a->Has("gpu");
+  policy.network = a->Has("network");
+  policy.memory_bytes = static_cast<uint64_t>(memory.value()) << 20;
+  policy.max_pids = static_cast<uint64_t>(pids.value());
+  policy.limits.processes = static_cast<uint64_t>(pids.value());
+  policy.limits.file_size_bytes = static_cast<uint64_t>(fsize.value()) << 20;
+  RunOptions inner;
+  inner.argv = a->positional();
+  inner.cwd = a->Get("cwd");
+  inner.timeout_seconds = timeout.value();
+  Result<SandboxRun> run = sandbox.Run(policy, inner);
+  if (!run.ok()) {
+    std::cerr << "cuda-agent sandbox run: " << run.status().message() << "\n";
+    return kExitInternal;
+  }
+  const RunResult& p = run->process;
+  if (a->Has("json")) {
+    Json out = {{"isolation", IsolationName(run->isolation)}, {"exit_code", p.exit_code},
+                {"signal", p.term_signal}, {"timed_out", p.timed_out}, {"oom_killed", run->oom_killed},
+                {"host_uid_dropped", run->host_uid_dropped}, {"ended", p.Describe()},
+                {"wall_seconds", p.wall_seconds}, {"stdout", p.out}, {"stderr", p.err}};
+    std::cout << out.dump() << "\n";
+    return 0;
+  }
+  std::cout << p.out;
+  std::cerr << p.err;
+  if (p.timed_out || p.term_signal) std::cerr << "cuda-agent sandbox: " << p.Describe() << "\n";
+  return p.timed_out ? 124 : p.term_signal ? 128 + p.term_signal : p.exit_code;
 }
 
 }  // namespace cuda_agent

@@ -14,5 +14,6 @@ int BuildCommand(const Args& args);
 int WorkspaceCommand(const Args& args);
 int TasksCommand(const Args& args);
 int BaselinesCommand(const Args& args);
+int SandboxCommand(const Args& args);
 
 }  // namespace cuda_agent

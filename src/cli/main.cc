@@ -24,6 +24,9 @@ commands:
              cuda-agent baselines SUITE [--select A,B] [--limit N] [--device cuda|cpu] [--json]
   tasks      list the tasks of a suite (file, KernelBench folder, JSONL)
              cuda-agent tasks list SUITE [--json]
+  sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
+             cuda-agent sandbox run [--writable DIR] [--gpu] [--timeout S] -- COMMAND...
+             cuda-agent sandbox info
   version    print the version
 
 `cuda-agent <command> --help` lists a command's options. Exit status: 0 a verdict or success,
@@ -62,6 +65,7 @@ int Main(int argc, char** argv) {
   if (command == "workspace") return cuda_agent::WorkspaceCommand(args);
   if (command == "tasks") return cuda_agent::TasksCommand(args);
   if (command == "baselines") return cuda_agent::BaselinesCommand(args);
+  if (command == "sandbox") return cuda_agent::SandboxCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;

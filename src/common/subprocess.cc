@@ -2,6 +2,7 @@
 #include "common/subprocess.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -74,6 +75,24 @@ void SetLimit(int resource, uint64_t value) {
   setrlimit(resource, &lim);
 }
 
+// FormatPid writes the decimal pid into `out` (no allocation: it runs after fork).
+void FormatPid(pid_t pid, char* out, size_t* len) {
+  char digits[24];
+  size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + pid % 10);
+    pid /= 10;
+  } while (pid > 0);
+  for (size_t i = 0; i < n; ++i) out[i] = digits[n - 1 - i];
+  *len = n;
+}
+
+[[noreturn]] void ChildFail(int status_fd) {
+  int e = errno;
+  (void)!write(status_fd, &e, sizeof(e));
+  _exit(127);
+}
+
 // ChildExec runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ChildExec(const std::string& path, char* const* argv, char* const* envp,
                             const RunOptions& options, int out_fd, int err_fd, int status_fd) {
@@ -82,11 +101,23 @@ void SetLimit(int resource, uint64_t value) {
   if (devnull >= 0) dup2(devnull, STDIN_FILENO);
   dup2(out_fd, STDOUT_FILENO);
   dup2(err_fd, STDERR_FILENO);
-  if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) {
-    int e = errno;
-    (void)!write(status_fd, &e, sizeof(e));
-    _exit(127);
+  // Join the cgroups first (needs our privileges), then drop them.
+  char pid_text[24];
+  size_t pid_len = 0;
+  FormatPid(getpid(), pid_text, &pid_len);
+  for (const auto& file : options.join_cgroup_files) {
+    int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) ChildFail(status_fd);
+    close(fd);
   }
+  if (options.run_as_uid >= 0 && geteuid() == 0) {
+    gid_t gid = static_cast<gid_t>(options.run_as_gid >= 0 ? options.run_as_gid : options.run_as_uid);
+    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 ||
+        setuid(static_cast<uid_t>(options.run_as_uid)) != 0) {
+      ChildFail(status_fd);
+    }
+  }
+  if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) ChildFail(status_fd);
   const ResourceLimits& l = options.limits;
   if (l.address_space_bytes) SetLimit(RLIMIT_AS, l.address_space_bytes);
   if (l.cpu_seconds) SetLimit(RLIMIT_CPU, l.cpu_seconds);
@@ -97,9 +128,7 @@ void SetLimit(int resource, uint64_t value) {
   // Default signal dispositions for the child (the parent may ignore SIGPIPE).
   signal(SIGPIPE, SIG_DFL);
   execve(path.c_str(), argv, envp);
-  int e = errno;
-  (void)!write(status_fd, &e, sizeof(e));
-  _exit(127);
+  ChildFail(status_fd);
 }
 
 }  // namespace

@@ -39,6 +39,11 @@ struct RunOptions {
   double timeout_seconds = 0;          // 0: no watchdog
   size_t max_output_bytes = 1 << 20;   // per stream: half kept from the head, half from the tail
   ResourceLimits limits;
+  // Files the child writes its pid into before exec (cgroup.procs / tasks of its cgroups).
+  std::vector<std::string> join_cgroup_files;
+  // When >= 0 (and we are root), the child drops to this uid/gid (no supplementary groups) before exec.
+  int run_as_uid = -1;
+  int run_as_gid = -1;
 };
 
 struct RunResult {

@@ -63,33 +63,48 @@ std::string JobOutcome::StderrTail(int lines) const {
 }
 
 Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
-                                 const fs::path& job_dir, double timeout_seconds,
-                                 const ResourceLimits& limits) {
+                                 const fs::path& jobs_dir, double timeout_seconds,
+                                 const JobSandbox* sandbox) {
   static std::atomic<int> counter{0};
-  std::string stem = job + "-" + std::to_string(counter++);
-  fs::path spec_path = job_dir / (stem + ".spec.json");
-  fs::path result_path = job_dir / (stem + ".result.json");
+  fs::path job_dir = jobs_dir / (job + "-" + std::to_string(counter++));
+  std::error_code ec;
+  fs::create_directories(job_dir, ec);
+  if (ec) return Internal("cannot create " + job_dir.string() + ": " + ec.message());
+  fs::path spec_path = job_dir / "spec.json";
+  fs::path result_path = job_dir / "result.json";
   spec["result_path"] = result_path.string();
   Status written = WriteJsonFile(spec_path, spec);
   if (!written.ok()) return written;
 
   RunOptions options;
-  options.argv = {env.python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()};
+  std::string python = sandbox && !sandbox->python.empty() ? sandbox->python : env.python;
+  options.argv = {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()};
   std::string pythonpath = (env.home / "python").string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += ":" + std::string(old);
   options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
                      "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
   options.cwd = job_dir.string();
   options.timeout_seconds = timeout_seconds;
-  options.limits = limits;
-  Result<RunResult> run = RunProcess(options);
-  if (!run.ok()) {
-    return FailedPrecondition("cannot start the harness with '" + env.python +
-                              "': " + run.status().message() + " (set CUDA_AGENT_PYTHON)");
-  }
+
   JobOutcome outcome;
-  outcome.process = std::move(run).value();
-  std::error_code ec;
+  if (sandbox && sandbox->sandbox) {
+    SandboxPolicy policy = sandbox->policy;
+    policy.writable.push_back(job_dir);
+    policy.read_only.push_back(env.home / "python");
+    options.env_set.push_back("HOME=/tmp");  // caches (triton, inductor) go to the private /tmp
+    Result<SandboxRun> run = sandbox->sandbox->Run(policy, options);
+    if (!run.ok()) return FailedPrecondition("cannot start the sandboxed harness: " + run.status().message());
+    outcome.process = std::move(run->process);
+    outcome.isolation = run->isolation;
+    outcome.oom_killed = run->oom_killed;
+  } else {
+    Result<RunResult> run = RunProcess(options);
+    if (!run.ok()) {
+      return FailedPrecondition("cannot start the harness with '" + python +
+                                "': " + run.status().message() + " (set CUDA_AGENT_PYTHON)");
+    }
+    outcome.process = std::move(run).value();
+  }
   if (fs::exists(result_path, ec)) {
     Result<Json> result = ReadJsonFile(result_path);
     if (result.ok() && result->is_object()) {

@@ -12,6 +12,7 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "common/subprocess.h"
+#include "sandbox/sandbox.h"
 
 namespace cuda_agent {
 
@@ -27,8 +28,18 @@ struct HarnessEnv {
   fs::path TemplateDir() const { return home / "templates" / "workspace"; }
 };
 
+// JobSandbox: how to contain one job. The job's own folder (spec and result) is made writable and
+// <home>/python readable on top of `policy`.
+struct JobSandbox {
+  const Sandbox* sandbox = nullptr;
+  SandboxPolicy policy;
+  std::string python;  // the interpreter as seen inside (a real path, not a pyenv shim)
+};
+
 struct JobOutcome {
   bool has_result = false;   // the job wrote its result file
+  Isolation isolation = Isolation::kNone;
+  bool oom_killed = false;   // the sandbox's memory limit ended it
   Json result;               // the result object when has_result
   RunResult process;         // how the child ended, with captured output
 
@@ -40,11 +51,12 @@ struct JobOutcome {
   std::string StderrTail(int lines = 20) const;
 };
 
-// RunHarnessJob writes `spec` (plus result_path) into `job_dir` and runs the job. An error Status
-// means the harness could not be started at all (no python, missing package).
+// RunHarnessJob writes `spec` (plus result_path) into a folder of its own under `jobs_dir` and runs
+// the job, inside `sandbox` when given. An error Status means the harness could not be started at
+// all (no python, missing package).
 Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
-                                 const fs::path& job_dir, double timeout_seconds,
-                                 const ResourceLimits& limits = {});
+                                 const fs::path& jobs_dir, double timeout_seconds,
+                                 const JobSandbox* sandbox = nullptr);
 
 // ExecutablePath returns the absolute path of the running binary.
 fs::path ExecutablePath();

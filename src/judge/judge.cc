@@ -30,28 +30,49 @@ std::vector<int64_t> SecretSeeds(int n) {
   return seeds;
 }
 
-// The folders of one judgement. `data` holds reference inputs and expected outputs: only trusted
-// jobs get paths into it, except the inputs/init inputs/weights handed to the candidate job.
+// The folders of one judgement. `shared` holds what the candidate may see (its inputs, init inputs,
+// weights); `private_` holds the expected outputs, which no sandbox that runs candidate code binds.
 struct WorkDirs {
-  fs::path root, jobs, data, outputs, src, build, task_file;
+  fs::path root, jobs, shared, private_, outputs, src, build, task_file;
 
   explicit WorkDirs(const fs::path& r)
-      : root(r), jobs(r / "jobs"), data(r / "data"), outputs(r / "outputs"), src(r / "src"),
-        build(r / "build"), task_file(r / "task.py") {
-    for (const auto& d : {jobs, data, outputs}) fs::create_directories(d);
+      : root(r), jobs(r / "jobs"), shared(r / "shared"), private_(r / "private"),
+        outputs(r / "outputs"), src(r / "src"), build(r / "build"), task_file(r / "task.py") {
+    for (const auto& d : {jobs, shared, private_, outputs, src, build}) fs::create_directories(d);
   }
-  std::string InitInputs() const { return (data / "init_inputs.pt").string(); }
-  std::string StateDict() const { return (data / "state_dict.pt").string(); }
+  std::string InitInputs() const { return (shared / "init_inputs.pt").string(); }
+  std::string StateDict() const { return (shared / "state_dict.pt").string(); }
 };
 
-// Removes the work folder unless asked to keep it.
-struct WorkFolderGuard {
-  fs::path dir;
-  bool keep;
+uint64_t DefaultJobMemory() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * page / 4 * 3 : 0;
+}
+
+// AddExisting appends a path and, when it is a link, where it leads.
+void AddWithRealPath(std::vector<fs::path>& paths, const fs::path& p) {
+  if (p.empty()) return;
+  std::error_code ec;
+  paths.push_back(p);
+  fs::path real = fs::canonical(p, ec);
+  if (!ec && real != p) paths.push_back(real);
+}
+
+// Removes the work folder unless asked to keep it. Not copyable: a copy's destructor would remove
+// the folder while the judgement still uses it.
+class WorkFolderGuard {
+ public:
+  WorkFolderGuard(fs::path dir, bool keep) : dir_(std::move(dir)), keep_(keep) {}
+  WorkFolderGuard(const WorkFolderGuard&) = delete;
+  WorkFolderGuard& operator=(const WorkFolderGuard&) = delete;
   ~WorkFolderGuard() {
     std::error_code ec;
-    if (!keep) fs::remove_all(dir, ec);
+    if (!keep_) fs::remove_all(dir_, ec);
   }
+
+ private:
+  fs::path dir_;
+  bool keep_;
 };
 
 // StageStatus: go on, or stop with the result as it is.
@@ -60,11 +81,12 @@ enum class Next { kContinue, kStop };
 class Pipeline {
  public:
   Pipeline(const HarnessEnv& env, const JudgeOptions& opt, JudgeResult& r)
-      : env_(env), opt_(opt), r_(r), start_(Clock::now()) {
+      : env_(env), opt_(opt), r_(r), start_(Clock::now()),
+        sandbox_(opt.sandbox ? *opt.sandbox : Sandbox::Default()) {
     r_.device = DeviceName(opt.device);
     r_.reward_schedule = opt.reward_schedule;
     r_.policy = {{"name", opt.policy.name}, {"atol", opt.policy.atol}, {"rtol", opt.policy.rtol}};
-    r_.env = {{"sandbox", "none"}};
+    r_.env = {{"sandbox", IsolationName(sandbox_.Level())}, {"sandbox_detail", sandbox_.Describe()}};
   }
 
   const fs::path& CacheDir() const { return cache_dir_; }
@@ -98,8 +120,11 @@ class Pipeline {
     cache_dir_ = opt_.cache_dir.empty() ? DefaultCacheDir() : opt_.cache_dir;
     Result<fs::path> work = MakeTempDir(cache_dir_ / "work", "judge");
     if (!work.ok()) return Internal(work.status().message());
+    // Traversable, so that a sandbox may run as uid 65534 on the host; what is inside is bound
+    // into a sandbox only folder by folder (private/ never into one that runs candidate code).
+    fs::permissions(work.value(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
     dirs_ = std::make_unique<WorkDirs>(work.value());
-    guard_ = std::make_unique<WorkFolderGuard>(WorkFolderGuard{work.value(), opt_.keep_work});
+    guard_ = std::make_unique<WorkFolderGuard>(work.value(), opt_.keep_work);
     if (opt_.keep_work) r_.env["work_dir"] = work.value().string();
     return Next::kContinue;
   }
@@ -149,7 +174,49 @@ class Pipeline {
     gethostname(host, sizeof(host) - 1);
     r_.env["host"] = host;
     r_.stage_seconds["toolchain"] = SecondsSince(t);
+    MakeBasePolicy();
     return Next::kContinue;
+  }
+
+  // MakeBasePolicy: what every contained job may read (interpreter, torch, CUDA) and its limits.
+  void MakeBasePolicy() {
+    const Json& raw = toolchain_.raw;
+    python_inside_ = raw.value("python_executable", Json("")).is_string()
+                         ? raw.value("python_executable", std::string())
+                         : std::string();
+    std::vector<fs::path> ro;
+    if (!python_inside_.empty()) {
+      AddWithRealPath(ro, fs::path(python_inside_).parent_path().parent_path());
+      AddWithRealPath(ro, fs::canonical(python_inside_).parent_path().parent_path());
+    }
+    if (raw.contains("torch_init_path") && raw["torch_init_path"].is_string()) {
+      AddWithRealPath(ro, fs::path(raw["torch_init_path"].get<std::string>()).parent_path().parent_path());
+    }
+    for (const auto& d : toolchain_.include_dirs) AddWithRealPath(ro, d);
+    for (const auto& d : toolchain_.library_dirs) AddWithRealPath(ro, d);
+    AddWithRealPath(ro, toolchain_.python_include);
+    AddWithRealPath(ro, toolchain_.cuda_home);
+    base_policy_.read_only = ro;
+    base_policy_.hidden = {cache_dir_};
+    base_policy_.gpu = opt_.device == Device::kCuda;
+    base_policy_.memory_bytes = opt_.job_memory_bytes ? opt_.job_memory_bytes : DefaultJobMemory();
+    base_policy_.max_pids = opt_.job_max_pids;
+    base_policy_.limits.processes = opt_.job_max_pids;
+    base_policy_.limits.file_size_bytes = 64ull << 30;
+  }
+
+  // Contain returns the sandbox of one job: the base policy plus these folders.
+  JobSandbox Contain(const std::vector<fs::path>& read_only, const std::vector<fs::path>& writable) const {
+    JobSandbox js{&sandbox_, base_policy_, python_inside_};
+    js.policy.read_only.insert(js.policy.read_only.end(), read_only.begin(), read_only.end());
+    js.policy.writable.insert(js.policy.writable.end(), writable.begin(), writable.end());
+    return js;
+  }
+
+  // Track records the weakest isolation any job ran under.
+  void Track(const JobOutcome& job) {
+    if (static_cast<int>(job.isolation) > static_cast<int>(weakest_)) weakest_ = job.isolation;
+    r_.env["sandbox"] = IsolationName(weakest_);
   }
 
   // Build from a clean snapshot: only the candidate's files plus our binding files.
@@ -158,7 +225,9 @@ class Pipeline {
     if (Status snap = SnapshotCandidate(candidate_dir, dirs_->src, env_.TemplateDir()); !snap.ok()) {
       return Internal(snap.message());
     }
-    BuildRequest req{dirs_->src, dirs_->build, cache_dir_, opt_.build_jobs, opt_.build_timeout_s};
+    BuildRequest req{dirs_->src, dirs_->build, cache_dir_, opt_.build_jobs, opt_.build_timeout_s,
+                     &sandbox_, base_policy_};
+    req.policy.gpu = false;  // compilers need no GPU
     BuildReport built = BuildExtension(req, toolchain_);
     Json errors = Json::array();
     for (const auto& e : built.errors) {
@@ -189,10 +258,12 @@ class Pipeline {
     int64_t init_seed = seeds.back();
     seeds.pop_back();
     Json spec = {{"task_path", dirs_->task_file.string()}, {"device", r_.device},
-                 {"data_dir", dirs_->data.string()}, {"init_seed", init_seed},
-                 {"check_seeds", seeds}};
-    Result<JobOutcome> ref = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s);
+                 {"data_dir", dirs_->shared.string()}, {"expected_dir", dirs_->private_.string()},
+                 {"init_seed", init_seed}, {"check_seeds", seeds}};
+    JobSandbox box = Contain({dirs_->task_file}, {dirs_->shared, dirs_->private_});
+    Result<JobOutcome> ref = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
     if (!ref.ok()) return Internal(ref.status().message());
+    Track(ref.value());
     r_.stage_seconds["reference"] = SecondsSince(t);
     if (!ref->Ok()) {
       if (ref->has_result && ref->ErrorKind() == "task") return TaskError(ref->Reason());
@@ -211,8 +282,8 @@ class Pipeline {
     std::vector<std::string> inputs, expected, actual;
     for (int i = 0; i < opt_.checks; ++i) {
       std::string n = std::to_string(i);
-      inputs.push_back((dirs_->data / ("inputs_" + n + ".pt")).string());
-      expected.push_back((dirs_->data / ("expected_" + n + ".pt")).string());
+      inputs.push_back((dirs_->shared / ("inputs_" + n + ".pt")).string());
+      expected.push_back((dirs_->private_ / ("expected_" + n + ".pt")).string());
       actual.push_back((dirs_->outputs / ("output_" + n + ".pt")).string());
     }
     Json cand_spec = {{"device", r_.device},
@@ -222,8 +293,11 @@ class Pipeline {
                       {"state_dict_path", dirs_->StateDict()},
                       {"input_paths", inputs},
                       {"output_dir", dirs_->outputs.string()}};
-    Result<JobOutcome> cand = RunHarnessJob(env_, "candidate", cand_spec, dirs_->jobs, opt_.candidate_timeout_s);
+    // The candidate sees its inputs, weights, sources and extension; never dirs_->private_.
+    JobSandbox cand_box = Contain({dirs_->shared, dirs_->src, dirs_->build}, {dirs_->outputs});
+    Result<JobOutcome> cand = RunHarnessJob(env_, "candidate", cand_spec, dirs_->jobs, opt_.candidate_timeout_s, &cand_box);
     if (!cand.ok()) return Internal(cand.status().message());
+    Track(cand.value());
     if (!cand->Ok()) {
       r_.stage_seconds["verify"] = SecondsSince(t);
       auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
@@ -231,8 +305,11 @@ class Pipeline {
     }
     Json cmp_spec = {{"expected_paths", expected}, {"actual_paths", actual},
                      {"atol", opt_.policy.atol}, {"rtol", opt_.policy.rtol}};
-    Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", cmp_spec, dirs_->jobs, opt_.trusted_timeout_s);
+    JobSandbox cmp_box = Contain({dirs_->private_, dirs_->outputs}, {});
+    cmp_box.policy.gpu = false;
+    Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", cmp_spec, dirs_->jobs, opt_.trusted_timeout_s, &cmp_box);
     if (!cmp.ok()) return Internal(cmp.status().message());
+    Track(cmp.value());
     r_.stage_seconds["verify"] = SecondsSince(t);
     if (!cmp->has_result) {
       return Internal("compare job: " + cmp->process.Describe() + ": " + cmp->StderrTail(5));
@@ -263,9 +340,11 @@ class Pipeline {
     Json spec = ProfileSpec("candidate");
     spec["candidate_dir"] = fs::absolute(dirs_->src).string();
     spec["extension_dir"] = fs::absolute(dirs_->build).string();
-    Result<JobOutcome> cp = RunHarnessJob(env_, "profile", spec, dirs_->jobs, opt_.candidate_timeout_s);
+    JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {});
+    Result<JobOutcome> cp = RunHarnessJob(env_, "profile", spec, dirs_->jobs, opt_.candidate_timeout_s, &box);
     r_.stage_seconds["profile_candidate"] = SecondsSince(t);
     if (!cp.ok()) return Internal(cp.status().message());
+    Track(cp.value());
     if (!cp->Ok()) {
       auto [kind, why] = DescribeCandidateFailure(cp.value(), "profiling");
       return Fail(Stage::kProfile, kind, why);
@@ -284,9 +363,11 @@ class Pipeline {
     auto t = Clock::now();
     for (const std::string target : {"eager", "compile"}) {
       if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
+      JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
       Result<JobOutcome> bp = RunHarnessJob(env_, "profile", ProfileSpec(target), dirs_->jobs,
-                                            opt_.trusted_timeout_s);
+                                            opt_.trusted_timeout_s, &box);
       if (!bp.ok()) return Internal(bp.status().message());
+      Track(bp.value());
       if (!bp->Ok()) {
         std::string why =
             bp->has_result ? bp->Reason() : bp->process.Describe() + ": " + bp->StderrTail(3);
@@ -352,6 +433,7 @@ class Pipeline {
   static std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& job,
                                                                       const std::string& phase) {
     const RunResult& p = job.process;
+    if (job.oom_killed) return {"oom", "ran out of memory (the job's limit) during " + phase};
     if (p.timed_out) return {"timeout", p.Describe() + " during " + phase};
     if (p.term_signal != 0) {
       std::string tail = job.StderrTail(3);
@@ -376,6 +458,10 @@ class Pipeline {
   std::string output_signature_;
   int64_t timing_seed_ = 0;
   std::vector<std::string> notes_;
+  const Sandbox& sandbox_;
+  SandboxPolicy base_policy_;
+  std::string python_inside_;
+  Isolation weakest_ = Isolation::kFull;
 };
 
 // RunGuarded runs the stages; an exception (a bug of ours, e.g. a malformed harness answer) becomes

@@ -11,6 +11,7 @@
 
 #include "build/toolchain.h"
 #include "judge/judge_result.h"
+#include "sandbox/sandbox.h"
 #include "task/task.h"
 
 namespace cuda_agent {
@@ -46,6 +47,10 @@ struct JudgeOptions {
   fs::path export_library;           // when set, a successful build's cuda_extension.so is copied here
   PrecisionPolicy policy;
   std::string reward_schedule = "paper";
+  // Containment of every job that runs task or candidate code, and of the compilers.
+  const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
+  uint64_t job_memory_bytes = 0;     // cgroup memory limit per job; 0: 3/4 of the machine's memory
+  uint64_t job_max_pids = 4096;      // processes and threads per job
 };
 
 class Judge {

@@ -1,7 +1,8 @@
 """The `reference` job (trusted: never loads candidate code): inputs and expected outputs of a task.
 
-Writes to data_dir: init_inputs.pt, state_dict.pt (CPU), and per check seed inputs_{i}.pt (CPU) and
-expected_{i}.pt (the reference output moved to the CPU). Every task failure is error_kind "task".
+Writes to data_dir: init_inputs.pt, state_dict.pt (CPU), and per check seed inputs_{i}.pt (CPU); and to
+expected_dir (default: data_dir) expected_{i}.pt (the reference output moved to the CPU). The judge keeps
+expected_dir where the candidate's sandbox cannot see it. Every task failure is error_kind "task".
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ def run(spec: dict, result: dict) -> None:
     init_seed = require(spec, "init_seed", int)
     check_seeds = require(spec, "check_seeds", list)
     result.update({"num_checks": 0, "output_signature": None})
+    expected_dir = spec.get("expected_dir") or data_dir
     os.makedirs(data_dir, exist_ok=True)
+    os.makedirs(expected_dir, exist_ok=True)
 
     task = import_task(task_path)
     torch.manual_seed(init_seed)
@@ -47,7 +50,7 @@ def run(spec: dict, result: dict) -> None:
                 output = model(*to_device(inputs, device))
             synchronize(device)
             output = to_cpu(output)
-        torch.save(output, os.path.join(data_dir, f"expected_{i}.pt"))
+        torch.save(output, os.path.join(expected_dir, f"expected_{i}.pt"))
         if i == 0:
             result["output_signature"] = signature(output)
         result["num_checks"] = i + 1

@@ -1,0 +1,232 @@
+// sandbox.cc — the bubblewrap backend and the unisolated fallback.
+#include "sandbox/sandbox.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+
+#include <grp.h>
+
+#include "common/log.h"
+#include "sandbox/cgroup.h"
+
+namespace cuda_agent {
+namespace {
+
+constexpr int kNobody = 65534;
+
+// Probe runs `bwrap ... true` once, so a bwrap that cannot create namespaces here is not trusted.
+bool BubblewrapWorks(const Sandbox& sandbox, std::string* why) {
+  RunOptions probe;
+  probe.argv = {"/bin/true"};
+  probe.timeout_seconds = 20;
+  Result<SandboxRun> r = sandbox.Run(SandboxPolicy{}, probe);
+  if (r.ok() && r->process.Succeeded()) return true;
+  *why = r.ok() ? "bubblewrap cannot create namespaces here (" + r->process.Describe() + ": " +
+                      r->process.err.substr(0, 200) + ")"
+                : r.status().message();
+  return false;
+}
+
+// ReachableByNobody checks, in a forked child that became uid 65534, that every path can be
+// reached (and read) — the condition for dropping the host uid before bubblewrap binds them.
+bool ReachableByNobody(const std::vector<fs::path>& paths) {
+  std::vector<std::string> names;
+  for (const auto& p : paths) names.push_back(p.string());
+  pid_t pid = fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0) _exit(2);
+    for (const auto& n : names) {
+      if (access(n.c_str(), R_OK) != 0) _exit(1);
+    }
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+// GiveToNobody makes the writable folders (and what is in them) belong to uid 65534.
+void GiveToNobody(const std::vector<fs::path>& dirs) {
+  std::error_code ec;
+  for (const auto& dir : dirs) {
+    if (lchown(dir.c_str(), kNobody, kNobody) != 0) continue;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
+      (void)!lchown(it->path().c_str(), kNobody, kNobody);
+    }
+  }
+}
+
+std::string FindBubblewrap() {
+  if (const char* env = std::getenv("CUDA_AGENT_BWRAP"); env && *env) return env;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const fs::path& candidate : {exe.parent_path() / "bwrap", exe.parent_path().parent_path() / "dist" / "bin" / "bwrap"}) {
+      if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+  }
+  Result<std::string> on_path = FindExecutable("bwrap");
+  return on_path.ok() ? on_path.value() : "";
+}
+
+}  // namespace
+
+const char* IsolationName(Isolation level) {
+  switch (level) {
+    case Isolation::kFull: return "full";
+    case Isolation::kDegraded: return "degraded";
+    case Isolation::kNone: return "none";
+  }
+  return "none";
+}
+
+Sandbox Sandbox::WithBubblewrap(std::string bwrap_path) {
+  Sandbox s;
+  s.bwrap_ = std::move(bwrap_path);
+  return s;
+}
+
+Sandbox Sandbox::Unisolated(std::string why) {
+  Sandbox s;
+  s.why_ = std::move(why);
+  return s;
+}
+
+const Sandbox& Sandbox::Default() {
+  static const Sandbox sandbox = [] {
+    const char* mode = std::getenv("CUDA_AGENT_SANDBOX");
+    if (mode && std::string(mode) == "none") {
+      return Unisolated("sandbox disabled by CUDA_AGENT_SANDBOX=none");
+    }
+    std::string bwrap = FindBubblewrap();
+    if (bwrap.empty()) return Unisolated("bubblewrap not found (install it, or set CUDA_AGENT_BWRAP)");
+    Sandbox s = WithBubblewrap(bwrap);
+    std::string why;
+    if (!BubblewrapWorks(s, &why)) return Unisolated(why);
+    return s;
+  }();
+  static std::atomic<bool> warned{false};
+  if (sandbox.Level() != Isolation::kFull && !warned.exchange(true)) {
+    LogWarn("UNSANDBOXED: candidate code runs without isolation: " + sandbox.Describe());
+  }
+  return sandbox;
+}
+
+Isolation Sandbox::Level() const {
+  if (bwrap_.empty()) return Isolation::kNone;
+  return Cgroups::Detect().Available() ? Isolation::kFull : Isolation::kDegraded;
+}
+
+std::string Sandbox::Describe() const {
+  if (bwrap_.empty()) return std::string("none: ") + why_ + "; only rlimits and the watchdog apply";
+  std::string text = std::string(IsolationName(Level())) + ": bubblewrap " + bwrap_ + "; " +
+                     Cgroups::Detect().Why();
+  if (geteuid() == 0) {
+    text += "; uid 65534 in its namespace, and on the host too when the job's paths are reachable by it";
+  }
+  return text;
+}
+
+std::vector<std::string> Sandbox::BubblewrapArgs(const SandboxPolicy& policy,
+                                                 const RunOptions& inner) const {
+  // A private /tmp and /dev/shm, bounded (the cgroup memory limit bounds them too).
+  std::string tmp_size = std::to_string(policy.tmp_bytes ? policy.tmp_bytes : (1ull << 30));
+  std::vector<std::string> a = {bwrap_, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                                "--size", tmp_size, "--tmpfs", "/tmp", "--size", tmp_size,
+                                "--tmpfs", "/dev/shm"};
+  // Home folders and caches disappear; what the job needs is bound back below.
+  std::vector<fs::path> hidden = {"/root", "/home"};
+  if (const char* home = std::getenv("HOME"); home && *home && fs::path(home) != "/") hidden.push_back(home);
+  hidden.insert(hidden.end(), policy.hidden.begin(), policy.hidden.end());
+  std::error_code ec;
+  for (const auto& h : hidden) {
+    if (fs::is_directory(h, ec)) a.insert(a.end(), {"--tmpfs", h.string()});
+  }
+  // Writable first, read-only after: a protected file inside a writable folder stays read-only.
+  for (const auto& p : policy.writable) {
+    if (fs::exists(p, ec)) a.insert(a.end(), {"--bind", p.string(), p.string()});
+  }
+  for (const auto& p : policy.read_only) {
+    if (fs::exists(p, ec)) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
+  }
+  if (policy.gpu) {
+    for (const auto& entry : fs::directory_iterator("/dev", ec)) {
+      std::string name = entry.path().filename().string();
+      if (name.rfind("nvidia", 0) == 0) a.insert(a.end(), {"--dev-bind", entry.path().string(), entry.path().string()});
+    }
+  }
+  a.insert(a.end(), {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                     "--unshare-cgroup-try", "--uid", std::to_string(kNobody), "--gid",
+                     std::to_string(kNobody), "--hostname", "sandbox", "--die-with-parent",
+                     "--new-session", "--cap-drop", "ALL"});
+  if (!policy.network) a.push_back("--unshare-net");
+  if (!inner.cwd.empty()) a.insert(a.end(), {"--chdir", inner.cwd});
+  a.push_back("--");
+  a.insert(a.end(), inner.argv.begin(), inner.argv.end());
+  return a;
+}
+
+Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& inner) const {
+  // A writable folder that does not exist would be silently missing inside, and writes to it would
+  // land in the sandbox's tmpfs and vanish: refuse instead.
+  for (const auto& dir : policy.writable) {
+    std::error_code ec;
+    if (!fs::exists(dir, ec)) return Internal("sandbox: writable folder does not exist: " + dir.string());
+  }
+  SandboxRun out;
+  out.isolation = Level();
+  RunOptions run = inner;
+  run.limits = policy.limits;
+  std::unique_ptr<CgroupJob> cgroup;
+  if (!bwrap_.empty()) {
+    run.argv = BubblewrapArgs(policy, inner);
+    run.cwd.clear();  // bwrap --chdir sets it inside
+    // As root, drop the host uid too when everything the job needs is reachable by 65534; else the
+    // job is uid 65534 only inside its user namespace (no capabilities; homes and caches hidden).
+    std::vector<fs::path> needed = policy.read_only;
+    needed.insert(needed.end(), policy.writable.begin(), policy.writable.end());
+    needed.push_back(bwrap_);
+    for (const auto& a : inner.argv) {
+      if (!a.empty() && a[0] == '/') needed.push_back(a);
+    }
+    if (geteuid() == 0 && ReachableByNobody(needed)) {
+      GiveToNobody(policy.writable);
+      run.run_as_uid = kNobody;
+      run.run_as_gid = kNobody;
+      out.host_uid_dropped = true;
+    }
+    const Cgroups& cgroups = Cgroups::Detect();
+    if (cgroups.Available() && (policy.memory_bytes || policy.max_pids)) {
+      static std::atomic<int> counter{0};
+      std::string name = "cuda-agent-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+      Result<std::unique_ptr<CgroupJob>> job = cgroups.Create(name, policy.memory_bytes, policy.max_pids);
+      if (job.ok()) {
+        cgroup = std::move(job).value();
+        run.join_cgroup_files = cgroup->ProcsFiles();
+      } else {
+        LogWarn("cgroup limits not applied: " + job.status().message());
+        out.isolation = Isolation::kDegraded;
+      }
+    }
+  }
+  std::string line;
+  for (const auto& a : run.argv) line += a + " ";
+  LogDebug("sandbox: " + line);
+  Result<RunResult> r = RunProcess(run);
+  if (!r.ok()) return r.status();
+  out.process = std::move(r).value();
+  // bubblewrap reports a child killed by signal N as exit status 128 + N.
+  RunResult& p = out.process;
+  if (!bwrap_.empty() && !p.timed_out && p.term_signal == 0 && p.exit_code > 128 && p.exit_code <= 128 + 64) {
+    p.term_signal = p.exit_code - 128;
+    p.exit_code = -1;
+  }
+  if (cgroup) out.oom_killed = cgroup->OomKilled();
+  return out;
+}
+
+}  // namespace cuda_agent

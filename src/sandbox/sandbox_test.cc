@@ -1,0 +1,79 @@
+// sandbox_test.cc — the bubblewrap command line a policy produces, and the unisolated fallback.
+// (The abuse probes that run real sandboxes are tests/sandbox/test_probes.py.)
+#include "sandbox/sandbox.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace cuda_agent {
+namespace {
+
+// Index of the first occurrence of the pair (flag, value) in argv, or -1.
+int Find(const std::vector<std::string>& argv, const std::string& flag, const std::string& value) {
+  for (size_t i = 0; i + 1 < argv.size(); ++i) {
+    if (argv[i] == flag && argv[i + 1] == value) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+TEST(Sandbox, BubblewrapArgsFollowThePolicy) {
+  fs::path dir = MakeTempDir(fs::temp_directory_path(), "sb-test").value();
+  fs::create_directories(dir / "out");
+  ASSERT_TRUE(WriteFileAtomic(dir / "out" / "model.py", "x").ok());
+  Sandbox sb = Sandbox::WithBubblewrap("/usr/bin/bwrap");
+  SandboxPolicy p;
+  p.writable = {dir / "out"};
+  p.read_only = {dir / "out" / "model.py", dir / "missing"};
+  p.hidden = {dir};
+  RunOptions inner;
+  inner.argv = {"/bin/echo", "hi"};
+  inner.cwd = (dir / "out").string();
+  std::vector<std::string> a = sb.BubblewrapArgs(p, inner);
+  EXPECT_EQ(a.front(), "/usr/bin/bwrap");
+  EXPECT_NE(std::find(a.begin(), a.end(), "--unshare-net"), a.end()) << "no network by default";
+  EXPECT_NE(Find(a, "--cap-drop", "ALL"), -1);
+  EXPECT_NE(Find(a, "--uid", "65534"), -1);
+  int hide = Find(a, "--tmpfs", dir.string());
+  int rw = Find(a, "--bind", (dir / "out").string());
+  int ro = Find(a, "--ro-bind", (dir / "out" / "model.py").string());
+  ASSERT_NE(hide, -1);
+  ASSERT_NE(rw, -1);
+  ASSERT_NE(ro, -1);
+  EXPECT_LT(hide, rw) << "hide first, then bind back";
+  EXPECT_LT(rw, ro) << "a protected file inside a writable folder stays read-only";
+  EXPECT_EQ(Find(a, "--ro-bind", (dir / "missing").string()), -1) << "missing read-only paths are skipped";
+  EXPECT_NE(Find(a, "--chdir", (dir / "out").string()), -1);
+  EXPECT_EQ(std::vector<std::string>(a.end() - 3, a.end()), (std::vector<std::string>{"--", "/bin/echo", "hi"}));
+  p.network = true;
+  a = sb.BubblewrapArgs(p, inner);
+  EXPECT_EQ(std::find(a.begin(), a.end(), "--unshare-net"), a.end());
+  fs::remove_all(dir);
+}
+
+TEST(Sandbox, MissingWritableFolderIsAnError) {
+  Sandbox sb = Sandbox::WithBubblewrap("/usr/bin/bwrap");
+  SandboxPolicy p;
+  p.writable = {"/nonexistent/cuda-agent/out"};
+  RunOptions inner;
+  inner.argv = {"/bin/true"};
+  Result<SandboxRun> r = sb.Run(p, inner);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("does not exist"), std::string::npos);
+}
+
+TEST(Sandbox, UnisolatedSaysSoAndStillEnforcesTheWatchdog) {
+  Sandbox sb = Sandbox::Unisolated("testing");
+  EXPECT_EQ(sb.Level(), Isolation::kNone);
+  EXPECT_NE(sb.Describe().find("testing"), std::string::npos);
+  RunOptions inner;
+  inner.argv = {"/bin/sh", "-c", "sleep 10"};
+  inner.timeout_seconds = 0.3;
+  Result<SandboxRun> r = sb.Run(SandboxPolicy{}, inner);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->process.timed_out);
+  EXPECT_EQ(r->isolation, Isolation::kNone);
+}
+
+}  // namespace
+}  // namespace cuda_agent
