@@ -45,8 +45,10 @@ case "${1:-judge}" in
     ;;
   sandbox)
     "$BIN" sandbox info | tee "$OUT/sandbox_info.txt"
+    echo "== abuse probes"
+    timeout 120 python3 -m pytest tests/sandbox -q -p no:cacheprovider 2>&1 | tee "$OUT/probes.txt" | tail -3
     echo "== start-up cost"
-    python3 bench/sandbox_startup.py --repeats 20 --torch --gpu --out "$OUT/sandbox_startup.json"
+    python3 bench/sandbox_startup.py --repeats 10 --torch --gpu --out "$OUT/sandbox_startup.json"
     CASE="--task examples/relu_scale/model.py --device cuda --json"
     echo "== a never-ending kernel, then the next job on the same GPU"
     "$BIN" judge $CASE --candidate examples/relu_scale/candidates/cuda_hang --timeout 30 > "$OUT/hang.json"

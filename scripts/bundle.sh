@@ -10,6 +10,8 @@ cp build/cuda-agent dist/bin/cuda-agent
 strip dist/bin/cuda-agent
 # bubblewrap for the sandbox: the GPU machine has none and no package manager; Debian's binary runs
 # there (it needs libselinux, libcap and libpcre2, which Ubuntu ships). The judge looks next to itself.
-if command -v bwrap >/dev/null 2>&1; then cp "$(command -v bwrap)" dist/bin/bwrap; fi
+if command -v bwrap >/dev/null 2>&1 && ! cmp -s "$(command -v bwrap)" dist/bin/bwrap; then
+  cp "$(command -v bwrap)" dist/bin/bwrap
+fi
 echo "dist/bin/cuda-agent: $(du -h dist/bin/cuda-agent | cut -f1); needs:"
 ldd dist/bin/cuda-agent | awk '{print "  " $1}'

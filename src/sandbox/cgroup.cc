@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace cuda_agent {
@@ -38,6 +39,13 @@ std::string OwnCgroup(const std::string& controller) {
     if (controller.empty() && controllers.empty()) return path;
   }
   return "";
+}
+
+// RelativeCgroup is our path in a hierarchy without its leading '/', or nullopt when we are in none.
+std::optional<std::string> RelativeCgroup(const std::string& controller) {
+  std::string path = OwnCgroup(controller);
+  if (path.empty()) return std::nullopt;
+  return path.substr(1);
 }
 
 bool CanMakeChild(const fs::path& parent) {
@@ -95,28 +103,37 @@ const Cgroups& Cgroups::Detect() {
       return c;
     }
     // v2: the unified tree, where our own group's subtree can get memory and pids.
+    std::error_code ec;
     for (const fs::path root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
-      std::error_code ec;
       if (!fs::exists(root / "cgroup.controllers", ec)) continue;
       std::string controllers = ReadText(root / "cgroup.controllers");
-      fs::path parent = root / OwnCgroup("").substr(OwnCgroup("").empty() ? 0 : 1);
-      if (controllers.find("memory") == std::string::npos) continue;
-      WriteText(parent / "cgroup.subtree_control", "+memory +pids");
-      std::string enabled = ReadText(parent / "cgroup.subtree_control");
-      if (enabled.find("memory") != std::string::npos && CanMakeChild(parent)) {
-        c.v2_ = true;
-        c.memory_parent_ = parent;
-        c.why_ = "cgroup v2 at " + parent.string();
-        return c;
+      std::optional<std::string> own = RelativeCgroup("");
+      if (!own || controllers.find("memory") == std::string::npos) continue;
+      // Our own group's subtree first; a group of processes cannot hand controllers to children
+      // (cgroup v2's no-internal-process rule), so then a "cuda-agent" group under the root.
+      for (const fs::path& parent : {root / *own, root / "cuda-agent"}) {
+        if (parent == root / "cuda-agent") {
+          WriteText(root / "cgroup.subtree_control", "+memory +pids");
+          fs::create_directory(parent, ec);
+        }
+        WriteText(parent / "cgroup.subtree_control", "+memory +pids");
+        std::string enabled = ReadText(parent / "cgroup.subtree_control");
+        if (enabled.find("memory") != std::string::npos && CanMakeChild(parent)) {
+          c.v2_ = true;
+          c.memory_parent_ = parent;
+          c.why_ = "cgroup v2 at " + parent.string();
+          return c;
+        }
       }
     }
     // v1: separate memory and pids hierarchies.
-    fs::path mem = fs::path("/sys/fs/cgroup/memory") / OwnCgroup("memory").substr(1);
-    fs::path pids = fs::path("/sys/fs/cgroup/pids") / OwnCgroup("pids").substr(1);
-    std::error_code ec;
-    if (fs::exists(mem / "memory.limit_in_bytes", ec) && CanMakeChild(mem)) {
+    std::optional<std::string> own_mem = RelativeCgroup("memory");
+    std::optional<std::string> own_pids = RelativeCgroup("pids");
+    fs::path mem = fs::path("/sys/fs/cgroup/memory") / own_mem.value_or("");
+    fs::path pids = fs::path("/sys/fs/cgroup/pids") / own_pids.value_or("");
+    if (own_mem && fs::exists(mem / "memory.limit_in_bytes", ec) && CanMakeChild(mem)) {
       c.memory_parent_ = mem;
-      if (fs::exists(pids / "pids.max", ec) && CanMakeChild(pids)) c.pids_parent_ = pids;
+      if (own_pids && fs::exists(pids / "pids.max", ec) && CanMakeChild(pids)) c.pids_parent_ = pids;
       c.why_ = "cgroup v1 at " + mem.string() + (c.pids_parent_.empty() ? "" : " and " + pids.string());
       return c;
     }

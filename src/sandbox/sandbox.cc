@@ -143,15 +143,26 @@ std::vector<std::string> Sandbox::BubblewrapArgs(const SandboxPolicy& policy,
   if (const char* home = std::getenv("HOME"); home && *home && fs::path(home) != "/") hidden.push_back(home);
   hidden.insert(hidden.end(), policy.hidden.begin(), policy.hidden.end());
   std::error_code ec;
+  std::vector<fs::path> hidden_here = {"/tmp", "/dev/shm"};
   for (const auto& h : hidden) {
-    if (fs::is_directory(h, ec)) a.insert(a.end(), {"--tmpfs", h.string()});
+    if (!fs::is_directory(h, ec)) continue;
+    a.insert(a.end(), {"--tmpfs", h.string()});
+    hidden_here.push_back(h);
   }
   // Writable first, read-only after: a protected file inside a writable folder stays read-only.
+  // A read-only path outside every hidden folder is already visible through the read-only root.
+  auto under_hidden = [&](const fs::path& p) {
+    for (const auto& h : hidden_here) {
+      auto rel = p.lexically_relative(h);
+      if (!rel.empty() && *rel.begin() != "..") return true;
+    }
+    return false;
+  };
   for (const auto& p : policy.writable) {
     if (fs::exists(p, ec)) a.insert(a.end(), {"--bind", p.string(), p.string()});
   }
   for (const auto& p : policy.read_only) {
-    if (fs::exists(p, ec)) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
+    if (fs::exists(p, ec) && under_hidden(p)) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
   }
   if (policy.gpu) {
     for (const auto& entry : fs::directory_iterator("/dev", ec)) {
@@ -200,6 +211,10 @@ Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& i
       out.host_uid_dropped = true;
     }
     const Cgroups& cgroups = Cgroups::Detect();
+    if (!cgroups.Available() && policy.memory_bytes && !policy.gpu) {
+      // No cgroup: cap the address space instead (not for GPU jobs: CUDA reserves huge ranges).
+      run.limits.address_space_bytes = policy.memory_bytes;
+    }
     if (cgroups.Available() && (policy.memory_bytes || policy.max_pids)) {
       static std::atomic<int> counter{0};
       std::string name = "cuda-agent-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
