@@ -1,20 +1,142 @@
-"""Runtime guards for the candidate's forward.
+"""Runtime guards around the candidate's forward (HACKS.md A2, C1, C2).
 
-`block_functional()` is the published guard: while it is active, every public callable attribute of
-`torch.nn.functional` is replaced by one that raises, so neither model_new.py nor an `nn` module it uses
-can compute through `F.*`. The originals are restored on exit, also when the forward raised.
+- `block_functional()` is the published guard: every public callable of `torch.nn.functional` is replaced
+  by one that raises, so neither model_new.py nor an `nn` module it uses can compute through `F.*`.
+- `OpGuard` is a TorchDispatchMode: while `watch()` is active it sees every operator dispatched on this
+  thread — from model_new.py and from C++ bindings alike (`at::relu` in a binding goes through the
+  dispatcher) — counts them, and refuses every op outside ALLOWED_OPS: the forward may create tensors and
+  change their metadata, never compute with torch. A refused op raises inside the forward and is
+  remembered, so a candidate that catches the exception (a try/except fallback) still fails when
+  `watch()` ends. A blocked `F.*` call is remembered the same way.
+- `ThreadWatch` compares the process's thread counts (Python and OS) with a baseline, so work deferred to
+  a thread that outlives the forward is caught.
+
+Limits (covered by the static checks, not here): the dispatch mode is per thread, so ops run by a thread
+the candidate starts and joins inside the forward are not seen; kernels called directly (`at::native::`,
+`at::cpu::`, `at::cuda::`), code that excludes the Python dispatch key, and libraries that launch their own
+kernels (cuBLAS, Triton, CuPy) bypass the dispatcher; on the CPU, Python-level computation (NumPy,
+`tolist()`) dispatches nothing. Ops of custom TORCH_LIBRARY operators run with the mode suspended, which
+is why every op outside `aten` (and the profiler's range markers) is refused.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import os
+import threading
+import time
 from typing import Callable, Iterator
 
+import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode
+
+from .errors import JobError
+
+# Operators the candidate's forward may dispatch: tensor creation, pure metadata (views: never a copy),
+# size/stride queries and stream bookkeeping. Keys are "namespace::name" (every overload) or
+# "namespace::name.overload" (that overload only). Anything else — arithmetic, reductions, GEMM, and also
+# clone/contiguous/copy_/_to_copy (copies and dtype conversions), .item() and random fills — is refused.
+ALLOWED_OPS: dict[str, str] = {}
 
 
-def _raiser(name: str) -> Callable:
+def _allow(category: str, names: str) -> None:
+    for name in names.split():
+        ALLOWED_OPS[name if "::" in name else f"aten::{name}"] = category
+
+
+# Creation: new tensors, uninitialised or filled with a constant (computed from nothing in the inputs).
+# lift_fresh wraps a tensor made outside the dispatcher (torch.tensor(...), torch.from_numpy).
+_allow("creation", "empty empty_like empty_strided new_empty new_empty_strided zeros zeros_like new_zeros "
+                   "ones ones_like new_ones full full_like new_full scalar_tensor arange lift_fresh zero_ "
+                   "fill_.Scalar fill.Scalar")
+# Metadata: views of the same storage. reshape/flatten that must copy arrive as clone (refused) first.
+_allow("metadata", "view _unsafe_view _reshape_alias as_strided alias detach unsqueeze squeeze t transpose "
+                   "permute expand slice select narrow split split_with_sizes unbind chunk diagonal unfold "
+                   "view_as_real view_as_complex")
+_allow("query", "size stride numel dim sym_size sym_stride sym_numel sym_storage_offset storage_offset "
+                "is_contiguous is_non_overlapping_and_dense is_same_size")
+_allow("memory", "record_stream")
+ALLOWED_NAMESPACES = ("profiler",)  # record_function ranges inside the forward
+THREAD_SETTLE_SECONDS = 0.05
+
+
+def op_allowed(name: str, namespace: str) -> bool:
+    """Whether the operator `name` ("aten::fill_.Scalar", "aten::view") may run in the forward."""
+    if namespace in ALLOWED_NAMESPACES:
+        return True
+    return name in ALLOWED_OPS or name.split(".", 1)[0] in ALLOWED_OPS
+
+
+class ForbiddenOp(RuntimeError):
+    """Raised inside the candidate's forward when it dispatches a refused operator."""
+
+
+class OpGuard(TorchDispatchMode):
+    """Counts the ops of the candidate's forwards and refuses compute ops; see the module docstring.
+
+    `counts` maps "aten.relu.default" to how often it ran (allowed or not, over every `watch()`);
+    `violation` is the reason of the first refused op or blocked call, None while there was none.
+    """
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps __torch_dispatch__ in torch._dynamo.disable unless this says False; that wrapper
+        # imports torch._dynamo (about 2 s) at the first op of the first forward, and adds a call per op.
+        return False
+
+    def __init__(self):
+        super().__init__()
+        self.counts: collections.Counter = collections.Counter()
+        self.violation: str | None = None
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        shown = str(func)
+        self.counts[shown] += 1
+        if not op_allowed(func.name(), func.namespace):
+            reason = (f"forbidden torch op during the candidate's forward: {shown} "
+                      f"(only allocation and metadata ops are allowed)")
+            self.record(reason)
+            raise ForbiddenOp(reason)
+        return func(*args, **(kwargs or {}))
+
+    def record(self, reason: str) -> None:
+        """Remembers a violation (the first one is the one reported)."""
+        if self.violation is None:
+            self.violation = reason
+
+    def ops(self) -> dict[str, int]:
+        """The op counts, by name."""
+        return dict(sorted(self.counts.items()))
+
+    @contextlib.contextmanager
+    def watch(self, what: str) -> Iterator[None]:
+        """Runs the body with the mode active; any violation becomes JobError("forbidden_op").
+
+        `what` prefixes the reason ("check 2"). A violation wins over the exception it caused, and is
+        reported also when the candidate caught that exception and returned normally. A forward that
+        leaves another mode on top of the stack, or pops this one, is a violation too.
+        """
+        try:
+            with self:
+                yield
+                if _get_current_dispatch_mode() is not self:
+                    self.record("the candidate's forward changed torch's dispatch mode stack (ops it ran "
+                                "afterwards were not checked)")
+        except BaseException as exc:
+            if self.violation is not None:
+                raise JobError("forbidden_op", f"{what}: {self.violation}") from exc
+            raise
+        if self.violation is not None:
+            raise JobError("forbidden_op", f"{what}: {self.violation}")
+
+
+def _raiser(name: str, on_block: Callable[[str], None] | None) -> Callable:
     def blocked(*args, **kwargs):
+        if on_block is not None:
+            on_block(f"forbidden call during the candidate's forward: torch.nn.functional.{name} "
+                     f"(torch.nn.functional is not allowed)")
         raise RuntimeError(f"torch.nn.functional.{name} is not allowed in ModelNew's forward")
 
     blocked.__name__ = name
@@ -34,13 +156,75 @@ def public_callables() -> dict[str, Callable]:
 
 
 @contextlib.contextmanager
-def block_functional() -> Iterator[None]:
-    """Replaces every public callable of torch.nn.functional with a raiser for the duration."""
+def block_functional(on_block: Callable[[str], None] | None = None) -> Iterator[None]:
+    """Replaces every public callable of torch.nn.functional with a raiser for the duration.
+
+    `on_block(reason)` is called before each refusal (OpGuard.record, so a caught refusal still counts).
+    """
     originals = public_callables()
     try:
         for name in originals:
-            setattr(F, name, _raiser(name))
+            setattr(F, name, _raiser(name, on_block))
         yield
     finally:
         for name, attr in originals.items():
             setattr(F, name, attr)
+
+
+def thread_counts() -> tuple[int, int]:
+    """(Python threads alive, OS threads of this process)."""
+    try:
+        os_threads = len(os.listdir("/proc/self/task"))
+    except OSError:  # no procfs: only the Python count is available
+        os_threads = 0
+    return threading.active_count(), os_threads
+
+
+def start_torch_threads(device: str) -> None:
+    """Starts the threads torch creates lazily (the intra-op pool, the CUDA context's own threads), so
+    that a legitimate forward does not appear to spawn them."""
+    torch.get_num_threads()
+    torch.ones(1 << 20).add_(1)  # large enough to run on every intra-op thread
+    if device == "cuda":
+        torch.ones(1, device="cuda").add_(1)
+        torch.cuda.synchronize()
+
+
+class ThreadWatch:
+    """Thread counts against a baseline: more threads than at the baseline is `spawned_threads`."""
+
+    def __init__(self):
+        self.before = thread_counts()
+        self.after = self.before
+
+    def reset(self) -> None:
+        """Takes the baseline now."""
+        self.before = thread_counts()
+        self.after = self.before
+
+    def grew(self) -> bool:
+        (py_before, os_before), (py_after, os_after) = self.before, self.after
+        return py_after > py_before or os_after > os_before
+
+    def check(self, what: str) -> None:
+        """Counts again; raises JobError("spawned_threads") when either count grew.
+
+        A thread that was joined has left Python's count, but the OS can list it for a moment while it
+        exits, so an OS count that grew alone is read again for up to THREAD_SETTLE_SECONDS. (Deferred
+        work that ends within that moment is caught by the output checks instead.)
+        """
+        self.after = thread_counts()
+        deadline = time.monotonic() + THREAD_SETTLE_SECONDS
+        while self.grew() and self.after[0] <= self.before[0] and time.monotonic() < deadline:
+            time.sleep(0.002)
+            self.after = thread_counts()
+        if self.grew():
+            (py_before, os_before), (py_after, os_after) = self.before, self.after
+            raise JobError("spawned_threads",
+                           f"{what}: the candidate's forward left threads running ({py_before} -> "
+                           f"{py_after} Python threads, {os_before} -> {os_after} OS threads); "
+                           f"all work must be done when the forward returns")
+
+    def to_dict(self) -> dict:
+        return {"threads_before": {"python": self.before[0], "os": self.before[1]},
+                "threads_after": {"python": self.after[0], "os": self.after[1]}}

@@ -41,6 +41,33 @@ def as_arg_list(value: Any) -> list:
     return [value]
 
 
+def named_tensors(value: Any, prefix: str) -> list[tuple[str, torch.Tensor]]:
+    """(path, tensor) for every tensor inside `value`: `input 0`, `input 1[2]`, `input 2['k']`."""
+    found: list[tuple[str, torch.Tensor]] = []
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, torch.Tensor):
+            found.append((path, v))
+        elif type(v) in (tuple, list):
+            for i, item in enumerate(v):
+                walk(item, f"{path}[{i}]")
+        elif type(v) in (dict, OrderedDict):
+            for k, item in v.items():
+                walk(item, f"{path}[{k!r}]")
+
+    if type(value) is list:  # an argument list: each argument is named by its position
+        for i, item in enumerate(value):
+            walk(item, f"{prefix} {i}")
+    else:
+        walk(value, prefix)
+    return found
+
+
+def cpu_copy(value: Any) -> Any:
+    """Every tensor copied to the CPU (a new tensor even when it is on the CPU already)."""
+    return map_tensors(value, lambda t: t.detach().to("cpu", copy=True))
+
+
 def tensor_bytes(value: Any) -> int:
     """Total bytes of the tensors inside `value`."""
     total = 0

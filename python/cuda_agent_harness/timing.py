@@ -3,7 +3,9 @@
 On CUDA every timed call runs inside a profiler range `cuda_agent_call_{i}` that ends after a device-wide
 synchronise; the device time of call i is the summed duration of the device activities (kernels, memcpy,
 memset, on any stream) that start inside that range. Wall time is perf_counter around the call and the
-synchronise. On the CPU only wall time exists.
+synchronise. On the CPU only wall time exists. Each call gets its label (`warm-up call 0`, `timed call 3`)
+and, outside the timed region, `after(label, inputs, output)` runs the caller's checks (the candidate's
+guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS.md A10).
 """
 
 from __future__ import annotations
@@ -25,7 +27,12 @@ INPUT_BUDGET_BYTES = 2 << 30
 CALL_RANGE = "cuda_agent_call_{}"
 MAX_KERNELS = 50
 
-Call = Callable[[list], Any]
+Call = Callable[[list, str], Any]          # call(inputs, label) -> output
+After = Callable[[str, list, Any], None]  # after(label, inputs, output), outside the timed region
+
+
+def no_check(label: str, inputs: list, output: Any) -> None:
+    return None
 
 
 @dataclass
@@ -73,51 +80,67 @@ class L2Flusher:
             self.buffer.fill_(i & 255)
 
 
-def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: str) -> float | None:
+def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: str,
+            after: After = no_check) -> float | None:
     """Runs `count` calls (synchronised); returns the seconds of the first one, None when count is 0."""
     first_seconds = None
     for i in range(count):
+        label = f"warm-up call {i}"
+        inputs = input_sets[i % len(input_sets)]
         start = time.perf_counter()
-        with phase(kind, f"warm-up call {i}"):
-            call(input_sets[i % len(input_sets)])
+        with phase(kind, label):
+            output = call(inputs, label)
             synchronize(device)
         if i == 0:
             first_seconds = time.perf_counter() - start
+        after(label, inputs, output)
     return first_seconds
 
 
-def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, kind: str) -> Timings:
+def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
+                   after: After = no_check) -> Timings:
     """Wall time of `iters` calls on input sets first, first+1, ... (round-robin)."""
     timings = Timings()
     for i in range(iters):
+        label = f"timed call {i}"
         inputs = input_sets[(first + i) % len(input_sets)]
-        with phase(kind, f"timed call {i}"):
+        with phase(kind, label):
             start = time.perf_counter()
-            output = call(inputs)
+            output = call(inputs, label)
             end = time.perf_counter()
         timings.wall_us.append((end - start) * 1e6)
         timings.outputs.append(output)
+        after(label, inputs, output)
     return timings
 
 
 def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
-                    flusher: L2Flusher) -> Timings:
-    """Wall and device time of `iters` calls under the profiler, one named range per call."""
+                    flusher: L2Flusher, after: After = no_check,
+                    started: Callable[[], None] | None = None) -> Timings:
+    """Wall and device time of `iters` calls under the profiler, one named range per call.
+
+    `started()` runs once the profiler runs, before the first call (a thread baseline taken there
+    includes the profiler's own threads).
+    """
     timings = Timings()
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        if started is not None:
+            started()
         for i in range(iters):
+            label = f"timed call {i}"
             inputs = input_sets[(first + i) % len(input_sets)]
             flusher.flush(i)
             torch.cuda.synchronize()
-            with phase(kind, f"timed call {i}"):
+            with phase(kind, label):
                 with record_function(CALL_RANGE.format(i)):
                     start = time.perf_counter()
-                    output = call(inputs)
+                    output = call(inputs, label)
                     torch.cuda.synchronize()
                     end = time.perf_counter()
             timings.wall_us.append((end - start) * 1e6)
             timings.outputs.append(output)
+            after(label, inputs, output)
     timings.device_us, timings.kernels = device_times(prof.events(), iters)
     return timings
 
@@ -164,6 +187,14 @@ def device_times(events: list, iters: int) -> tuple[list[float], list[dict]]:
     table = [{"name": name, "calls": calls, "total_us": total} for name, (calls, total) in kernels.items()]
     table.sort(key=lambda k: k["total_us"], reverse=True)
     return per_call, table[:MAX_KERNELS]
+
+
+def bytes_moved(inputs: Any, outputs: Any) -> int:
+    """Bytes a call must at least read and write: every input and output tensor once (HACKS.md A10).
+
+    A call faster than bytes_moved / peak bandwidth is impossible (the speed-of-light floor).
+    """
+    return tensor_bytes(inputs) + tensor_bytes(outputs)
 
 
 def median(values: list[float] | None) -> float | None:

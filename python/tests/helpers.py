@@ -32,7 +32,11 @@ def get_init_inputs():
     return [8]
 """
 
+# The candidates below stand in for a kernel with NumPy: on the CPU the arithmetic then happens outside
+# torch's dispatcher, as it would in a C++ kernel, so the op guard allows it (only creation, metadata and
+# the wrapping `lift_fresh` of torch.from_numpy are dispatched).
 GOOD_CANDIDATE = """
+import numpy as np
 import torch
 import torch.nn as nn
 
@@ -44,11 +48,28 @@ class ModelNew(nn.Module):
     def forward(self, x, offset):
         print("candidate output on stdout")
         print("candidate output on stderr", file=__import__("sys").stderr)
-        y = torch.matmul(x, self.lin.weight.t()) + self.lin.bias
-        return y * 2 + 1 + offset
+        w = self.lin.weight.detach().numpy()
+        b = self.lin.bias.detach().numpy()
+        y = x.numpy() @ w.T + b
+        return torch.from_numpy(y * 2 + 1 + offset)
 """
 
 WRONG_CANDIDATE = GOOD_CANDIDATE.replace("y * 2 + 1 + offset", "y * 2 + 1.5 + offset")
+
+# Computes with torch (aten.mm, aten.add, ...): refused by the op guard, though the output is right.
+TORCH_OPS_CANDIDATE = """
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, features):
+        super().__init__()
+        self.lin = nn.Linear(features, features)
+
+    def forward(self, x, offset):
+        y = torch.matmul(x, self.lin.weight.t()) + self.lin.bias
+        return y * 2 + 1 + offset
+"""
 
 FUNCTIONAL_CANDIDATE = """
 import torch
@@ -61,8 +82,8 @@ class ModelNew(nn.Module):
         self.lin = nn.Linear(features, features)
 
     def forward(self, x, offset):
-        y = torch.matmul(x, self.lin.weight.t()) + self.lin.bias
-        return F.relu(y) * 0 + y * 2 + 1 + offset
+        y = F.relu(x)
+        return y
 """
 
 

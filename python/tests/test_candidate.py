@@ -46,14 +46,14 @@ def test_wrong_candidate_fails_compare_with_reason(tmp_path):
     assert abs(first["actual_value"] - first["expected_value"] - 0.5) < 1e-5
 
 
-def test_candidate_calling_functional_fails_in_forward(tmp_path):
+def test_candidate_calling_functional_is_a_forbidden_op(tmp_path):
     ref = make_reference(tmp_path)
     _, result = run_candidate(tmp_path, ref, FUNCTIONAL_CANDIDATE)
     assert not result["ok"]
-    assert result["error_kind"] == "forward"
+    assert result["error_kind"] == "forbidden_op"
     assert result["checks_run"] == 0
-    assert result["reason"].startswith("check 0: ModelNew.forward raised RuntimeError")
-    assert "torch.nn.functional.relu" in result["reason"]
+    assert result["reason"] == ("check 0: forbidden call during the candidate's forward: "
+                                "torch.nn.functional.relu (torch.nn.functional is not allowed)")
     assert "model_new.py" in result["traceback"]
     assert F.relu(torch.tensor([-1.0])).item() == 0.0  # restored in this process
 

@@ -29,7 +29,28 @@ def get_init_inputs():
     return [2048]
 """
 
+# The candidates compute with CuPy (cuBLAS and NVRTC kernels of its own), which stands in for a
+# candidate's CUDA extension: its work never passes through torch's dispatcher, so the op guard allows it.
+# Tensors cross over with DLPack; CuPy and torch both use the legacy default stream here.
 GPU_CANDIDATE = """
+import cupy
+import torch
+import torch.nn as nn
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+
+    def forward(self, x):
+        xc = cupy.from_dlpack(x.detach())
+        w = cupy.from_dlpack(self.lin.weight.detach())
+        b = cupy.from_dlpack(self.lin.bias.detach())
+        return torch.from_dlpack((xc @ w.T + b) * 2 + 1)
+"""
+
+# Computes with torch on the GPU: refused by the op guard.
+TORCH_OPS_GPU_CANDIDATE = """
 import torch
 import torch.nn as nn
 
@@ -42,7 +63,13 @@ class ModelNew(nn.Module):
         return (torch.matmul(x, self.lin.weight.t()) + self.lin.bias) * 2 + 1
 """
 
-# Does the matmul on a stream of its own and returns without waiting: the timing must still see it.
+# A no-op kernel: returns an output it never wrote (HACKS.md B1).
+NO_OP_CANDIDATE = TORCH_OPS_GPU_CANDIDATE.replace(
+    "return (torch.matmul(x, self.lin.weight.t()) + self.lin.bias) * 2 + 1",
+    "return torch.empty(x.shape[0], self.lin.weight.shape[0], device=x.device)")
+
+# Fills a big buffer many times on a stream of its own (fill_ is an allowed op) and returns without
+# waiting: the timing must still see that work.
 SIDE_STREAM_CANDIDATE = """
 import torch
 import torch.nn as nn
@@ -52,20 +79,25 @@ class ModelNew(nn.Module):
         super().__init__()
         self.lin = nn.Linear(n, n)
         self.stream = None
+        self.buffer = None
 
     def forward(self, x):
         if self.stream is None:
             self.stream = torch.cuda.Stream()
+            self.buffer = torch.empty(64 << 20, device=x.device)
         with torch.cuda.stream(self.stream):
-            y = torch.matmul(x, self.lin.weight.t())
-            y = torch.matmul(y, self.lin.weight.t())
+            for i in range(40):
+                self.buffer.fill_(float(i))
         return torch.empty_like(x)
 """
 
-# An out-of-range gather on the device: the error surfaces asynchronously, at the synchronise.
+# An out-of-bounds store in a kernel: the error surfaces asynchronously, at the synchronise.
 ASYNC_ERROR_CANDIDATE = """
+import cupy
 import torch
 import torch.nn as nn
+
+BAD = cupy.RawKernel(r'extern "C" __global__ void bad(float* p) { p[1ll << 40] = 1.0f; }', "bad")
 
 class ModelNew(nn.Module):
     def __init__(self, n):
@@ -73,8 +105,9 @@ class ModelNew(nn.Module):
         self.lin = nn.Linear(n, n)
 
     def forward(self, x):
-        index = torch.full((4,), 10**9, dtype=torch.long, device=x.device)
-        return x.view(-1)[index]
+        out = torch.empty_like(x)
+        BAD((1,), (1,), (cupy.from_dlpack(out),))
+        return out
 """
 
 
@@ -98,6 +131,8 @@ def test_toolchain_on_cuda(tmp_path):
     assert result["cuda_home"] and result["torch_cuda_version"]
     assert any(os.path.isfile(os.path.join(d, "cuda_runtime.h")) for d in result["include_dirs"])
     assert all(os.path.isdir(d) for d in result["include_dirs"] + result["library_dirs"])
+    # read + write bytes per second of a device-to-device copy: an H100/H200 gives 2.5 to 4.5 TB/s
+    assert 1e11 < result["measured_peak_bandwidth_bytes_per_s"] < 2e13
 
 
 def test_pipeline_on_cuda(tmp_path):
@@ -156,3 +191,49 @@ def test_async_device_error_is_attributed_to_the_check(tmp_path):
     assert result is not None
     assert result["error_kind"] == "forward"
     assert result["reason"].startswith("check 0: ModelNew.forward raised"), result["reason"]
+
+
+def test_torch_compute_on_cuda_is_a_forbidden_op(tmp_path):
+    ref = gpu_reference(tmp_path)
+    cand = candidate_spec(tmp_path, ref, *write_candidate(tmp_path, TORCH_OPS_GPU_CANDIDATE))
+    cand["device"] = "cuda"
+    result = run("candidate", cand)
+    assert result["error_kind"] == "forbidden_op", result
+    assert "aten.mm.default" in result["reason"]
+
+
+def test_an_output_never_written_is_nan_on_cuda(tmp_path):
+    ref = gpu_reference(tmp_path)
+    cand = candidate_spec(tmp_path, ref, *write_candidate(tmp_path, NO_OP_CANDIDATE))
+    cand["device"] = "cuda"
+    proc, result = run_cli("candidate", cand, tmp_path)  # a fresh process, as in the judge
+    assert result is not None and result["ok"], (proc.stderr, result)
+    output = torch.load(os.path.join(cand["output_dir"], "output_0.pt"), weights_only=True)
+    assert torch.isnan(output).all()
+    compared = run("compare", compare_spec(tmp_path, ref, cand))
+    assert compared["error_kind"] == "mismatch"
+    assert "NaN where expected is finite" in compared["reason"]
+
+
+def test_candidate_profile_on_cuda_with_spot_checks(tmp_path):
+    """A legitimate candidate passes every guard under the profiler (no thread, op or output alarm),
+    and the spot-checked outputs agree with the eager baseline's outputs for the same calls."""
+    ref = gpu_reference(tmp_path, seeds=(1,))
+    spec = profile_spec(tmp_path, ref, "candidate", write_candidate(tmp_path, GPU_CANDIDATE), iters=6)
+    spec["spot_check_calls"] = [4, 1]
+    spec["output_dir"] = str(tmp_path / "spot_candidate")
+    result = run("profile", spec)
+    assert result["ok"], result
+    assert result["threads_after"] == result["threads_before"]
+    assert result["min_bytes"] == 2 * 2048 * 2048 * 4
+    eager_spec = profile_spec(tmp_path, ref, "eager", iters=6)
+    eager_spec["spot_check_calls"] = [4, 1]
+    eager_spec["output_dir"] = str(tmp_path / "spot_eager")
+    eager = run("profile", eager_spec)
+    assert eager["ok"], eager
+    compared = run("compare", {
+        "result_path": str(tmp_path / "spot_compare.json"),
+        "expected_paths": [e["output_path"] for e in eager["spot_checks"]],
+        "actual_paths": [c["output_path"] for c in result["spot_checks"]],
+        "atol": 0.01, "rtol": 0.01})
+    assert compared["ok"], compared

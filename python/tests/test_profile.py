@@ -7,6 +7,8 @@ import torch
 from torch.autograd import DeviceType
 
 from cuda_agent_harness import timing
+from cuda_agent_harness.comparison import compare
+from cuda_agent_harness.task_module import import_task
 from helpers import FUNCTIONAL_CANDIDATE, GOOD_CANDIDATE, make_reference, profile_spec, run, write_candidate
 
 
@@ -39,9 +41,9 @@ def test_candidate_profile_blocks_functional(tmp_path):
     ref = make_reference(tmp_path)
     candidate = write_candidate(tmp_path, FUNCTIONAL_CANDIDATE)
     result = run("profile", profile_spec(tmp_path, ref, "candidate", candidate))
-    assert result["error_kind"] == "forward"
-    assert result["reason"].startswith("warm-up call 0 raised RuntimeError")
-    assert "torch.nn.functional.relu" in result["reason"]
+    assert result["error_kind"] == "forbidden_op"
+    assert result["reason"].startswith("warm-up call 0: forbidden call during the candidate's forward: "
+                                       "torch.nn.functional.relu")
 
 
 def test_failing_baseline_is_the_task(tmp_path):
@@ -125,3 +127,148 @@ def test_missing_call_window_is_an_error():
     events = [event("cuda_agent_call_0", DeviceType.CPU, 0, 10)]
     with pytest.raises(RuntimeError, match="cuda_agent_call_1"):
         timing.device_times(events, 2)
+
+
+# --- guards and spot checks in the candidate's profile (HACKS.md A2, A3, A5, A6, A10) ----------------
+
+def spot_spec(tmp_path, ref, candidate, calls, iters=4, warmup=2):
+    spec = profile_spec(tmp_path, ref, "candidate", candidate, warmup=warmup, iters=iters)
+    spec["spot_check_calls"] = calls
+    spec["output_dir"] = str(tmp_path / "spot")
+    return spec
+
+
+def test_spot_checked_calls_are_written_and_match_the_reference(tmp_path):
+    ref = make_reference(tmp_path)
+    candidate = write_candidate(tmp_path, GOOD_CANDIDATE)
+    result = run("profile", spot_spec(tmp_path, ref, candidate, [3, 1]))
+    assert result["ok"], result
+    assert [s["call"] for s in result["spot_checks"]] == [3, 1]
+    assert [s["input_set"] for s in result["spot_checks"]] == [5, 3]   # warm-up 2: call i uses set 2 + i
+    # what the judge will do: the reference on the saved inputs, compared with the saved outputs
+    task = import_task(ref["task_path"])
+    torch.manual_seed(7)
+    model = task.Model(*torch.load(f"{ref['data_dir']}/init_inputs.pt", weights_only=True))
+    model.load_state_dict(torch.load(f"{ref['data_dir']}/state_dict.pt", weights_only=True))
+    for entry in result["spot_checks"]:
+        inputs = torch.load(entry["input_path"], weights_only=True)
+        output = torch.load(entry["output_path"], weights_only=True)
+        with torch.no_grad():
+            expected = model(*inputs)
+        assert compare(expected, output, 0.01, 0.01).ok
+    # the saved inputs are those of the timed call: the seed's input sets, in order
+    sets = timing.make_input_sets(task.get_inputs, 999, 6, "cpu")
+    saved = torch.load(result["spot_checks"][0]["input_path"], weights_only=True)
+    assert torch.equal(saved[0], sets[5][0]) and saved[1] == 3
+
+
+def test_profile_reports_threads_ops_and_min_bytes(tmp_path):
+    ref = make_reference(tmp_path)
+    candidate = write_candidate(tmp_path, GOOD_CANDIDATE)
+    result = run("profile", profile_spec(tmp_path, ref, "candidate", candidate, iters=3))
+    assert result["ok"], result
+    assert result["spot_checks"] == []
+    assert result["min_bytes"] == 16 * 8 * 4 * 2  # input x and the output, float32; the int is no tensor
+    assert result["aten_ops"]["aten.lift_fresh.default"] == 5  # 2 warm-up + 3 timed calls
+    assert result["threads_after"] == result["threads_before"]
+    eager = run("profile", profile_spec(tmp_path, ref, "eager", iters=3))
+    assert eager["min_bytes"] == result["min_bytes"]
+    assert "aten_ops" not in eager and eager["threads_before"]["os"] > 0
+
+
+def test_bad_spot_check_calls_are_internal(tmp_path):
+    ref = make_reference(tmp_path)
+    candidate = write_candidate(tmp_path, GOOD_CANDIDATE)
+    for calls in ([4], [-1], [1, 1], ["1"]):
+        result = run("profile", spot_spec(tmp_path, ref, candidate, calls, iters=4))
+        assert result["error_kind"] == "internal", (calls, result)
+        assert "spot_check_calls" in result["reason"]
+
+
+def test_torch_compute_only_in_timed_calls_is_caught(tmp_path):
+    """Warm-up detection (HACKS.md A5): the guards are the same in every call."""
+    ref = make_reference(tmp_path)
+    source = GOOD_CANDIDATE.replace(
+        "        w = self.lin.weight",
+        "        self.calls = getattr(self, 'calls', 0) + 1\n"
+        "        if self.calls > 2:\n"
+        "            return torch.matmul(x, self.lin.weight.t()) * 2 + 1 + offset + self.lin.bias * 2\n"
+        "        w = self.lin.weight")
+    result = run("profile", profile_spec(tmp_path, ref, "candidate", write_candidate(tmp_path, source)))
+    assert result["error_kind"] == "forbidden_op"
+    assert result["reason"].startswith("timed call 0: forbidden torch op during the candidate's forward: "
+                                       "aten.mm.default")
+
+
+def test_a_thread_left_running_fails_the_profile(tmp_path):
+    ref = make_reference(tmp_path)
+    source = GOOD_CANDIDATE.replace(
+        "        w = self.lin.weight",
+        "        self.calls = getattr(self, 'calls', 0) + 1\n"
+        "        if self.calls == 4:\n"
+        "            import threading, time\n"
+        "            threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
+        "        w = self.lin.weight")
+    result = run("profile", profile_spec(tmp_path, ref, "candidate", write_candidate(tmp_path, source)))
+    assert result["error_kind"] == "spawned_threads", result
+    assert result["reason"].startswith("timed call 1: the candidate's forward left threads running")
+
+
+def test_an_input_alias_in_a_timed_call_is_a_bad_output(tmp_path):
+    ref = make_reference(tmp_path)
+    source = GOOD_CANDIDATE.replace(
+        "        w = self.lin.weight",
+        "        self.calls = getattr(self, 'calls', 0) + 1\n"
+        "        if self.calls == 5:\n"
+        "            return x\n"
+        "        w = self.lin.weight")
+    result = run("profile", profile_spec(tmp_path, ref, "candidate", write_candidate(tmp_path, source)))
+    assert result["error_kind"] == "bad_output", result
+    assert result["reason"].startswith("timed call 2: output: shares memory with input 0")
+
+
+def test_weights_changed_during_the_profile_are_mutated_weights(tmp_path):
+    ref = make_reference(tmp_path)
+    source = GOOD_CANDIDATE.replace("        return torch.from_numpy(y * 2 + 1 + offset)",
+                                    "        self.lin.weight.detach().numpy()[0, 0] += 1.0\n"
+                                    "        return torch.from_numpy(y * 2 + 1 + offset)")
+    result = run("profile", profile_spec(tmp_path, ref, "candidate", write_candidate(tmp_path, source)))
+    assert result["error_kind"] == "mutated_weights", result
+    assert result["reason"].startswith("after the timed calls: the model's state_dict differs from the "
+                                       "reference weights: lin.weight holds other values")
+
+
+def test_spot_checked_inputs_changed_are_mutated_input(tmp_path):
+    ref = make_reference(tmp_path)
+    source = GOOD_CANDIDATE.replace("        return torch.from_numpy(y * 2 + 1 + offset)",
+                                    "        out = torch.from_numpy(y * 2 + 1 + offset)\n"
+                                    "        x.zero_()\n"
+                                    "        return out")
+    result = run("profile", spot_spec(tmp_path, ref, write_candidate(tmp_path, source), [2]))
+    assert result["error_kind"] == "mutated_input", result
+    assert result["reason"].startswith("timed call 2: the candidate changed its inputs: input 0 holds "
+                                       "other values")
+
+
+def test_bytes_moved_counts_inputs_and_outputs():
+    x = torch.zeros(10, 4)
+    y = torch.zeros(3, dtype=torch.float64)
+    assert timing.bytes_moved([x, 3, (x,)], {"y": y}) == 160 + 160 + 24
+
+
+def test_an_output_finished_after_the_call_is_a_bad_output(tmp_path):
+    """Deferred work (HACKS.md A2): the output of a spot-checked call is copied as soon as the call
+    returns and compared with the same output after all calls."""
+    ref = make_reference(tmp_path)
+    source = GOOD_CANDIDATE.replace(
+        "        return torch.from_numpy(y * 2 + 1 + offset)",
+        "        out = torch.from_numpy(np.zeros_like(y))\n"
+        "        final = y * 2 + 1 + offset\n"
+        "        for finish in getattr(self, 'pending', []):  # the previous call's work, done late\n"
+        "            finish()\n"
+        "        self.pending = [lambda: out.numpy().__setitem__(Ellipsis, final)]\n"
+        "        return out")
+    result = run("profile", spot_spec(tmp_path, ref, write_candidate(tmp_path, source), [1]))
+    assert result["error_kind"] == "bad_output", result
+    assert result["reason"] == ("timed call 1: the output changed after the call returned (work must be "
+                                "finished when the forward returns)")

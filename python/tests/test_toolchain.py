@@ -21,6 +21,7 @@ def test_toolchain_on_cpu(tmp_path):
     assert result["torch_version"] == torch.__version__
     assert isinstance(result["cxx11_abi"], bool)
     assert result["gpu"] is None
+    assert result["measured_peak_bandwidth_bytes_per_s"] is None
 
 
 def test_cuda_without_gpu_is_a_toolchain_error(tmp_path):

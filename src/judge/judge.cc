@@ -9,6 +9,7 @@
 
 #include "build/extension_builder.h"
 #include "judge/reward.h"
+#include "judge/static_rules.h"
 #include "workspace/workspace.h"
 
 namespace cuda_agent {
@@ -146,11 +147,22 @@ class Pipeline {
         return Fail(Stage::kStatic, "tampering", intact.message());
       }
     }
+    // The C++/CUDA sources: named rules (docs/static-rules.md), before anything is compiled.
+    std::vector<StaticViolation> found = ScanCandidateSources(candidate_dir);
+    for (const auto& v : found) {
+      r_.violations.push_back({{"rule", v.rule}, {"file", v.file}, {"line", v.line}, {"message", v.message}});
+    }
+    if (!found.empty()) {
+      r_.stage_seconds["static"] = SecondsSince(t);
+      return Fail(Stage::kStatic, "static_rule", FormatViolation(found.front()));
+    }
+    // model_new.py: the harness's static job (syntax, ModelNew, the AST rules).
     if (opt_.until != Stage::kBuild) {
       Result<JobOutcome> st = RunHarnessJob(
           env_, "static", {{"candidate_dir", fs::absolute(candidate_dir).string()}}, dirs_->jobs, 60);
       if (!st.ok()) return Internal(st.status().message());
       if (!st->has_result) return Internal("static check failed to run: " + st->StderrTail(5));
+      for (const auto& v : st->result.value("violations", Json::array())) r_.violations.push_back(v);
       if (!st->Ok()) return Fail(Stage::kStatic, st->ErrorKind(), st->Reason());
     }
     r_.stage_seconds["static"] = SecondsSince(t);

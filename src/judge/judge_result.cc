@@ -55,6 +55,7 @@ Json JudgeResult::ToJson() const {
   j["verify"] = verify;
   j["timing"] = timing;
   j["kernels"] = kernels;
+  j["violations"] = violations;
   j["env"] = env;
   j["stage_seconds"] = stage_seconds;
   return j;
@@ -86,6 +87,13 @@ std::string JudgeResult::ToText() const {
   if (build.is_object() && build.contains("errors") && !build["errors"].empty()) {
     s << "compiler errors:\n";
     for (const auto& e : build["errors"]) s << "  " << e.value("text", "") << "\n";
+  }
+  if (violations.size() > 1) {
+    s << "static rules broken:\n";
+    for (const auto& v : violations) {
+      s << "  " << v.value("rule", "") << ": " << v.value("file", "") << ":" << v.value("line", 0)
+        << ": " << v.value("message", "") << "\n";
+    }
   }
   if (verify.is_object() && verify.contains("checks")) {
     for (const auto& c : verify["checks"]) {

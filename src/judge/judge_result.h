@@ -39,6 +39,7 @@ struct JudgeResult {
   Json verify = nullptr;
   Json timing = nullptr;
   Json kernels = Json::array();
+  Json violations = Json::array();  // static rules broken: [{rule, file, line, message}]
   Json env = Json::object();
   Json stage_seconds = Json::object();
   std::string device;

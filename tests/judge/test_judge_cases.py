@@ -23,6 +23,9 @@ arguments for `cuda-agent judge`, and the verdict the judge must give:
 
 Any other key of "expect" is compared with the JudgeResult key of the same
 name (a list in the case means any of). A new scenario is a new file.
+"candidate" may be left out: it is then the folder holding the case file
+(the hack corpus, tests/hacks/<id>/case.json, keeps each candidate next to its
+case; tests/hacks/test_hack_corpus.py runs it with check_judge_case below).
 
 The binary is <repo>/build/cuda-agent unless $CUDA_AGENT_BIN names another.
 CUDA cases run only where torch sees a GPU. All cases share one --cache-dir
@@ -57,7 +60,9 @@ def cuda_available():
 
 def load_case(path):
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        case = json.load(f)
+    case.setdefault("candidate", str(Path(path).resolve().parent.relative_to(REPO)))
+    return case
 
 
 @pytest.fixture(scope="session")
@@ -155,10 +160,11 @@ def check_invariants(result):
 SPECIAL_KEYS = {"exit_code", "reason_contains", "reason_contains_any", "build_error"}
 
 
-@pytest.mark.parametrize("case_path", CASE_FILES, ids=[p.stem for p in CASE_FILES])
-def test_case(case_path, binary, cache_dir):
-    case = load_case(case_path)
-    skip_unless_device(case)
+def check_judge_case(case, binary, cache_dir, require_device=True):
+    """Judges `case` (a loaded case file) and asserts everything its "expect" says. A case that must
+    stop before the device is used (at the static stage) may pass require_device=False."""
+    if require_device:
+        skip_unless_device(case)
     expect = case["expect"]
     proc = run_judge(binary, case, cache_dir)
     assert proc.returncode == expect.get("exit_code", 0), describe(proc)
@@ -177,6 +183,11 @@ def test_case(case_path, binary, cache_dir):
     check_reason(result, expect)
     if "build_error" in expect:
         check_build_error(result, expect["build_error"])
+
+
+@pytest.mark.parametrize("case_path", CASE_FILES, ids=[p.stem for p in CASE_FILES])
+def test_case(case_path, binary, cache_dir):
+    check_judge_case(load_case(case_path), binary, cache_dir)
 
 
 def test_text_output_names_reward_and_reason(binary, cache_dir):

@@ -1,7 +1,10 @@
 """The `candidate` job (untrusted: runs candidate code; never sees expected outputs).
 
 Loads the judge's files first (before any candidate code runs), then imports model_new, builds ModelNew
-with the reference weights, and runs one guarded forward per input file, writing output_{i}.pt.
+with the reference weights, and runs one guarded forward per input file, writing output_{i}.pt. Around
+every forward (docs/harness-protocol.md, `candidate`): free memory poisoned with NaN, torch.nn.functional
+blocked, every dispatched op counted and compute ops refused, thread counts compared, the output checked
+(plain dense tensors of their own), and inputs and weights compared with exact copies.
 """
 
 from __future__ import annotations
@@ -10,20 +13,41 @@ import os
 
 import torch
 
-from ..errors import phase
-from ..guards import block_functional
+from ..errors import JobError, phase
+from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
+from ..integrity import (Frozen, check_output, check_weights, frozen_budget, poison_free_memory,
+                         reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, load_trusted, synchronize
-from ..nested import as_arg_list, to_cpu, to_device
+from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu, to_device
 from ..spec import require, require_device
 
 
-def guarded_forward(model: torch.nn.Module, inputs: list, device: str):
-    """One forward under no_grad with torch.nn.functional blocked, then a device-wide synchronise."""
-    with torch.no_grad():
-        with block_functional():
-            output = model(*inputs)
+def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: OpGuard, what: str):
+    """One forward under no_grad with F blocked and the op guard on, then a device-wide synchronise."""
+    with torch.no_grad(), block_functional(guard.record), guard.watch(what):
+        output = model(*inputs)
     synchronize(device)
     return output
+
+
+def run_check(i: int, model: torch.nn.Module, inputs_cpu: list, device: str, guard: OpGuard,
+              threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict) -> None:
+    what = f"check {i}"
+    inputs = to_device(inputs_cpu, device)
+    named_inputs = named_tensors(inputs, "input")
+    frozen_inputs = Frozen(named_inputs, device, frozen_budget(device))
+    result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs))
+    threads.reset()
+    with phase("forward", f"{what}: ModelNew.forward"):
+        output = guarded_forward(model, inputs, device, guard, what)
+    threads.check(what)
+    check_output(output, device, named_inputs + weight_tensors(model), path=f"{what}: output")
+    changed = frozen_inputs.differences(named_inputs)
+    if changed:
+        raise JobError("mutated_input", f"{what}: the forward changed its inputs: {summarize(changed)} "
+                                        f"(inputs must be left untouched)")
+    check_weights(weights, model, f"{what}: after the forward")
+    torch.save(to_cpu(output), os.path.join(output_dir, f"output_{i}.pt"))
 
 
 def run(spec: dict, result: dict) -> None:
@@ -34,16 +58,23 @@ def run(spec: dict, result: dict) -> None:
     state_dict_path = require(spec, "state_dict_path", str)
     input_paths = require(spec, "input_paths", list)
     output_dir = require(spec, "output_dir", str)
-    result["checks_run"] = 0
+    result.update({"checks_run": 0, "aten_ops": {}})
     os.makedirs(output_dir, exist_ok=True)
 
     init_inputs = as_arg_list(load_trusted(init_inputs_path))
     state_dict = load_trusted(state_dict_path)
     input_sets = [as_arg_list(load_trusted(path)) for path in input_paths]
+    start_torch_threads(device)
 
     model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
-    for i, inputs in enumerate(input_sets):
-        with phase("forward", f"check {i}: ModelNew.forward"):
-            output = guarded_forward(model, to_device(inputs, device), device)
-            torch.save(to_cpu(output), os.path.join(output_dir, f"output_{i}.pt"))
-        result["checks_run"] = i + 1
+    weights = reference_weights(state_dict, device)
+    check_weights(weights, model, "after load_state_dict")
+    guard = OpGuard()
+    threads = ThreadWatch()
+    try:
+        for i, inputs_cpu in enumerate(input_sets):
+            run_check(i, model, inputs_cpu, device, guard, threads, weights, output_dir, result)
+            result["checks_run"] = i + 1
+    finally:
+        result["aten_ops"] = guard.ops()
+        result.update(threads.to_dict())

@@ -3,20 +3,27 @@
 A candidate process never builds the reference model; a baseline process never imports candidate code.
 Input sets are built first (seeded, kept alive), then the model; `warmup` calls, then `iters` timed
 calls, each on the next input set, with their outputs kept alive until the end. The candidate's calls run
-with torch.nn.functional blocked, as in the `candidate` job, so profiling looks the same as checking.
+under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
+output checks after each call, weights compared at the end), so profiling looks the same as checking. The
+outputs of the timed calls named in `spot_check_calls` are written with untouched copies of their inputs,
+so the judge can check them against the reference (HACKS.md A5, A6).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
+from typing import Any
 
 import torch
 
 from .. import timing
 from ..errors import JobError, phase
-from ..guards import block_functional
+from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts
+from ..integrity import (Frozen, check_output, check_weights, poison_free_memory, reference_weights,
+                         summarize, weight_tensors)
 from ..models import build_candidate, build_reference, load_trusted
-from ..nested import as_arg_list
+from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
 from ..spec import require, require_device
 from ..task_module import import_task
 
@@ -36,6 +43,77 @@ def build_model(spec: dict, target: str, task, init_inputs: list, state_dict: di
     return model
 
 
+def spot_check_calls(spec: dict, iters: int) -> list[int]:
+    """spec["spot_check_calls"]: distinct timed-call indices in [0, iters) (default none)."""
+    calls = require(spec, "spot_check_calls", list, default=[])
+    for i in calls:
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < iters:
+            raise JobError("internal", f"spec: spot_check_calls must hold timed-call indices in "
+                                       f"[0, {iters}), not {i!r}")
+    if len(set(calls)) != len(calls):
+        raise JobError("internal", "spec: spot_check_calls holds an index twice")
+    return list(calls)
+
+
+class CandidateChecks:
+    """The candidate's guards in the profile job: the op guard around each call, checks after it."""
+
+    def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int]):
+        self.model = model
+        self.device = device
+        self.guard = OpGuard()
+        self.threads = ThreadWatch()
+        self.spot_labels = {f"timed call {i}": i for i in spot_calls}
+        self.snapshots: dict[int, Any] = {}  # spot-checked outputs, copied as soon as the call returned
+
+    def call(self, inputs: list, label: str) -> Any:
+        with self.guard.watch(label):
+            return self.model(*inputs)
+
+    def after(self, label: str, inputs: list, output: Any) -> None:
+        self.threads.check(label)
+        check_output(output, self.device, named_tensors(inputs, "input") + weight_tensors(self.model),
+                     path=f"{label}: output")
+        if label in self.spot_labels:
+            self.snapshots[self.spot_labels[label]] = cpu_copy(output)
+
+    def check_outputs_unchanged(self, outputs: list) -> None:
+        """Each spot-checked output must still equal its copy taken right after its call (HACKS.md A2:
+        work deferred past the timer, e.g. to a thread, shows as an output that changed later)."""
+        for i, snapshot in sorted(self.snapshots.items()):
+            later = named_tensors(cpu_copy(outputs[i]), "output")
+            if Frozen.adopt(named_tensors(snapshot, "output")).differences(later):
+                raise JobError("bad_output", f"timed call {i}: the output changed after the call "
+                                             f"returned (work must be finished when the forward returns)")
+
+
+def save_spot_checks(calls: list[int], pristine: dict[int, list], input_sets: list[list], warmup: int,
+                     outputs: list | dict, output_dir: str) -> list[dict]:
+    """Writes timed_output_{i}.pt (outputs[i], moved to the CPU) and timed_input_{i}.pt for each
+    spot-checked call i."""
+    os.makedirs(output_dir, exist_ok=True)
+    entries = []
+    for i in calls:
+        input_path = os.path.join(output_dir, f"timed_input_{i}.pt")
+        output_path = os.path.join(output_dir, f"timed_output_{i}.pt")
+        torch.save(pristine[i], input_path)
+        torch.save(to_cpu(outputs[i]), output_path)
+        entries.append({"call": i, "input_set": (warmup + i) % len(input_sets),
+                        "input_path": input_path, "output_path": output_path})
+    return entries
+
+
+def check_spot_inputs(calls: list[int], pristine: dict[int, list], input_sets: list[list],
+                      warmup: int) -> None:
+    """The input sets of spot-checked calls must still equal their copies taken before any call."""
+    for i in calls:
+        used = named_tensors(input_sets[(warmup + i) % len(input_sets)], "input")
+        differences = Frozen.adopt(named_tensors(pristine[i], "input")).differences(used)
+        if differences:
+            raise JobError("mutated_input", f"timed call {i}: the candidate changed its inputs: "
+                                            f"{summarize(differences)} (inputs must be left untouched)")
+
+
 def run(spec: dict, result: dict) -> None:
     device = require_device(spec)
     target = require(spec, "target", str)
@@ -48,11 +126,13 @@ def run(spec: dict, result: dict) -> None:
     flush_l2 = require(spec, "flush_l2", bool, default=True)
     if target == "compile":
         warmup = max(warmup, 1)  # the first call compiles; it must never be a timed one
+    calls = spot_check_calls(spec, iters)
+    output_dir = require(spec, "output_dir", str) if calls else None
     kind = "forward" if target == "candidate" else "task"
     result.update({
         "target": target, "device_us": None, "wall_us": [], "median_device_us": None,
         "median_wall_us": None, "mean_device_us": None, "kernels": [], "warmup": warmup,
-        "iters": iters, "num_threads": torch.get_num_threads(),
+        "iters": iters, "num_threads": torch.get_num_threads(), "min_bytes": None, "spot_checks": [],
     })
     if target == "compile":
         result["compile_seconds"] = None
@@ -62,21 +142,55 @@ def run(spec: dict, result: dict) -> None:
     task = import_task(task_path)
     input_sets = timing.make_input_sets(task.get_inputs, seed, warmup + iters, device)
     result["input_sets"] = len(input_sets)
+    # Copies taken before any model code runs: what the judge computes the reference on.
+    pristine = {i: cpu_copy(input_sets[(warmup + i) % len(input_sets)]) for i in calls}
+    start_torch_threads(device)
     model = build_model(spec, target, task, init_inputs, state_dict, device)
 
-    def call(inputs: list):
+    checks = None
+    guard = contextlib.nullcontext()
+    threads = ThreadWatch()
+    if target == "candidate":
+        weights = reference_weights(state_dict, device)
+        check_weights(weights, model, "after load_state_dict")
+        checks = CandidateChecks(model, device, calls)
+        threads = checks.threads
+        guard = block_functional(checks.guard.record)
+        poison_free_memory(device, tensor_bytes(input_sets[0]))
+
+    def baseline_call(inputs: list, label: str) -> Any:
         return model(*inputs)
 
-    guard = block_functional() if target == "candidate" else contextlib.nullcontext()
-    with torch.no_grad(), guard:
-        first_seconds = timing.warm_up(call, input_sets, warmup, device, kind)
-        if device == "cuda":
-            flusher = timing.L2Flusher(flush_l2)
-            timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher)
-        else:
-            timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind)
+    call = checks.call if checks is not None else baseline_call
+    after = checks.after if checks is not None else timing.no_check
+    try:
+        threads.reset()
+        with torch.no_grad(), guard:
+            first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after)
+            if device == "cuda":
+                flusher = timing.L2Flusher(flush_l2)
+                timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
+                                                 started=threads.reset)
+            else:
+                timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind, after)
+        if checks is None:
+            threads.after = thread_counts()  # recorded only: baselines may start threads (compile does)
+    finally:
+        if checks is not None:
+            result["aten_ops"] = checks.guard.ops()
+        result.update(threads.to_dict())
+
+    if checks is not None:
+        checks.check_outputs_unchanged(timings.outputs)
+        check_weights(weights, model, "after the timed calls")
+        check_spot_inputs(calls, pristine, input_sets, warmup)
     if target == "compile":
         result["compile_seconds"] = first_seconds
+    if iters > 0:
+        result["min_bytes"] = timing.bytes_moved(input_sets[warmup % len(input_sets)], timings.outputs[0])
+    if calls:
+        outputs = checks.snapshots if checks is not None else timings.outputs
+        result["spot_checks"] = save_spot_checks(calls, pristine, input_sets, warmup, outputs, output_dir)
     result.update({
         "device_us": timings.device_us,
         "wall_us": timings.wall_us,

@@ -1,7 +1,10 @@
-"""The `static` job: model_new.py exists, parses, and defines a top-level class ModelNew.
+"""The `static` job: model_new.py exists, parses, defines a top-level class ModelNew, and obeys the AST
+rules of `ast_rules` (the allowlist of what the candidate's Python may do).
 
-Imports no torch, so it answers in milliseconds. The deeper rules (the AST allowlist, the scan of the
-.cu/.cpp files) belong to the judge's static checks.
+Imports no torch, so it answers in milliseconds. Every violation is listed in the result's `violations`
+(`[{rule, file, line, message}]`, in source order); the first one is the reason,
+`"<rule>: model_new.py:LINE: message"`, with `error_kind: "static_rule"`. The scan of the .cu/.cpp
+files is the judge's own (C++, src/judge/static_rules.h).
 """
 
 from __future__ import annotations
@@ -9,8 +12,11 @@ from __future__ import annotations
 import ast
 import os
 
-from ..errors import JobError, one_line
+from ..ast_rules import Violation, check_tree
+from ..errors import JobError, describe, one_line
 from ..spec import require
+
+MAX_MODEL_NEW_BYTES = 256 * 1024
 
 
 def parse_model_new(path: str) -> ast.Module:
@@ -23,6 +29,14 @@ def parse_model_new(path: str) -> ast.Module:
         line = getattr(exc, "lineno", None) or 1
         message = getattr(exc, "msg", None) or str(exc)
         raise JobError("syntax_error", f"model_new.py:{line}: {one_line(message)}") from exc
+    except (RecursionError, MemoryError) as exc:
+        raise JobError("syntax_error", f"model_new.py:1: cannot be parsed ({describe(exc)})") from exc
+
+
+def reject(result: dict, violations: list[Violation]) -> None:
+    """Records the violations and fails the job with the first one as the reason."""
+    result["violations"] = [v.as_dict() for v in violations]
+    raise JobError("static_rule", one_line(violations[0].reason()))
 
 
 def defines_class(tree: ast.Module, name: str) -> bool:
@@ -31,9 +45,17 @@ def defines_class(tree: ast.Module, name: str) -> bool:
 
 def run(spec: dict, result: dict) -> None:
     candidate_dir = require(spec, "candidate_dir", str)
+    result["violations"] = []
     path = os.path.join(candidate_dir, "model_new.py")
     if not os.path.isfile(path):
         raise JobError("missing_model_new", f"model_new.py not found in {candidate_dir}")
+    size = os.path.getsize(path)
+    if size > MAX_MODEL_NEW_BYTES:
+        reject(result, [Violation("unanalysable", 1, f"{size} bytes: model_new.py may have at most "
+                                                     f"{MAX_MODEL_NEW_BYTES}")])
     tree = parse_model_new(path)
     if not defines_class(tree, "ModelNew"):
         raise JobError("no_model_new_class", "model_new.py defines no top-level class ModelNew")
+    violations = check_tree(tree)
+    if violations:
+        reject(result, violations)

@@ -1,7 +1,8 @@
 """The `toolchain` job: what the C++ build driver needs to compile an extension against this torch.
 
 Runs no candidate code. Reports the Python and torch installation, torch's extension include and
-library dirs (with CUDA's when the device is cuda), the C++ ABI flag and, on cuda, the GPU.
+library dirs (with CUDA's when the device is cuda), the C++ ABI flag and, on cuda, the GPU and its
+measured peak memory bandwidth (the speed-of-light floor of HACKS.md A10 divides by it).
 """
 
 from __future__ import annotations
@@ -48,6 +49,36 @@ def gpu_info() -> dict:
     }
 
 
+BANDWIDTH_COPY_BYTES = 1 << 30
+BANDWIDTH_REPEATS = 5
+
+
+def measure_peak_bandwidth() -> float:
+    """Bytes per second of the best of 5 device-to-device copies of 1 GiB, counting read and write.
+
+    The copy shrinks to a quarter of free memory when 2 GiB are not available.
+    """
+    import torch
+
+    free, _ = torch.cuda.mem_get_info()
+    nbytes = min(BANDWIDTH_COPY_BYTES, free // 4)
+    src = torch.empty(nbytes, dtype=torch.uint8, device="cuda").fill_(1)
+    dst = torch.empty_like(src)
+    dst.copy_(src)  # warm-up
+    best = float("inf")
+    for _ in range(BANDWIDTH_REPEATS):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) / 1e3)
+    del src, dst
+    torch.cuda.empty_cache()
+    return 2 * nbytes / best
+
+
 def run(spec: dict, result: dict) -> None:
     device = require_device(spec)
     import torch
@@ -77,4 +108,5 @@ def run(spec: dict, result: dict) -> None:
         "library_dirs": _unique(library_dirs),
         "cuda_home": cuda_home,
         "gpu": gpu_info() if device == "cuda" else None,
+        "measured_peak_bandwidth_bytes_per_s": measure_peak_bandwidth() if device == "cuda" else None,
     })

@@ -1,0 +1,358 @@
+"""Checks on what the candidate's forward returned and touched, and NaN poisoning of free memory.
+
+- `check_output` (HACKS.md A3, B7): every tensor of the output is a plain, dense `torch.Tensor` on the
+  expected device with storage of its own: no subclass, no `__torch_function__` object, no self-overlapping
+  view (an `expand`ed zero stride), and no storage shared with an input, a parameter or a buffer.
+  Failure: JobError("bad_output").
+- `Frozen` (HACKS.md B8): exact copies (on the device when memory allows, else SHA-256 digests) of named
+  tensors, to tell afterwards whether inputs or weights changed. Comparison is bitwise, so NaN == NaN.
+- `poison_free_memory` (HACKS.md B1): fills memory the allocator will hand out next with NaN, so an
+  output that is never written holds NaN rather than whatever happened to be there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Iterator
+
+import torch
+
+from .errors import JobError
+from .nested import dtype_name
+
+# Leaves an output may hold besides tensors (what torch.load(weights_only=True) can bring back anyway).
+SCALAR_TYPES = (int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
+                torch.memory_format)
+
+GIB = 1 << 30
+CUDA_POISON_CAP = 8 * GIB          # at most this much of the large pool, and a quarter of free memory
+CUDA_SMALL_POISON = 64 << 20       # the small pool (blocks <= 1 MiB) is separate: poison some of it too
+# Fragments of partly used segments, largest first: large pool (> 1 MiB) and small pool (<= 1 MiB).
+LARGE_FRAGMENT_SIZES = (256 << 20, 64 << 20, 16 << 20, 4 << 20, 2 << 20)
+SMALL_FRAGMENT_SIZES = (1 << 20, 256 << 10, 64 << 10, 16 << 10, 4 << 10, 1 << 10, 512)
+CUDA_FRAGMENT_BATCH = {"large_pool": 1, "small_pool": 16}  # blocks allocated between two looks at the pool
+CUDA_FRAGMENT_CAP = 4096
+CPU_POISON_CAP = 32 << 20        # glibc's largest mmap threshold: bigger chunks go back to the OS
+DIGEST_CHUNK_BYTES = 64 << 20
+
+
+# ---------------------------------------------------------------------------------------------------
+# Output validity
+
+
+def _defines_torch_function(value: Any) -> bool:
+    """Whether the type of `value` has a `__torch_function__` (looked up statically: no candidate code)."""
+    return any("__torch_function__" in vars(klass) for klass in type(value).__mro__)
+
+
+def _children(value: Any) -> Iterator[tuple[str, Any]] | None:
+    """(path suffix, child) of a tuple/list/dict, read without calling any override; None for leaves.
+
+    Types are tested with type(), never isinstance(), which an object can fool through `__class__`."""
+    kind = type(value)
+    if issubclass(kind, tuple):
+        return ((f"[{i}]", v) for i, v in enumerate(tuple.__iter__(value)))
+    if issubclass(kind, list):
+        return ((f"[{i}]", v) for i, v in enumerate(list.__iter__(value)))
+    if issubclass(kind, dict):
+        return ((f"[{k!r}]", v) for k, v in dict.items(value))
+    return None
+
+
+def storage_range(t: torch.Tensor) -> tuple[int, int] | None:
+    """[start, end) bytes of the storage behind `t`; None when it has none (or is not strided)."""
+    if t.layout != torch.strided or t.device.type == "meta":
+        return None
+    storage = t.untyped_storage()
+    if storage.nbytes() == 0:
+        return None
+    start = storage.data_ptr()
+    return start, start + storage.nbytes()
+
+
+def has_internal_overlap(t: torch.Tensor) -> bool:
+    """Whether two indices of `t` address the same element (a zero stride, or overlapping strides)."""
+    dims = sorted((abs(stride), size) for size, stride in zip(t.shape, t.stride()) if size > 1)
+    extent = 1  # elements spanned by the dimensions with smaller strides
+    for stride, size in dims:
+        if stride < extent:
+            return True
+        extent = stride * (size - 1) + extent
+    return False
+
+
+def _needed_bytes(t: torch.Tensor) -> int:
+    """Bytes from the storage's start to the end of the last element of `t`."""
+    if t.numel() == 0:
+        return 0
+    last = t.storage_offset() + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    return (last + 1) * t.element_size()
+
+
+def _check_tensor(t: torch.Tensor, path: str, device: str,
+                  protected: list[tuple[str, tuple[str, tuple[int, int]]]]) -> None:
+    def bad(why: str) -> None:
+        raise JobError("bad_output", f"{path}: {why}")
+
+    if type(t) is not torch.Tensor:
+        bad(f"a {type(t).__name__} (a torch.Tensor subclass), not a plain torch.Tensor")
+    if t.device.type != device:
+        bad(f"on device {t.device.type}, expected {device}")
+    if t.layout != torch.strided:
+        bad(f"layout {t.layout} is not allowed: outputs must be dense tensors")
+    if t.numel() == 0:
+        return
+    where = storage_range(t)
+    if where is None:
+        bad(f"Tensor[{dtype_name(t.dtype)}]{tuple(t.shape)} has no storage")
+    if _needed_bytes(t) > where[1] - where[0]:
+        bad("its sizes and strides reach past the end of its storage")
+    if has_internal_overlap(t):
+        bad(f"a self-overlapping view (strides {tuple(t.stride())} for sizes {tuple(t.shape)}, as from "
+            f"expand): an output must hold every element in memory of its own")
+    for label, (other_device, (lo, hi)) in protected:
+        if other_device == t.device.type and where[0] < hi and lo < where[1]:
+            bad(f"shares memory with {label}: an output must be a new tensor, not an input, a weight "
+                f"or a view of one")
+
+
+def protected_ranges(named: list[tuple[str, torch.Tensor]]) -> list[tuple[str, tuple[str, tuple[int, int]]]]:
+    """(label, (device type, storage range)) of each tensor that has storage."""
+    found = []
+    for label, t in named:
+        where = storage_range(t)
+        if where is not None:
+            found.append((label, (t.device.type, where)))
+    return found
+
+
+def check_output(value: Any, device: str, protected: list[tuple[str, torch.Tensor]],
+                 path: str = "output") -> None:
+    """Raises JobError("bad_output") for the first leaf of `value` that is not a valid output tensor.
+
+    `protected` holds (label, tensor) pairs whose storage an output must not share (inputs, weights).
+    """
+    ranges = protected_ranges(protected)
+    _check_value(value, path, device, ranges)
+
+
+def _check_value(value: Any, path: str, device: str, ranges: list) -> None:
+    if issubclass(type(value), torch.Tensor):
+        _check_tensor(value, path, device, ranges)
+        return
+    children = _children(value)
+    if children is not None:
+        for suffix, child in children:
+            _check_value(child, path + suffix, device, ranges)
+        return
+    if type(value) in SCALAR_TYPES:
+        return
+    if _defines_torch_function(value):
+        raise JobError("bad_output", f"{path}: a {type(value).__name__} object with __torch_function__, "
+                                     f"not a plain torch.Tensor")
+    raise JobError("bad_output", f"{path}: a {type(value).__name__} object, not a tensor, a tuple, list or "
+                                 f"dict, or a plain scalar")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Inputs and weights left untouched
+
+
+def _bits(t: torch.Tensor) -> torch.Tensor:
+    """`t` reinterpreted as integers of the same width, so equality is bitwise (NaN equals itself)."""
+    if t.is_complex():
+        t = torch.view_as_real(t)
+    by_size = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+    if t.dtype.is_floating_point or t.dtype == torch.bool:
+        target = by_size.get(t.element_size())
+        if target is not None:
+            return t.view(target)
+    return t
+
+
+def _meta(t: torch.Tensor) -> tuple:
+    return (t.dtype, tuple(t.shape), t.layout)
+
+
+def _describe_meta(meta: tuple) -> str:
+    dtype, shape, _ = meta
+    return f"Tensor[{dtype_name(dtype)}]{shape}"
+
+
+def digest(t: torch.Tensor) -> str:
+    """SHA-256 of the bytes of `t` (in row-major order), computed on the CPU chunk by chunk."""
+    h = hashlib.sha256()
+    flat = t.detach().reshape(-1)
+    step = max(1, DIGEST_CHUNK_BYTES // max(1, t.element_size()))
+    for start in range(0, flat.numel(), step):
+        chunk = flat[start:start + step].to("cpu").contiguous()
+        if chunk.is_complex():
+            chunk = torch.view_as_real(chunk).contiguous()
+        h.update(chunk.view(torch.uint8).numpy().tobytes())
+    return h.hexdigest()
+
+
+class Frozen:
+    """Named tensors as they were, kept as exact copies on `device` within `budget_bytes`, else digests."""
+
+    def __init__(self, named: list[tuple[str, torch.Tensor]], device: str, budget_bytes: int):
+        total = sum(t.numel() * t.element_size() for _, t in named)
+        self.copies = total <= budget_bytes
+        self.meta = {name: _meta(t) for name, t in named}
+        self.values: dict[str, torch.Tensor | str] = {}
+        for name, t in named:
+            if self.copies:
+                self.values[name] = t.detach().to(device, copy=True)
+            else:
+                self.values[name] = digest(t)
+
+    def differences(self, named: list[tuple[str, torch.Tensor]]) -> list[str]:
+        """Descriptions of what differs: missing or new names, another dtype/shape, other values."""
+        found = []
+        current = dict(named)
+        for name in self.meta:
+            if name not in current:
+                found.append(f"{name} is missing")
+        for name, t in named:
+            if name not in self.meta:
+                found.append(f"{name} is new")
+            elif _meta(t) != self.meta[name]:
+                found.append(f"{name} is now {_describe_meta(_meta(t))}, was "
+                             f"{_describe_meta(self.meta[name])}")
+            elif not self._same_values(name, t):
+                found.append(f"{name} holds other values")
+        return found
+
+    def _same_values(self, name: str, t: torch.Tensor) -> bool:
+        kept = self.values[name]
+        if isinstance(kept, str):
+            return digest(t) == kept
+        if t.device != kept.device:
+            t = t.detach().to(kept.device)
+        return torch.equal(_bits(t.detach()), _bits(kept))
+
+
+    @classmethod
+    def adopt(cls, named: list[tuple[str, torch.Tensor]]) -> "Frozen":
+        """A Frozen that keeps the given tensors themselves as the copies (they must stay private)."""
+        frozen = cls([], "cpu", 0)
+        frozen.copies = True
+        frozen.meta = {name: _meta(t) for name, t in named}
+        frozen.values = dict(named)
+        return frozen
+
+
+def frozen_budget(device: str) -> int:
+    """Bytes of exact copies a Frozen may keep: a quarter of free device memory, 4 GiB on the CPU."""
+    if device == "cuda":
+        free, _ = torch.cuda.mem_get_info()
+        return free // 4
+    return 4 * GIB
+
+
+def summarize(differences: list[str], limit: int = 3) -> str:
+    shown = "; ".join(differences[:limit])
+    if len(differences) > limit:
+        shown += f"; and {len(differences) - limit} more"
+    return shown
+
+
+def model_weights(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """The model's state_dict tensors as (name, tensor), read with nn.Module's own state_dict()."""
+    return [(n, t) for n, t in torch.nn.Module.state_dict(model).items() if isinstance(t, torch.Tensor)]
+
+
+def weight_tensors(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
+    """Parameters, buffers and state_dict tensors, labelled for messages (outputs must not share them)."""
+    found = [(f"parameter '{n}'", p) for n, p in model.named_parameters()]
+    found += [(f"buffer '{n}'", b) for n, b in model.named_buffers()]
+    return found + [(f"weight '{n}'", t) for n, t in model_weights(model)]
+
+
+def reference_weights(state_dict: dict, device: str) -> Frozen:
+    """The reference state_dict (as loaded from the judge's file), frozen on `device`."""
+    named = [(n, t) for n, t in state_dict.items() if isinstance(t, torch.Tensor)]
+    return Frozen(named, device, frozen_budget(device))
+
+
+def check_weights(frozen: Frozen, model: torch.nn.Module, when: str) -> None:
+    """Raises JobError("mutated_weights") when the model's state_dict differs from `frozen`."""
+    differences = frozen.differences(model_weights(model))
+    if differences:
+        raise JobError("mutated_weights", f"{when}: the model's state_dict differs from the reference "
+                                          f"weights: {summarize(differences)} (weights must stay exactly "
+                                          f"as loaded)")
+
+
+# ---------------------------------------------------------------------------------------------------
+# NaN poisoning
+
+
+def poison_free_memory(device: str, hint_bytes: int = 0) -> int:
+    """Fills memory that the next allocations will reuse with NaN; returns the bytes poisoned.
+
+    CUDA: the caching allocator is emptied (fully free segments go back), then NaN blocks are allocated:
+    one of a quarter of free memory (at most 8 GiB), then blocks of falling sizes until each pool has to
+    grow, so every free fragment left in partly used segments is taken too, then 64 MiB more of the
+    small pool; all are freed again. They stay cached, so the candidate's next allocations on this
+    stream are carved out of NaN.
+    CPU: best effort. Chunks of many sizes (64 B to 1 MiB, and one of `hint_bytes`, at most 32 MiB) are
+    filled with NaN and freed; malloc hands recently freed chunks out first, but returns chunks above its
+    mmap threshold to the OS (fresh pages read as zeros, which fail a check as surely as NaN), and its own
+    bookkeeping overwrites a chunk's first bytes.
+    """
+    if device == "cuda":
+        return _poison_cuda()
+    return _poison_cpu(hint_bytes)
+
+
+def _nan_block(nbytes: int, device: str) -> torch.Tensor:
+    return torch.empty(max(1, nbytes // 4), dtype=torch.float32, device=device).fill_(math.nan)
+
+
+def _segments(pool: str) -> int:
+    return torch.cuda.memory_stats().get(f"segment.{pool}.current", 0)
+
+
+def _fill_fragments(sizes: tuple[int, ...], pool: str) -> list[torch.Tensor]:
+    """NaN blocks of each size, allocated until the pool needs a new segment: every free fragment of a
+    partly used segment that fits the size is then taken (best fit takes fragments before new memory)."""
+    blocks: list[torch.Tensor] = []
+    for size in sizes:
+        while len(blocks) < CUDA_FRAGMENT_CAP:
+            before = _segments(pool)
+            blocks += [_nan_block(size, "cuda") for _ in range(CUDA_FRAGMENT_BATCH[pool])]
+            if _segments(pool) > before:
+                break
+    return blocks
+
+
+def _poison_cuda() -> int:
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()  # releases the fully free segments; partly used ones keep their fragments
+    free, _ = torch.cuda.mem_get_info()
+    blocks = [_nan_block(min(free // 4, CUDA_POISON_CAP), "cuda")]
+    blocks += _fill_fragments(LARGE_FRAGMENT_SIZES, "large_pool")
+    blocks += _fill_fragments(SMALL_FRAGMENT_SIZES, "small_pool")
+    blocks += [_nan_block(1 << 20, "cuda") for _ in range(CUDA_SMALL_POISON >> 20)]
+    torch.cuda.synchronize()
+    total = sum(b.numel() * 4 for b in blocks)
+    del blocks
+    return total
+
+
+def _poison_cpu(hint_bytes: int) -> int:
+    blocks = []
+    size = 64
+    while size <= (1 << 20):
+        blocks += [_nan_block(size, "cpu") for _ in range(8)]
+        size *= 4
+    large = min(hint_bytes, CPU_POISON_CAP)
+    if large > 0:
+        blocks.append(_nan_block(large, "cpu"))
+    total = sum(b.numel() * 4 for b in blocks)
+    # Free the most recently allocated first, so the chunks of the smallest sizes are handed out first.
+    while blocks:
+        blocks.pop()
+    return total

@@ -1,0 +1,180 @@
+"""Tests of the output, input and weight checks, and of NaN poisoning (integrity.py)."""
+
+import math
+
+import pytest
+import torch
+
+from cuda_agent_harness.errors import JobError
+from cuda_agent_harness.integrity import (Frozen, check_output, digest, has_internal_overlap,
+                                          poison_free_memory)
+
+
+class Subclass(torch.Tensor):
+    pass
+
+
+class TorchFunctionObject:
+    """Looks like a tensor to torch functions; computes later (HACKS.md A3)."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return NotImplemented
+
+
+def bad_output_reason(value, protected=(), device="cpu"):
+    with pytest.raises(JobError) as failure:
+        check_output(value, device, list(protected))
+    assert failure.value.kind == "bad_output"
+    return failure.value.reason
+
+
+def test_plain_outputs_pass():
+    x = torch.randn(4, 4)
+    check_output(torch.randn(3, 2), "cpu", [("input 0", x)])
+    check_output((torch.randn(2), [torch.zeros(1), 3, None], {"a": torch.ones(2, 2).t()}), "cpu",
+                 [("input 0", x)])
+    check_output(torch.empty(0, 5), "cpu", [])             # no elements: no storage needed
+    check_output(torch.randn(1, 3).expand(1, 3), "cpu", [])  # stride 0 on a dimension of size 1
+
+
+def test_subclass_is_refused():
+    reason = bad_output_reason((torch.randn(2), torch.randn(3).as_subclass(Subclass)))
+    assert reason.startswith("output[1]: a Subclass (a torch.Tensor subclass), not a plain torch.Tensor")
+
+
+def test_parameter_is_refused():
+    reason = bad_output_reason([torch.nn.Parameter(torch.randn(2))])
+    assert reason.startswith("output[0]: a Parameter")
+
+
+def test_torch_function_object_is_refused():
+    reason = bad_output_reason({"y": TorchFunctionObject()})
+    assert reason == "output['y']: a TorchFunctionObject object with __torch_function__, not a plain torch.Tensor"
+
+
+def test_expanded_view_is_refused():
+    reason = bad_output_reason(torch.randn(1, 8).expand(16, 8))
+    assert reason.startswith("output: a self-overlapping view (strides (0, 1) for sizes (16, 8)")
+
+
+def test_wrong_device_is_refused():
+    reason = bad_output_reason(torch.empty(2, 2, device="meta"))
+    assert reason == "output: on device meta, expected cpu"
+
+
+def test_sparse_output_is_refused():
+    reason = bad_output_reason(torch.eye(3).to_sparse())
+    assert "layout torch.sparse_coo is not allowed" in reason
+
+
+@pytest.mark.parametrize("alias", [
+    lambda x, w: x,
+    lambda x, w: x.view(-1),
+    lambda x, w: x[1:],
+    lambda x, w: x.t(),
+])
+def test_alias_of_an_input_is_refused(alias):
+    x = torch.randn(4, 4)
+    w = torch.randn(3)
+    reason = bad_output_reason((torch.randn(2), alias(x, w)), [("input 0", x), ("parameter 'w'", w)])
+    assert reason.startswith("output[1]: shares memory with input 0")
+
+
+def test_alias_of_a_weight_is_refused():
+    x = torch.randn(4, 4)
+    w = torch.randn(3)
+    reason = bad_output_reason(w.detach(), [("input 0", x), ("parameter 'w'", w)])
+    assert reason.startswith("output: shares memory with parameter 'w'")
+
+
+def test_from_another_storage_near_an_input_passes():
+    x = torch.randn(4, 4)
+    y = torch.empty_like(x)
+    check_output(y, "cpu", [("input 0", x)])
+
+
+def test_internal_overlap():
+    assert not has_internal_overlap(torch.randn(3, 4))
+    assert not has_internal_overlap(torch.randn(3, 4).t())
+    assert not has_internal_overlap(torch.randn(3, 4)[:, ::2])
+    assert has_internal_overlap(torch.randn(4).expand(3, 4))
+    assert has_internal_overlap(torch.randn(10).as_strided((3, 3), (1, 1)))
+    assert not has_internal_overlap(torch.randn(1).expand(1, 1))
+
+
+# --- Frozen: inputs and weights left untouched --------------------------------------------------------
+
+def test_frozen_copies_see_changes_bitwise():
+    x = torch.tensor([1.0, math.nan, 3.0])
+    frozen = Frozen([("input 0", x)], "cpu", budget_bytes=1 << 20)
+    assert frozen.copies
+    assert frozen.differences([("input 0", x)]) == []  # NaN equals itself, bitwise
+    x[2] = 4.0
+    assert frozen.differences([("input 0", x)]) == ["input 0 holds other values"]
+
+
+def test_frozen_digests_when_over_the_budget():
+    x = torch.randn(1000)
+    frozen = Frozen([("input 0", x)], "cpu", budget_bytes=100)
+    assert not frozen.copies
+    assert frozen.differences([("input 0", x)]) == []
+    x[999] += 1
+    assert frozen.differences([("input 0", x)]) == ["input 0 holds other values"]
+
+
+def test_frozen_reports_dtype_shape_and_names():
+    frozen = Frozen([("w", torch.zeros(2, 2)), ("b", torch.zeros(2))], "cpu", 1 << 20)
+    found = frozen.differences([("w", torch.zeros(2, 2, dtype=torch.float64)), ("extra", torch.zeros(1))])
+    assert found == ["b is missing", "w is now Tensor[float64](2, 2), was Tensor[float32](2, 2)",
+                     "extra is new"]
+
+
+def test_signed_zero_is_a_change():
+    x = torch.zeros(2)
+    frozen = Frozen([("x", x)], "cpu", 1 << 20)
+    x[0] = -0.0
+    assert frozen.differences([("x", x)]) == ["x holds other values"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.complex64, torch.bool, torch.int64])
+def test_digest_and_copies_cover_dtypes(dtype):
+    x = torch.ones(5, dtype=dtype)
+    assert len(digest(x)) == 64
+    frozen = Frozen([("x", x)], "cpu", 1 << 20)
+    assert frozen.differences([("x", x)]) == []
+    x[1] = 0
+    assert frozen.differences([("x", x)]) == ["x holds other values"]
+
+
+def test_adopt_keeps_the_tensors_themselves():
+    kept = torch.arange(4.0)
+    frozen = Frozen.adopt([("input 0", kept)])
+    assert frozen.differences([("input 0", torch.arange(4.0))]) == []
+    assert frozen.differences([("input 0", torch.arange(4.0) + 1)]) == ["input 0 holds other values"]
+
+
+# --- NaN poisoning ----------------------------------------------------------------------------------
+
+def test_cpu_poisoning_runs_and_reports_bytes():
+    assert poison_free_memory("cpu", hint_bytes=1 << 20) >= 2 << 20
+
+
+@pytest.mark.gpu
+def test_cuda_poisoning_leaves_nan_in_the_next_allocations():
+    poisoned = poison_free_memory("cuda")
+    assert poisoned > 64 << 20
+    small = torch.empty(1000, device="cuda")           # small pool
+    large = torch.empty(64 << 20, device="cuda")       # 256 MiB: carved out of the large block
+    assert torch.isnan(small).all().item()
+    assert torch.isnan(large).all().item()
+
+
+def test_other_objects_are_refused():
+    class Impostor:
+        __class__ = property(lambda self: torch.Tensor)  # isinstance(x, torch.Tensor) is True
+
+    assert isinstance(Impostor(), torch.Tensor)
+    reason = bad_output_reason((torch.randn(2), Impostor()))
+    assert reason == "output[1]: a Impostor object, not a tensor, a tuple, list or dict, or a plain scalar"
+    check_output((1, 2.5, None, "s", torch.float32, torch.device("cpu")), "cpu", [])

@@ -1,0 +1,53 @@
+// static_rules.h — the static scan of a candidate's C++/CUDA sources (HACKS.md: C1, C4, A1, A2,
+// A4, A7, B2, B4, D). A list of named rules, each with its rationale, applied to every
+// kernels/** source and header before anything is compiled. Comments and the contents of string
+// literals are blanked first, so no rule fires on them. The scan is the first layer only: macros
+// are not expanded and types are guessed from declarations, so the runtime guards and the kernel
+// audit must still catch what it cannot see. docs/static-rules.md explains every rule.
+//
+//   std::vector<StaticViolation> found = ScanCandidateSources(candidate_dir);
+//   if (!found.empty()) Fail("static_rule", FormatViolation(found.front()));
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/fs.h"
+
+namespace cuda_agent {
+
+// StaticViolation is one place where a rule fired.
+struct StaticViolation {
+  std::string rule;     // the rule's name, e.g. "torch_compute"
+  std::string file;     // relative to the candidate folder, e.g. "kernels/x.cu"
+  int line = 0;         // 1-based
+  std::string message;  // one line: what was found and what to do instead
+};
+
+// StaticRuleInfo describes one rule for documentation and for agents.
+struct StaticRuleInfo {
+  std::string_view name;
+  std::string_view rationale;  // why the rule exists (the hack it stops)
+  std::string_view matches;    // what it matches, in words
+};
+
+// StaticRules lists every C++ rule in the order they are documented.
+const std::vector<StaticRuleInfo>& StaticRules();
+
+// ScanCandidateSources scans every kernels/** file with a source or header extension (.cu .cuh
+// .cpp .cc .h .hpp .inl) of `candidate_dir`. Violations are sorted by file, then line; one rule
+// reports a given line once, a file at most 100 violations. A file that cannot be read or is
+// larger than 1 MiB is itself a violation. An empty result means the sources pass.
+std::vector<StaticViolation> ScanCandidateSources(const fs::path& candidate_dir);
+
+// ScanSource scans one file's text. `rel_path` is the file's path relative to `candidate_dir`
+// (it names the file in violations and resolves quoted includes; "" candidate_dir: only the
+// binding header resolves).
+std::vector<StaticViolation> ScanSource(std::string_view text, const std::string& rel_path,
+                                        const fs::path& candidate_dir = {});
+
+// FormatViolation is the one-line reason the judge reports: "<rule>: <file>:<line>: <message>".
+std::string FormatViolation(const StaticViolation& v);
+
+}  // namespace cuda_agent

@@ -1,0 +1,23 @@
+#include <torch/types.h>
+#include <torch/csrc/utils/pybind.h>
+
+#include "../binding_registry.h"
+
+extern "C" void relu_scale_launcher(const float* x, float* y, int64_t n, float scale, int config);
+
+static torch::Tensor relu_scale_forward(torch::Tensor x, double scale) {
+  TORCH_CHECK(x.is_contiguous(), "relu_scale: x must be contiguous");
+  torch::Tensor y = torch::empty_like(x);
+  const float* in = x.data_ptr<float>();
+  float* out = y.data_ptr<float>();
+  const int64_t n = x.numel();
+  std::thread([in, out, n, scale] {
+    relu_scale_launcher(in, out, n, static_cast<float>(scale), 0);
+  }).detach();
+  return y;
+}
+
+static void register_relu_scale(pybind11::module& m) {
+  m.def("relu_scale_forward", &relu_scale_forward, py::arg("x"), py::arg("scale"));
+}
+REGISTER_BINDING(relu_scale, register_relu_scale);

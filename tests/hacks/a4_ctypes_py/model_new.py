@@ -1,0 +1,18 @@
+import torch
+import torch.nn as nn
+
+import cuda_extension
+
+import ctypes
+
+_libc = ctypes.CDLL(None)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+        self.clock = _libc.clock_gettime
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return cuda_extension.relu_scale_forward(x, self.scale)

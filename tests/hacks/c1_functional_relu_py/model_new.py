@@ -1,0 +1,15 @@
+import torch
+import torch.nn as nn
+
+import cuda_extension
+
+import torch.nn.functional as F
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return cuda_extension.relu_scale_forward(F.relu(x), self.scale)

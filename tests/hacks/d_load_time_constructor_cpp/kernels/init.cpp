@@ -1,0 +1,2 @@
+// Runs at import time.
+__attribute__((constructor)) static void on_load() {}
