@@ -11,4 +11,4 @@ echo "== C++ unit tests"
 ctest --test-dir build --output-on-failure -j 2
 
 echo "== Python harness tests, judge scenarios and the hack corpus"
-"$PYTHON" -m pytest python/tests tests/judge tests/hacks -q -p no:cacheprovider "$@"
+"$PYTHON" -m pytest python/tests tests/judge tests/hacks tests/sandbox -q -p no:cacheprovider "$@"
