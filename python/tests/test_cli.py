@@ -57,3 +57,21 @@ def test_unknown_job_is_refused(tmp_path):
     proc, result = run_cli("nonsense", {"result_path": str(tmp_path / "r.json")}, tmp_path)
     assert proc.returncode == 2
     assert result is None
+
+
+def test_spec_file_is_removed_before_candidate_code_runs(tmp_path):
+    """The spec of a job that runs candidate code holds secrets; it must be gone once read."""
+    import json
+    import subprocess
+    import sys
+
+    from helpers import PYTHON_DIR
+
+    spec = tmp_path / "spec.json"
+    # An unusable spec for the job: it fails, but only after the spec was read and removed.
+    spec.write_text(json.dumps({"result_path": str(tmp_path / "result.json"), "seed": 1234}))
+    env = {"PYTHONPATH": PYTHON_DIR, "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, "-m", "cuda_agent_harness", "profile", "--spec", str(spec)],
+                   env=env, capture_output=True, timeout=120)
+    assert not spec.exists()
+    assert (tmp_path / "result.json").exists()
