@@ -301,6 +301,7 @@ int SandboxCommand(const Args& args) {
       {"writable", true, "comma-separated folders bound read-write", ""},
       {"read-only", true, "comma-separated folders bound read-only (after homes are hidden)", ""},
       {"hide", true, "comma-separated folders replaced by an empty tmpfs", ""},
+      {"protect", true, "comma-separated files kept read-only and checked unchanged after the run", ""},
       {"cwd", true, "working folder inside", ""},
       {"gpu", false, "make /dev/nvidia* visible", ""},
       {"network", false, "keep the network", ""},
@@ -332,12 +333,15 @@ int SandboxCommand(const Args& args) {
   policy.writable = PathList(a->Get("writable"));
   policy.read_only = PathList(a->Get("read-only"));
   policy.hidden = PathList(a->Get("hide"));
+  policy.protected_files = PathList(a->Get("protect"));
   policy.gpu = a->Has("gpu");
   policy.network = a->Has("network");
   policy.memory_bytes = static_cast<uint64_t>(memory.value()) << 20;
   policy.max_pids = static_cast<uint64_t>(pids.value());
   policy.limits.processes = static_cast<uint64_t>(pids.value());
   policy.limits.file_size_bytes = static_cast<uint64_t>(fsize.value()) << 20;
+  policy.limits.open_files = 1024;
+  policy.limits.cpu_seconds = static_cast<uint64_t>(timeout.value()) * 4 + 1;  // the watchdog comes first
   RunOptions inner;
   inner.argv = a->positional();
   inner.cwd = a->Get("cwd");
@@ -352,6 +356,7 @@ int SandboxCommand(const Args& args) {
     Json out = {{"isolation", IsolationName(run->isolation)}, {"exit_code", p.exit_code},
                 {"signal", p.term_signal}, {"timed_out", p.timed_out}, {"oom_killed", run->oom_killed},
                 {"host_uid_dropped", run->host_uid_dropped}, {"ended", p.Describe()},
+                {"tampered", run->tampered},
                 {"wall_seconds", p.wall_seconds}, {"stdout", p.out}, {"stderr", p.err}};
     std::cout << out.dump() << "\n";
     return 0;
@@ -359,6 +364,8 @@ int SandboxCommand(const Args& args) {
   std::cout << p.out;
   std::cerr << p.err;
   if (p.timed_out || p.term_signal) std::cerr << "cuda-agent sandbox: " << p.Describe() << "\n";
+  for (const auto& f : run->tampered) std::cerr << "cuda-agent sandbox: protected file changed: " << f << "\n";
+  if (!run->tampered.empty()) return 3;
   return p.timed_out ? 124 : p.term_signal ? 128 + p.term_signal : p.exit_code;
 }
 

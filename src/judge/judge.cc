@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <random>
+#include <thread>
 
 #include "build/extension_builder.h"
 #include "judge/reward.h"
@@ -215,6 +216,10 @@ class Pipeline {
     base_policy_.max_pids = opt_.job_max_pids;
     base_policy_.limits.processes = opt_.job_max_pids;
     base_policy_.limits.file_size_bytes = 64ull << 30;
+    base_policy_.limits.open_files = 4096;
+    // CPU seconds: a backstop behind the wall-clock watchdog (threads can burn several CPUs at once).
+    base_policy_.limits.cpu_seconds = static_cast<uint64_t>(
+        std::max(opt_.trusted_timeout_s, opt_.build_timeout_s) * std::max(1u, std::thread::hardware_concurrency()));
   }
 
   // Contain returns the sandbox of one job: the base policy plus these folders.

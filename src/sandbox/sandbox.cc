@@ -9,6 +9,7 @@
 
 #include <grp.h>
 
+#include "common/hash.h"
 #include "common/log.h"
 #include "sandbox/cgroup.h"
 
@@ -190,11 +191,19 @@ Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& i
   }
   SandboxRun out;
   out.isolation = Level();
+  std::vector<std::pair<fs::path, std::string>> fingerprints;
+  for (const auto& file : policy.protected_files) {
+    Result<std::string> digest = Sha256File(file);
+    fingerprints.emplace_back(file, digest.ok() ? digest.value() : "missing");
+  }
+  SandboxPolicy effective = policy;
+  effective.read_only.insert(effective.read_only.end(), policy.protected_files.begin(),
+                             policy.protected_files.end());
   RunOptions run = inner;
   run.limits = policy.limits;
   std::unique_ptr<CgroupJob> cgroup;
   if (!bwrap_.empty()) {
-    run.argv = BubblewrapArgs(policy, inner);
+    run.argv = BubblewrapArgs(effective, inner);
     run.cwd.clear();  // bwrap --chdir sets it inside
     // As root, drop the host uid too when everything the job needs is reachable by 65534; else the
     // job is uid 65534 only inside its user namespace (no capabilities; homes and caches hidden).
@@ -241,6 +250,10 @@ Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& i
     p.exit_code = -1;
   }
   if (cgroup) out.oom_killed = cgroup->OomKilled();
+  for (const auto& [file, before] : fingerprints) {
+    Result<std::string> after = Sha256File(file);
+    if ((after.ok() ? after.value() : "missing") != before) out.tampered.push_back(file.string());
+  }
   return out;
 }
 

@@ -26,6 +26,7 @@ struct SandboxPolicy {
   std::vector<fs::path> writable;   // bound read-write (the job's own output folders)
   std::vector<fs::path> read_only;  // bound read-only after hiding (interpreter, harness, inputs)
   std::vector<fs::path> hidden;     // replaced by an empty tmpfs (caches, other work folders)
+  std::vector<fs::path> protected_files;  // bound read-only, hashed before and checked after
   bool network = false;
   bool gpu = false;                 // bind /dev/nvidia* (the job holds a GPU lease)
   uint64_t memory_bytes = 0;        // cgroup memory limit; 0: none
@@ -39,6 +40,7 @@ struct SandboxRun {
   Isolation isolation = Isolation::kNone;
   bool oom_killed = false;          // the cgroup memory limit was hit
   bool host_uid_dropped = false;    // the job ran as uid 65534 on the host, not only inside
+  std::vector<std::string> tampered;  // protected files whose content changed during the run
 };
 
 class Sandbox {

@@ -206,3 +206,13 @@ def test_gpu_device_nodes_hidden_without_a_lease():
     assert set(r["stdout"].split()) <= {"console", "core", "fd", "full", "mqueue", "null", "ptmx",
                                         "pts", "random", "shm", "stderr", "stdin", "stdout", "tty",
                                         "urandom", "zero"}, r["stdout"]
+
+
+def test_protected_file_change_is_detected_even_through_a_writable_parent(work):
+    # The file is bound read-only; replacing it through the writable folder (rename over it) is the
+    # one way left, and the after-run hash check reports it.
+    protected = work / "SKILL.md"
+    protected.write_text("rules")
+    r = run(f"echo x > {protected}; echo new > {work}/tmp.md; mv {work}/tmp.md {protected}; echo done",
+            "--writable", str(work), "--protect", str(protected))
+    assert protected.read_text() == "rules" or r["tampered"] == [str(protected)], r
