@@ -35,12 +35,15 @@ std::vector<int64_t> SecretSeeds(int n) {
 // The folders of one judgement. `shared` holds what the candidate may see (its inputs, init inputs,
 // weights); `private_` holds the expected outputs, which no sandbox that runs candidate code binds.
 struct WorkDirs {
-  fs::path root, jobs, shared, private_, outputs, src, build, task_file;
+  fs::path root, jobs, shared, private_, outputs, src, build, task_file, spot_candidate, spot_eager;
 
   explicit WorkDirs(const fs::path& r)
       : root(r), jobs(r / "jobs"), shared(r / "shared"), private_(r / "private"),
-        outputs(r / "outputs"), src(r / "src"), build(r / "build"), task_file(r / "task.py") {
-    for (const auto& d : {jobs, shared, private_, outputs, src, build}) fs::create_directories(d);
+        outputs(r / "outputs"), src(r / "src"), build(r / "build"), task_file(r / "task.py"),
+        spot_candidate(r / "spot_candidate"), spot_eager(r / "spot_eager") {
+    for (const auto& d : {jobs, shared, private_, outputs, src, build, spot_candidate, spot_eager}) {
+      fs::create_directories(d);
+    }
   }
   std::string InitInputs() const { return (shared / "init_inputs.pt").string(); }
   std::string StateDict() const { return (shared / "state_dict.pt").string(); }
@@ -357,7 +360,9 @@ class Pipeline {
     Json spec = ProfileSpec("candidate");
     spec["candidate_dir"] = fs::absolute(dirs_->src).string();
     spec["extension_dir"] = fs::absolute(dirs_->build).string();
-    JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {});
+    spec["output_dir"] = dirs_->spot_candidate.string();
+    JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file},
+                             {dirs_->spot_candidate});
     Result<JobOutcome> cp = RunHarnessJob(env_, "profile", spec, dirs_->jobs, opt_.candidate_timeout_s, &box);
     r_.stage_seconds["profile_candidate"] = SecondsSince(t);
     if (!cp.ok()) return Internal(cp.status().message());
@@ -368,6 +373,7 @@ class Pipeline {
     }
     r_.timing["candidate"] = ProfileSummary(cp.value());
     r_.kernels = cp->result.value("kernels", Json::array());
+    candidate_spots_ = cp->result.value("spot_checks", Json::array());
     if (!r_.timing["candidate"]["time_us"].is_number()) {
       return Internal("the candidate profile reported no time");
     }
@@ -380,8 +386,16 @@ class Pipeline {
     auto t = Clock::now();
     for (const std::string target : {"eager", "compile"}) {
       if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
-      JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
-      Result<JobOutcome> bp = RunHarnessJob(env_, "profile", ProfileSpec(target), dirs_->jobs,
+      Json spec = ProfileSpec(target);
+      std::vector<fs::path> writable;
+      if (target == "eager") {
+        spec["output_dir"] = dirs_->spot_eager.string();
+        writable.push_back(dirs_->spot_eager);
+      } else {
+        spec.erase("spot_check_calls");
+      }
+      JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, writable);
+      Result<JobOutcome> bp = RunHarnessJob(env_, "profile", spec, dirs_->jobs,
                                             opt_.trusted_timeout_s, &box);
       if (!bp.ok()) return Internal(bp.status().message());
       Track(bp.value());
@@ -394,8 +408,64 @@ class Pipeline {
         continue;
       }
       r_.timing[target] = ProfileSummary(bp.value());
+      if (target == "eager") {
+        eager_spots_ = bp->result.value("spot_checks", Json::array());
+        eager_min_bytes_ = bp->result.value("min_bytes", Json());
+      }
     }
     r_.stage_seconds["profile_baselines"] = SecondsSince(t);
+    return Next::kContinue;
+  }
+
+  // CheckTimedCalls: the outputs of two secretly chosen timed calls must match eager's outputs for
+  // the same inputs (HACKS A5/A6), and no time may beat the bytes the task must move at the
+  // measured peak bandwidth (HACKS A10).
+  Next CheckTimedCalls() {
+    auto t = Clock::now();
+    if (!eager_spots_.empty() && eager_spots_.size() == candidate_spots_.size()) {
+      std::vector<std::string> expected, actual;
+      for (size_t i = 0; i < eager_spots_.size(); ++i) {
+        expected.push_back(eager_spots_[i].value("output_path", ""));
+        actual.push_back(candidate_spots_[i].value("output_path", ""));
+      }
+      Json spec = {{"expected_paths", expected}, {"actual_paths", actual},
+                   {"atol", opt_.policy.atol}, {"rtol", opt_.policy.rtol}};
+      JobSandbox box = Contain({dirs_->spot_eager, dirs_->spot_candidate}, {});
+      box.policy.gpu = false;
+      Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
+      if (!cmp.ok()) return Internal(cmp.status().message());
+      Track(cmp.value());
+      if (!cmp->has_result) return Internal("spot-check compare: " + cmp->process.Describe());
+      r_.timing["spot_checks"] = eager_spots_.size();
+      if (!cmp->Ok()) {
+        std::string why = cmp->Reason();
+        const Json checks = cmp->result.value("checks", Json::array());
+        for (size_t i = 0; i < checks.size(); ++i) {
+          if (checks[i].value("ok", true)) continue;
+          why = "timed call " + std::to_string(eager_spots_[i].value("call", 0) + 1) + ": " +
+                checks[i].value("reason", why);
+          break;
+        }
+        return Fail(Stage::kProfile, "timed_mismatch",
+                    "timed outputs differ from the reference: " + why);
+      }
+    }
+    const Json bandwidth = toolchain_.raw.value("measured_peak_bandwidth_bytes_per_s", Json());
+    const Json cand = r_.timing["candidate"]["time_us"];
+    if (bandwidth.is_number() && eager_min_bytes_.is_number() && cand.is_number() &&
+        bandwidth.get<double>() > 0) {
+      double floor_us = eager_min_bytes_.get<double>() / bandwidth.get<double>() * 1e6;
+      r_.timing["speed_of_light_us"] = floor_us;
+      if (cand.get<double>() < floor_us) {
+        char buf[200];
+        std::snprintf(buf, sizeof(buf),
+                      "impossible time: %.2f us is below the %.2f us the task's %.0f bytes take at "
+                      "the measured peak bandwidth", cand.get<double>(), floor_us,
+                      eager_min_bytes_.get<double>());
+        return Fail(Stage::kProfile, "impossible_time", buf);
+      }
+    }
+    r_.stage_seconds["timed_checks"] = SecondsSince(t);
     return Next::kContinue;
   }
 
@@ -428,11 +498,18 @@ class Pipeline {
 
  private:
   Json ProfileSpec(const std::string& target) {
-    if (timing_seed_ == 0) timing_seed_ = SecretSeeds(1).front() | 1;
+    if (timing_seed_ == 0) {
+      std::vector<int64_t> secret = SecretSeeds(3);
+      timing_seed_ = secret[0] | 1;
+      // Two distinct timed calls whose outputs are checked; the candidate cannot know which.
+      int a = static_cast<int>(secret[1] % opt_.iters);
+      int b = opt_.iters > 1 ? static_cast<int>((a + 1 + secret[2] % (opt_.iters - 1)) % opt_.iters) : a;
+      spot_calls_ = a == b ? Json::array({a}) : Json::array({std::min(a, b), std::max(a, b)});
+    }
     return {{"target", target}, {"device", r_.device}, {"task_path", dirs_->task_file.string()},
             {"init_inputs_path", dirs_->InitInputs()}, {"state_dict_path", dirs_->StateDict()},
             {"seed", timing_seed_}, {"warmup", opt_.warmup}, {"iters", opt_.iters},
-            {"flush_l2", true}};
+            {"flush_l2", true}, {"spot_check_calls", spot_calls_}};
   }
 
   Json ProfileSummary(const JobOutcome& job) const {
@@ -474,6 +551,10 @@ class Pipeline {
   Toolchain toolchain_;
   std::string output_signature_;
   int64_t timing_seed_ = 0;
+  Json spot_calls_ = Json::array();
+  Json candidate_spots_ = Json::array();
+  Json eager_spots_ = Json::array();
+  Json eager_min_bytes_;
   std::vector<std::string> notes_;
   const Sandbox& sandbox_;
   SandboxPolicy base_policy_;
@@ -522,6 +603,7 @@ JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const Ju
     p.StartTiming();
     if (p.ProfileCandidate() == Next::kStop) return Next::kStop;
     if (p.ProfileBaselines() == Next::kStop) return Next::kStop;
+    if (p.CheckTimedCalls() == Next::kStop) return Next::kStop;
     return p.Reward(*schedule);
   };
   RunGuarded(p, run);
