@@ -104,7 +104,7 @@ const Cgroups& Cgroups::Detect() {
     }
     // v2: the unified tree, where our own group's subtree can get memory and pids.
     std::error_code ec;
-    for (const fs::path root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
+    for (const fs::path& root : {fs::path("/sys/fs/cgroup"), fs::path("/sys/fs/cgroup/unified")}) {
       if (!fs::exists(root / "cgroup.controllers", ec)) continue;
       std::string controllers = ReadText(root / "cgroup.controllers");
       std::optional<std::string> own = RelativeCgroup("");
