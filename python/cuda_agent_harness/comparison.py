@@ -6,12 +6,19 @@ tensors: exact shape, dtype, device and layout first, then every element. Floati
 in float64: the NaN masks must match, infinities must match in position and sign, and finite pairs must
 satisfy |a - e| <= atol + rtol * |e|. Integer and bool tensors must be exactly equal. Comparison stops at
 the first failing leaf; its path, counts, first mismatching index and values go into the report.
+
+The Tolerance says where atol and rtol come from (docs/precision.md):
+- "fixed" (the `paper` policy): the same atol and rtol for every dtype, as published;
+- "scaled" (`strict`, `tf32-fair`): per dtype, atol is a factor times the RMS of the expected tensor's
+  finite elements (so a tiny output cannot be matched by zeros), and the relative norm error
+  ||a - e|| / ||e|| over the finite pairs must also stay under a per-dtype bound (so constants, noise
+  with the right mean and std, or a systematic precision downgrade fail even when each element is close).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -20,6 +27,51 @@ from .nested import dtype_name
 
 # Elements compared per step, to bound the float64 temporaries of very large outputs.
 CHUNK_ELEMENTS = 1 << 22
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds for one dtype: atol (absolute, or a factor of the RMS when scaled), rtol, rnorm."""
+
+    atol: float
+    rtol: float
+    rnorm: float | None = None  # bound on ||a - e|| / ||e||; None: no norm check
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How floating tensors are compared: `fixed` bounds, or bounds `scaled` to the output, per dtype."""
+
+    mode: str = "fixed"
+    limits: dict[str, Limits] = field(default_factory=dict)  # dtype name ("float32") or "default"
+
+    @staticmethod
+    def fixed(atol: float, rtol: float) -> "Tolerance":
+        return Tolerance("fixed", {"default": Limits(atol, rtol)})
+
+    @staticmethod
+    def from_spec(spec: dict) -> "Tolerance":
+        """{"mode": "fixed"|"scaled", "limits": {"float32": {"atol": .., "rtol": .., "rnorm": ..}, ..}}.
+        Raises ValueError on anything else."""
+        mode = spec.get("mode")
+        if mode not in ("fixed", "scaled"):
+            raise ValueError(f"tolerance mode must be fixed or scaled, not {mode!r}")
+        raw = spec.get("limits")
+        if not isinstance(raw, dict) or "default" not in raw:
+            raise ValueError("tolerance limits must be an object with a 'default' entry")
+        limits = {}
+        for name, entry in raw.items():
+            try:
+                rnorm = entry.get("rnorm")
+                limits[name] = Limits(float(entry["atol"]), float(entry["rtol"]),
+                                      None if rnorm is None else float(rnorm))
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                raise ValueError(f"tolerance limits[{name!r}]: need numbers atol, rtol and an "
+                                 f"optional rnorm ({exc})") from exc
+        return Tolerance(mode, limits)
+
+    def for_dtype(self, dtype: torch.dtype) -> Limits:
+        return self.limits.get(dtype_name(dtype), self.limits["default"])
 
 
 @dataclass
@@ -31,6 +83,7 @@ class Report:
     path: str | None = None
     max_abs_err: float = 0.0
     max_rel_err: float = 0.0
+    rel_norm_err: float = 0.0  # the largest ||a - e|| / ||e|| over the floating tensors compared
     mismatches: int = 0
     numel: int = 0
     first_mismatch_index: list[int] | None = None
@@ -53,12 +106,14 @@ class _TensorStats:
     max_rel: float = 0.0
     first_bad: int | None = None      # flat index of the first mismatching element
     first_special: int | None = None  # flat index of the first NaN/Inf mismatch (floating only)
+    rel_norm: float = 0.0             # ||a - e|| / ||e|| over the pairs that are both finite
+    atol: float = 0.0                 # the absolute tolerance applied (scaled mode: factor × RMS)
 
 
-def compare(expected: Any, actual: Any, atol: float, rtol: float, path: str = "output") -> Report:
+def compare(expected: Any, actual: Any, tol: Tolerance, path: str = "output") -> Report:
     """Compares `actual` against `expected` recursively and returns the report."""
     report = Report()
-    _compare_value(expected, actual, atol, rtol, path, report)
+    _compare_value(expected, actual, tol, path, report)
     return report
 
 
@@ -66,16 +121,15 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _compare_value(expected: Any, actual: Any, atol: float, rtol: float, path: str,
-                   report: Report) -> None:
+def _compare_value(expected: Any, actual: Any, tol: Tolerance, path: str, report: Report) -> None:
     if type(actual) is not type(expected):
         report.fail(path, f"type {_type_name(actual)} != expected {_type_name(expected)}")
     elif isinstance(expected, torch.Tensor):
-        _compare_tensor(expected, actual, atol, rtol, path, report)
+        _compare_tensor(expected, actual, tol, path, report)
     elif isinstance(expected, (list, tuple)):
-        _compare_sequence(expected, actual, atol, rtol, path, report)
+        _compare_sequence(expected, actual, tol, path, report)
     elif isinstance(expected, dict):
-        _compare_dict(expected, actual, atol, rtol, path, report)
+        _compare_dict(expected, actual, tol, path, report)
     elif not _scalars_equal(expected, actual):
         report.fail(path, f"value {actual!r} != expected {expected!r}")
 
@@ -89,24 +143,24 @@ def _scalars_equal(expected: Any, actual: Any) -> bool:
         return False
 
 
-def _compare_sequence(expected, actual, atol, rtol, path, report) -> None:
+def _compare_sequence(expected, actual, tol, path, report) -> None:
     if len(actual) != len(expected):
         report.fail(path, f"length {len(actual)} != expected {len(expected)}")
         return
     for i, (e, a) in enumerate(zip(expected, actual)):
-        _compare_value(e, a, atol, rtol, f"{path}[{i}]", report)
+        _compare_value(e, a, tol, f"{path}[{i}]", report)
         if not report.ok:
             return
 
 
-def _compare_dict(expected, actual, atol, rtol, path, report) -> None:
+def _compare_dict(expected, actual, tol, path, report) -> None:
     missing = [k for k in expected if k not in actual]
     unexpected = [k for k in actual if k not in expected]
     if missing or unexpected:
         report.fail(path, f"dict keys differ: missing {missing!r}, unexpected {unexpected!r}")
         return
     for key in expected:
-        _compare_value(expected[key], actual[key], atol, rtol, f"{path}[{key!r}]", report)
+        _compare_value(expected[key], actual[key], tol, f"{path}[{key!r}]", report)
         if not report.ok:
             return
 
@@ -125,7 +179,7 @@ def _comparable(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, atol, rtol, path, report) -> None:
+def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, tol, path, report) -> None:
     if actual.shape != expected.shape:
         report.fail(path, f"shape {_shape(actual)} != expected {_shape(expected)}")
         return
@@ -141,11 +195,17 @@ def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, atol, rtol, pa
     e = _comparable(expected)
     a = _comparable(actual)
     floating = e.is_floating_point()
-    stats = _float_stats(e, a, atol, rtol) if floating else _exact_stats(e, a)
+    limits = tol.for_dtype(e.dtype) if floating else None
+    stats = _float_stats(e, a, tol.mode, limits) if floating else _exact_stats(e, a)
     report.numel += expected.numel()
     report.max_abs_err = max(report.max_abs_err, stats.max_abs)
     report.max_rel_err = max(report.max_rel_err, stats.max_rel)
+    report.rel_norm_err = max(report.rel_norm_err, stats.rel_norm)
     if stats.mismatches == 0:
+        if limits is not None and limits.rnorm is not None and stats.rel_norm > limits.rnorm:
+            report.fail(path, f"relative norm error {stats.rel_norm:.3g} exceeds {limits.rnorm:g} for "
+                              f"{dtype_name(expected.dtype)} (||actual - expected|| / ||expected||; "
+                              f"max abs err {stats.max_abs:.4g})")
         return
     e_flat = e.reshape(-1)
     a_flat = a.reshape(-1)
@@ -160,7 +220,8 @@ def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, atol, rtol, pa
         shown_e = _kind_of_value(e_flat[stats.first_special].item())
         report.fail(path, f"{shown_a} where expected is {shown_e} at {where} ({count})")
     elif floating:
-        report.fail(path, f"{count} beyond atol={atol:g} rtol={rtol:g} "
+        scaled = f" ({limits.atol:g} x RMS {stats.atol / limits.atol:.4g})" if tol.mode == "scaled" else ""
+        report.fail(path, f"{count} beyond atol={stats.atol:g}{scaled} rtol={limits.rtol:g} "
                           f"(max abs err {stats.max_abs:.4g}, first at {report.first_mismatch_index})")
     else:
         report.fail(path, f"{count} (exact comparison for {dtype_name(expected.dtype)}; "
@@ -183,18 +244,35 @@ def _unravel(flat: int, shape: torch.Size) -> list[int]:
     return index[::-1]
 
 
-def _float_stats(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float) -> _TensorStats:
-    stats = _TensorStats()
-    tiny = torch.finfo(e.dtype).tiny
+def _chunks(e: torch.Tensor, a: torch.Tensor):
+    """(start, expected, actual) in float64, CHUNK_ELEMENTS at a time."""
     e_flat = e.reshape(-1)
     a_flat = a.reshape(-1)
     for start in range(0, e_flat.numel(), CHUNK_ELEMENTS):
-        e64 = e_flat[start:start + CHUNK_ELEMENTS].to(torch.float64)
-        a64 = a_flat[start:start + CHUNK_ELEMENTS].to(torch.float64)
+        yield (start, e_flat[start:start + CHUNK_ELEMENTS].to(torch.float64),
+               a_flat[start:start + CHUNK_ELEMENTS].to(torch.float64))
+
+
+def _rms_of_finite(e: torch.Tensor) -> float:
+    total, count = 0.0, 0
+    for _, e64, _ in _chunks(e, e):
+        finite = torch.isfinite(e64)
+        total += float(torch.where(finite, e64 * e64, torch.zeros_like(e64)).sum().item())
+        count += int(finite.sum().item())
+    return math.sqrt(total / count) if count else 0.0
+
+
+def _float_stats(e: torch.Tensor, a: torch.Tensor, mode: str, limits: Limits) -> _TensorStats:
+    stats = _TensorStats()
+    tiny = torch.finfo(e.dtype).tiny
+    rtol = limits.rtol
+    stats.atol = limits.atol * _rms_of_finite(e) if mode == "scaled" else limits.atol
+    diff_sq = expected_sq = 0.0
+    for start, e64, a64 in _chunks(e, a):
         e_nan, a_nan = torch.isnan(e64), torch.isnan(a64)
         both_finite = torch.isfinite(e64) & torch.isfinite(a64)
         diff = torch.where(both_finite, (a64 - e64).abs(), torch.zeros_like(e64))
-        out_of_tol = both_finite & (diff > atol + rtol * e64.abs())
+        out_of_tol = both_finite & (diff > stats.atol + rtol * e64.abs())
         # Outside the finite pairs only two things match: NaN with NaN, and the same infinity.
         same_special = (e_nan & a_nan) | (torch.isinf(e64) & (a64 == e64))
         special_bad = ~both_finite & ~same_special
@@ -203,9 +281,13 @@ def _float_stats(e: torch.Tensor, a: torch.Tensor, atol: float, rtol: float) -> 
         if diff.numel() > 0:
             stats.max_abs = max(stats.max_abs, diff.max().item())
             stats.max_rel = max(stats.max_rel, rel.max().item())
+            diff_sq += float((diff * diff).sum().item())
+            expected_sq += float(torch.where(both_finite, e64 * e64, torch.zeros_like(e64)).sum().item())
         _count(stats, bad, start)
         if stats.first_special is None and bool(special_bad.any()):
             stats.first_special = start + _first_true(special_bad)
+    if diff_sq > 0:
+        stats.rel_norm = math.sqrt(diff_sq) / max(math.sqrt(expected_sq), tiny)
     return stats
 
 

@@ -289,8 +289,11 @@ def check_weights(frozen: Frozen, model: torch.nn.Module, when: str) -> None:
 # NaN poisoning
 
 
-def poison_free_memory(device: str, hint_bytes: int = 0) -> int:
-    """Fills memory that the next allocations will reuse with NaN; returns the bytes poisoned.
+def poison_free_memory(device: str, hint_bytes: int = 0, fill: float = math.nan) -> int:
+    """Fills memory that the next allocations will reuse with NaN (or `fill`); returns the bytes poisoned.
+
+    A second fill value matters: fmaxf/fminf drop NaN, so a max-reduction that reads uninitialised
+    memory passes under NaN and fails under a huge finite value (POISON_HUGE, HACKS B12).
 
     CUDA: the caching allocator is emptied (fully free segments go back), then NaN blocks are allocated:
     one of a quarter of free memory (at most 8 GiB), then blocks of falling sizes until each pool has to
@@ -303,54 +306,57 @@ def poison_free_memory(device: str, hint_bytes: int = 0) -> int:
     bookkeeping overwrites a chunk's first bytes.
     """
     if device == "cuda":
-        return _poison_cuda()
-    return _poison_cpu(hint_bytes)
+        return _poison_cuda(fill)
+    return _poison_cpu(hint_bytes, fill)
 
 
-def _nan_block(nbytes: int, device: str) -> torch.Tensor:
-    return torch.empty(max(1, nbytes // 4), dtype=torch.float32, device=device).fill_(math.nan)
+POISON_HUGE = 3.0e38  # finite, near float32's largest
+
+
+def _poison_block(nbytes: int, device: str, fill: float = math.nan) -> torch.Tensor:
+    return torch.empty(max(1, nbytes // 4), dtype=torch.float32, device=device).fill_(fill)
 
 
 def _segments(pool: str) -> int:
     return torch.cuda.memory_stats().get(f"segment.{pool}.current", 0)
 
 
-def _fill_fragments(sizes: tuple[int, ...], pool: str) -> list[torch.Tensor]:
+def _fill_fragments(sizes: tuple[int, ...], pool: str, fill: float) -> list[torch.Tensor]:
     """NaN blocks of each size, allocated until the pool needs a new segment: every free fragment of a
     partly used segment that fits the size is then taken (best fit takes fragments before new memory)."""
     blocks: list[torch.Tensor] = []
     for size in sizes:
         while len(blocks) < CUDA_FRAGMENT_CAP:
             before = _segments(pool)
-            blocks += [_nan_block(size, "cuda") for _ in range(CUDA_FRAGMENT_BATCH[pool])]
+            blocks += [_poison_block(size, "cuda", fill) for _ in range(CUDA_FRAGMENT_BATCH[pool])]
             if _segments(pool) > before:
                 break
     return blocks
 
 
-def _poison_cuda() -> int:
+def _poison_cuda(fill: float) -> int:
     torch.cuda.synchronize()
     torch.cuda.empty_cache()  # releases the fully free segments; partly used ones keep their fragments
     free, _ = torch.cuda.mem_get_info()
-    blocks = [_nan_block(min(free // 4, CUDA_POISON_CAP), "cuda")]
-    blocks += _fill_fragments(LARGE_FRAGMENT_SIZES, "large_pool")
-    blocks += _fill_fragments(SMALL_FRAGMENT_SIZES, "small_pool")
-    blocks += [_nan_block(1 << 20, "cuda") for _ in range(CUDA_SMALL_POISON >> 20)]
+    blocks = [_poison_block(min(free // 4, CUDA_POISON_CAP), "cuda", fill)]
+    blocks += _fill_fragments(LARGE_FRAGMENT_SIZES, "large_pool", fill)
+    blocks += _fill_fragments(SMALL_FRAGMENT_SIZES, "small_pool", fill)
+    blocks += [_poison_block(1 << 20, "cuda", fill) for _ in range(CUDA_SMALL_POISON >> 20)]
     torch.cuda.synchronize()
     total = sum(b.numel() * 4 for b in blocks)
     del blocks
     return total
 
 
-def _poison_cpu(hint_bytes: int) -> int:
+def _poison_cpu(hint_bytes: int, fill: float) -> int:
     blocks = []
     size = 64
     while size <= (1 << 20):
-        blocks += [_nan_block(size, "cpu") for _ in range(8)]
+        blocks += [_poison_block(size, "cpu", fill) for _ in range(8)]
         size *= 4
     large = min(hint_bytes, CPU_POISON_CAP)
     if large > 0:
-        blocks.append(_nan_block(large, "cpu"))
+        blocks.append(_poison_block(large, "cpu", fill))
     total = sum(b.numel() * 4 for b in blocks)
     # Free the most recently allocated first, so the chunks of the smallest sizes are handed out first.
     while blocks:

@@ -175,9 +175,13 @@ def compare_spec(tmp_path, ref_spec: dict, cand_spec: dict, atol=0.01, rtol=0.01
         "result_path": str(tmp_path / "compare.json"),
         "expected_paths": [os.path.join(ref_spec["data_dir"], f"expected_{i}.pt") for i in range(n)],
         "actual_paths": [os.path.join(cand_spec["output_dir"], f"output_{i}.pt") for i in range(n)],
-        "atol": atol,
-        "rtol": rtol,
+        "tolerance": fixed_tolerance(atol, rtol),
     }
+
+
+def fixed_tolerance(atol=0.01, rtol=0.01) -> dict:
+    """The compare job's tolerance spec of the `paper` policy."""
+    return {"mode": "fixed", "limits": {"default": {"atol": atol, "rtol": rtol}}}
 
 
 def profile_spec(tmp_path, ref_spec: dict, target: str, candidate=None, warmup=2, iters=4) -> dict:

@@ -4,9 +4,9 @@ import collections
 
 import torch
 
-from helpers import run
+from helpers import fixed_tolerance, run
 
-FIELDS = {"index", "ok", "reason", "path", "max_abs_err", "max_rel_err", "mismatches", "numel",
+FIELDS = {"index", "ok", "reason", "path", "max_abs_err", "max_rel_err", "rel_norm_err", "mismatches", "numel",
           "first_mismatch_index", "expected_value", "actual_value"}
 
 
@@ -27,7 +27,7 @@ def save_pairs(tmp_path, pairs):
         expected_paths.append(str(e))
         actual_paths.append(str(a))
     return {"result_path": str(tmp_path / "compare.json"), "expected_paths": expected_paths,
-            "actual_paths": actual_paths, "atol": 0.01, "rtol": 0.01}
+            "actual_paths": actual_paths, "tolerance": fixed_tolerance()}
 
 
 def test_every_check_is_reported_with_all_fields(tmp_path):

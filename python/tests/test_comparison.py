@@ -7,14 +7,14 @@ import pytest
 import torch
 
 from cuda_agent_harness import comparison
-from cuda_agent_harness.comparison import compare
+from cuda_agent_harness.comparison import Tolerance, compare
 
 NAN = float("nan")
 INF = float("inf")
 
 
 def check(expected, actual, atol=0.01, rtol=0.01):
-    return compare(expected, actual, atol, rtol)
+    return compare(expected, actual, Tolerance.fixed(atol, rtol))
 
 
 def test_identical_tensors_pass_with_counts():
@@ -257,3 +257,68 @@ def test_max_rel_err_uses_expected_magnitude():
     report = check(e, torch.tensor([4.02, 100.5], dtype=torch.float64))
     assert report.max_rel_err == pytest.approx(0.005)
     assert math.isfinite(report.max_rel_err)
+
+
+# The scaled tolerance of the `strict` and `tf32-fair` policies (docs/precision.md).
+
+STRICT = Tolerance.from_spec({"mode": "scaled", "limits": {
+    "float32": {"atol": 1e-4, "rtol": 1e-4, "rnorm": 2e-5},
+    "default": {"atol": 1e-2, "rtol": 1e-2, "rnorm": 1e-2}}})
+
+
+def test_zeros_pass_a_tiny_output_under_fixed_but_not_scaled():
+    e = torch.softmax(torch.randn(16, 32768), dim=1)  # every element ~3e-5
+    zeros = torch.zeros_like(e)
+    assert check(e, zeros).ok, "the published tolerance lets zeros through"
+    report = compare(e, zeros, STRICT)
+    assert not report.ok
+    assert "beyond atol=" in report.reason and "x RMS" in report.reason, report.reason
+
+
+def test_noise_with_the_right_mean_and_std_fails_the_relative_norm():
+    e = torch.randn(256, 256) * 1e-3 + 5.0
+    noise = torch.randn(256, 256) * e.std() + e.mean()
+    report = compare(e, noise, Tolerance.from_spec({"mode": "scaled", "limits": {
+        "default": {"atol": 1.0, "rtol": 1.0, "rnorm": 1e-4}}}))
+    assert not report.ok
+    assert report.reason.startswith("output: relative norm error"), report.reason
+    assert report.rel_norm_err > 1e-4
+
+
+def tf32_round(x: torch.Tensor) -> torch.Tensor:
+    """x rounded to TF32's 10-bit mantissa (round to nearest)."""
+    bits = x.contiguous().view(torch.int32)
+    return ((bits + 0x1000) & ~0x1FFF).view(torch.float32)
+
+
+def test_strict_fp32_rejects_a_tf32_gemm_and_accepts_another_summation_order():
+    torch.manual_seed(0)
+    a, b = torch.randn(128, 2048), torch.randn(2048, 128)
+    e = (a.double() @ b.double()).float()
+    reordered = (a.reshape(128, 16, 128).transpose(0, 1) @ b.reshape(16, 128, 128)).sum(0)
+    tf32 = tf32_round(a) @ tf32_round(b)
+    assert compare(e, reordered, STRICT).ok
+    report = compare(e, tf32, STRICT)
+    assert not report.ok, "a TF32 GEMM must not pass an fp32 task under strict"
+    assert report.rel_norm_err > 1e-4
+
+
+def test_scaled_limits_are_chosen_by_dtype():
+    e = torch.randn(64, 64).half()
+    close = (e.float() * (1 + 2e-3)).half()
+    assert compare(e, close, STRICT).ok, "float16 falls back to the default limits"
+    assert not compare(e.float(), close.float(), STRICT).ok, "float32 has its own, tighter limits"
+
+
+def test_expected_all_zero_needs_exact_zeros_when_scaled():
+    e = torch.zeros(8, 8)
+    assert compare(e, torch.zeros(8, 8), STRICT).ok
+    assert not compare(e, torch.full((8, 8), 1e-6), STRICT).ok
+
+
+@pytest.mark.parametrize("spec", [{}, {"mode": "loose", "limits": {"default": {"atol": 1, "rtol": 1}}},
+                                  {"mode": "scaled", "limits": {}},
+                                  {"mode": "scaled", "limits": {"default": {"atol": "x", "rtol": 1}}}])
+def test_malformed_tolerance_specs_are_refused(spec):
+    with pytest.raises(ValueError):
+        Tolerance.from_spec(spec)

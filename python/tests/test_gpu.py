@@ -5,8 +5,8 @@ import os
 import pytest
 import torch
 
-from helpers import (candidate_spec, compare_spec, profile_spec, reference_spec, run, run_cli, write,
-                     write_candidate)
+from helpers import (candidate_spec, compare_spec, fixed_tolerance, profile_spec, reference_spec, run,
+                     run_cli, write, write_candidate)
 
 pytestmark = pytest.mark.gpu
 
@@ -235,5 +235,5 @@ def test_candidate_profile_on_cuda_with_spot_checks(tmp_path):
         "result_path": str(tmp_path / "spot_compare.json"),
         "expected_paths": [e["output_path"] for e in eager["spot_checks"]],
         "actual_paths": [c["output_path"] for c in result["spot_checks"]],
-        "atol": 0.01, "rtol": 0.01})
+        "tolerance": fixed_tolerance()})
     assert compared["ok"], compared

@@ -7,7 +7,7 @@ import torch
 from torch.autograd import DeviceType
 
 from cuda_agent_harness import timing
-from cuda_agent_harness.comparison import compare
+from cuda_agent_harness.comparison import Tolerance, compare
 from cuda_agent_harness.task_module import import_task
 from helpers import FUNCTIONAL_CANDIDATE, GOOD_CANDIDATE, make_reference, profile_spec, run, write_candidate
 
@@ -115,12 +115,29 @@ def test_device_time_is_attributed_to_call_windows():
         event("gemm", cuda, 130, 150),
         event("Memcpy DtoD", cuda, 150, 151),
     ]
-    per_call, kernels = timing.device_times(events, 2)
+    per_call, kernels, call_kernels = timing.device_times(events, 2)
     assert per_call == [70.0, 21.0]
+    assert call_kernels == [["gemm", "side_stream_kernel"], ["Memcpy DtoD", "gemm"]]
     assert kernels[0] == {"name": "gemm", "calls": 2, "total_us": 50.0}
     names = [k["name"] for k in kernels]
     assert "fill_flush" not in names and "cuda_agent_call_0" not in names
     assert set(names) == {"gemm", "side_stream_kernel", "Memcpy DtoD"}
+
+
+def test_work_still_running_at_the_join_mark_is_unjoined():
+    cpu, cuda = DeviceType.CPU, DeviceType.CUDA
+    events = [
+        event("cuda_agent_call_0", cpu, 10, 100),
+        event("kernel_on_callers_stream", cuda, 15, 40),
+        event("cuda_agent_joined_0", cpu, 41, 41),
+        event("cuda_agent_call_1", cpu, 120, 200),
+        event("joined_side_kernel", cuda, 125, 140),
+        event("forgotten_side_kernel", cuda, 126, 180),
+        event("cuda_agent_joined_1", cpu, 141, 141),
+    ]
+    late = timing.unjoined_activities(events, 2)
+    assert [(e["call"], e["name"]) for e in late] == [(1, "forgotten_side_kernel")]
+    assert late[0]["after_us"] == 39
 
 
 def test_missing_call_window_is_an_error():
@@ -155,7 +172,7 @@ def test_spot_checked_calls_are_written_and_match_the_reference(tmp_path):
         output = torch.load(entry["output_path"], weights_only=True)
         with torch.no_grad():
             expected = model(*inputs)
-        assert compare(expected, output, 0.01, 0.01).ok
+        assert compare(expected, output, Tolerance.fixed(0.01, 0.01)).ok
     # the saved inputs are those of the timed call: the seed's input sets, in order
     sets = timing.make_input_sets(task.get_inputs, 999, 6, "cpu")
     saved = torch.load(result["spot_checks"][0]["input_path"], weights_only=True)

@@ -34,6 +34,7 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"build-timeout", true, "seconds for each compiler invocation", "600"},
       {"build-jobs", true, "parallel compilations (0: all CPUs)", "0"},
       {"reward", true, "reward schedule", "paper"},
+      {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
       {"out", true, "(build) where to write cuda_extension.so", ""},
@@ -78,6 +79,9 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
     *field = v.value();
   }
   opt.reward_schedule = a.Get("reward");
+  Result<PrecisionPolicy> policy = MakePrecisionPolicy(a.Get("policy"));
+  if (!policy.ok()) return InvalidArgument("--policy: " + policy.status().message());
+  opt.policy = std::move(policy).value();
   opt.cache_dir = a.Get("cache-dir");
   opt.keep_work = a.Has("keep-work");
   return opt;

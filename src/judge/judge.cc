@@ -4,11 +4,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "build/binary_inspector.h"
 #include "build/extension_builder.h"
+#include "judge/library_kernels.h"
 #include "judge/reward.h"
 #include "judge/static_rules.h"
 #include "workspace/workspace.h"
@@ -17,6 +21,17 @@ namespace cuda_agent {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr size_t kKernelsShown = 50;    // kernels listed in the result (all are audited)
+constexpr double kOwnShareMin = 0.5;    // own + library kernels' share of the device time (HACKS C3)
+
+// InputScales: the factor applied to each check's floating inputs (HACKS B9). Checks 3 and 4 use
+// other scales where the task allows them (the reference falls back to 1 where it does not).
+Json InputScales(int checks) {
+  Json scales = Json::array();
+  for (int i = 0; i < checks; ++i) scales.push_back(i == 2 ? 8.0 : i == 3 ? 0.125 : 1.0);
+  return scales;
+}
 
 double SecondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -90,7 +105,7 @@ class Pipeline {
         sandbox_(opt.sandbox ? *opt.sandbox : Sandbox::Default()) {
     r_.device = DeviceName(opt.device);
     r_.reward_schedule = opt.reward_schedule;
-    r_.policy = {{"name", opt.policy.name}, {"atol", opt.policy.atol}, {"rtol", opt.policy.rtol}};
+    r_.policy = opt.policy.ToJson();
     r_.env = {{"sandbox", IsolationName(sandbox_.Level())}, {"sandbox_detail", sandbox_.Describe()}};
   }
 
@@ -279,7 +294,9 @@ class Pipeline {
     seeds.pop_back();
     Json spec = {{"task_path", dirs_->task_file.string()}, {"device", r_.device},
                  {"data_dir", dirs_->shared.string()}, {"expected_dir", dirs_->private_.string()},
-                 {"init_seed", init_seed}, {"check_seeds", seeds}};
+                 {"init_seed", init_seed}, {"check_seeds", seeds},
+                 {"input_scales", InputScales(checks)},
+                 {"backend_flags", opt_.policy.reference.ToJson()}};
     JobSandbox box = Contain({dirs_->task_file}, {dirs_->shared, dirs_->private_});
     Result<JobOutcome> ref = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
     if (!ref.ok()) return Internal(ref.status().message());
@@ -292,6 +309,47 @@ class Pipeline {
                        ref->StderrTail(5));
     }
     output_signature_ = ref->result.value("output_signature", "");
+    input_scales_ = ref->result.value("input_scales", Json::array());
+    for (const auto& d : ref->result.value("float_dtypes", Json::array())) float_dtypes_.push_back(d);
+    return Next::kContinue;
+  }
+
+  // InspectBinary reads the built extension's kernels and their machine code (CUDA only): the
+  // kernel audit needs their names, and in an fp32 task the `strict` policy refuses reduced-precision
+  // tensor-core instructions (HACKS B11).
+  Next InspectBinary() {
+    if (opt_.device != Device::kCuda) return Next::kContinue;
+    auto t = Clock::now();
+    JobSandbox box = Contain({dirs_->build}, {});
+    box.policy.gpu = false;
+    ToolRunner run = [&](const RunOptions& o) -> Result<RunResult> {
+      Result<SandboxRun> sr = sandbox_.Run(box.policy, o);
+      if (!sr.ok()) return sr.status();
+      return std::move(sr->process);
+    };
+    inspection_ = InspectExtension(dirs_->build / (std::string(kExtensionName) + ".so"),
+                                   toolchain_.cuda_home, run);
+    Json kernels = Json::array();
+    for (const auto& k : inspection_.kernels) {
+      if (inspection_.source == "sass") kernels.push_back({{"name", k.name}, {"tensor_core", TensorCoreOpcodes(k)}});
+      own_keys_.insert(KernelKey(k.name));
+    }
+    r_.build["inspection"] = {{"source", inspection_.source}, {"note", inspection_.note}};
+    if (inspection_.source == "sass") r_.build["kernels"] = kernels;
+    r_.stage_seconds["inspect"] = SecondsSince(t);
+    if (!opt_.policy.reject_reduced_precision_in_fp32 || !Fp32Task()) return Next::kContinue;
+    if (inspection_.source != "sass") {
+      notes_.push_back("machine-code precision check skipped: " + inspection_.note);
+      return Next::kContinue;
+    }
+    for (const auto& k : inspection_.kernels) {
+      std::vector<std::string> ops = TensorCoreOpcodes(k);
+      if (ops.empty()) continue;
+      return Fail(Stage::kVerify, "precision_downgrade",
+                  "precision downgrade: kernel " + k.name + " uses " + ops.front() +
+                      " (tensor-core instructions on half/TF32/int8 inputs) in an fp32 task; the " +
+                      opt_.policy.name + " policy requires fp32 arithmetic (--policy tf32-fair allows TF32)");
+    }
     return Next::kContinue;
   }
 
@@ -312,7 +370,9 @@ class Pipeline {
                       {"init_inputs_path", dirs_->InitInputs()},
                       {"state_dict_path", dirs_->StateDict()},
                       {"input_paths", inputs},
-                      {"output_dir", dirs_->outputs.string()}};
+                      {"output_dir", dirs_->outputs.string()},
+                      {"repeat_first_check", true},
+                      {"backend_flags", opt_.policy.candidate.ToJson()}};
     // The candidate sees its inputs, weights, sources and extension; never dirs_->private_.
     JobSandbox cand_box = Contain({dirs_->shared, dirs_->src, dirs_->build}, {dirs_->outputs});
     Result<JobOutcome> cand = RunHarnessJob(env_, "candidate", cand_spec, dirs_->jobs, opt_.candidate_timeout_s, &cand_box);
@@ -323,8 +383,11 @@ class Pipeline {
       auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
       return Fail(Stage::kVerify, kind, why);
     }
+    // The repeat of check 0 under another allocator state (HACKS B12) is one more pair.
+    expected.push_back(expected.front());
+    actual.push_back((dirs_->outputs / ("output_" + std::to_string(opt_.checks) + ".pt")).string());
     Json cmp_spec = {{"expected_paths", expected}, {"actual_paths", actual},
-                     {"atol", opt_.policy.atol}, {"rtol", opt_.policy.rtol}};
+                     {"tolerance", opt_.policy.Tolerance()}};
     JobSandbox cmp_box = Contain({dirs_->private_, dirs_->outputs}, {});
     cmp_box.policy.gpu = false;
     Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", cmp_spec, dirs_->jobs, opt_.trusted_timeout_s, &cmp_box);
@@ -335,13 +398,24 @@ class Pipeline {
       return Internal("compare job: " + cmp->process.Describe() + ": " + cmp->StderrTail(5));
     }
     r_.verify = {{"ok", cmp->Ok()}, {"checks", cmp->result.value("checks", Json::array())},
-                 {"num_checks", opt_.checks}, {"output_signature", output_signature_}};
+                 {"num_checks", opt_.checks}, {"output_signature", output_signature_},
+                 {"input_scales", input_scales_}, {"float_dtypes", float_dtypes_},
+                 {"repeated_check", 1}};
     if (!cmp->Ok()) {
       std::string why = cmp->Reason();
       for (const auto& c : r_.verify["checks"]) {
         if (c.value("ok", true)) continue;
-        why = "check " + std::to_string(c.value("index", 0) + 1) + "/" +
-              std::to_string(opt_.checks) + ": " + c.value("reason", why);
+        int index = c.value("index", 0);
+        std::string label = index == opt_.checks
+                                ? "repeat of check 1 (another allocator state)"
+                                : "check " + std::to_string(index + 1) + "/" + std::to_string(opt_.checks);
+        if (index < static_cast<int>(input_scales_.size()) && input_scales_[index].is_number() &&
+            input_scales_[index].get<double>() != 1.0) {
+          char buf[64];
+          std::snprintf(buf, sizeof(buf), " (inputs x %g)", input_scales_[index].get<double>());
+          label += buf;
+        }
+        why = label + ": " + c.value("reason", why);
         break;
       }
       std::string kind = cmp->ErrorKind().empty() ? "mismatch" : cmp->ErrorKind();
@@ -372,12 +446,100 @@ class Pipeline {
       return Fail(Stage::kProfile, kind, why);
     }
     r_.timing["candidate"] = ProfileSummary(cp.value());
-    r_.kernels = cp->result.value("kernels", Json::array());
     candidate_spots_ = cp->result.value("spot_checks", Json::array());
     if (!r_.timing["candidate"]["time_us"].is_number()) {
       return Internal("the candidate profile reported no time");
     }
+    return AuditKernels(cp->result.value("kernels", Json::array()),
+                        cp->result.value("call_kernels", Json::array()));
+  }
+
+  // AuditKernels (HACKS C1, C3, B11): every device activity of the timed calls is the candidate's own
+  // kernel, an allowed library kernel (cuBLAS GEMM, cuDNN convolution) or a copy/fill; every timed
+  // call runs an own kernel; own and library kernels carry most of the device time; under `strict`
+  // an fp32 task uses no TF32/half library kernel.
+  Next AuditKernels(const Json& table, const Json& per_call) {
+    Json shown = Json::array();
+    for (const auto& k : table) {
+      if (shown.size() >= kKernelsShown) break;
+      Json entry = k;
+      entry["origin"] = KernelOriginName(Classify(k.value("name", "")));
+      shown.push_back(entry);
+    }
+    r_.kernels = shown;
+    if (opt_.device != Device::kCuda) return Next::kContinue;
+    if (inspection_.source == "none") {
+      notes_.push_back("kernel audit skipped: " + inspection_.note);
+      return Next::kContinue;
+    }
+    double by_origin[4] = {0, 0, 0, 0};
+    for (const auto& k : table) {
+      std::string name = k.value("name", "");
+      KernelOrigin origin = Classify(name);
+      by_origin[static_cast<int>(origin)] += k.value("total_us", 0.0);
+      if (origin == KernelOrigin::kForeign) {
+        return Fail(Stage::kProfile, "kernel_audit",
+                    "kernel audit: " + name + " ran during the timed calls but is neither one of the "
+                    "candidate's kernels nor a cuBLAS/cuDNN kernel");
+      }
+      if (origin == KernelOrigin::kLibrary && opt_.policy.reject_reduced_precision_in_fp32 &&
+          Fp32Task() && IsReducedPrecisionLibraryKernel(name)) {
+        return Fail(Stage::kProfile, "precision_downgrade",
+                    "precision downgrade: library kernel " + name + " computes on tf32/half inputs in "
+                    "an fp32 task; the " + opt_.policy.name + " policy requires fp32 arithmetic");
+      }
+    }
+    double total = by_origin[0] + by_origin[1] + by_origin[2] + by_origin[3];
+    double own = by_origin[static_cast<int>(KernelOrigin::kOwn)];
+    double library = by_origin[static_cast<int>(KernelOrigin::kLibrary)];
+    r_.timing["kernel_audit"] = {{"own_us", own}, {"library_us", library},
+                                 {"copy_us", by_origin[static_cast<int>(KernelOrigin::kCopy)]},
+                                 {"own_kernels_in_binary", own_keys_.size()}};
+    for (size_t i = 0; i < per_call.size(); ++i) {
+      bool ran_own = false;
+      for (const auto& name : per_call[i]) {
+        if (name.is_string() && Classify(name.get<std::string>()) == KernelOrigin::kOwn) ran_own = true;
+      }
+      if (!ran_own) {
+        return Fail(Stage::kProfile, "kernel_audit",
+                    "kernel audit: timed call " + std::to_string(i + 1) +
+                        " ran no own kernel of the candidate's extension (the work must be done by "
+                        "the candidate's kernels)");
+      }
+    }
+    if (total > 0 && (own + library) < kOwnShareMin * total) {
+      char buf[240];
+      std::snprintf(buf, sizeof(buf),
+                    "kernel audit: the candidate's own and library kernels carry only %.0f%% of the "
+                    "device time (copies and fills carry the rest; at least %.0f%% is required)",
+                    100 * (own + library) / total, 100 * kOwnShareMin);
+      return Fail(Stage::kProfile, "kernel_audit", buf);
+    }
     return Next::kContinue;
+  }
+
+  enum class KernelOrigin { kOwn = 0, kLibrary = 1, kCopy = 2, kForeign = 3 };
+  static const char* KernelOriginName(KernelOrigin o) {
+    switch (o) {
+      case KernelOrigin::kOwn: return "own";
+      case KernelOrigin::kLibrary: return "library";
+      case KernelOrigin::kCopy: return "copy";
+      case KernelOrigin::kForeign: return "foreign";
+    }
+    return "foreign";
+  }
+
+  KernelOrigin Classify(const std::string& name) const {
+    if (name.rfind("Memcpy", 0) == 0 || name.rfind("Memset", 0) == 0) return KernelOrigin::kCopy;
+    if (own_keys_.count(KernelKey(name))) return KernelOrigin::kOwn;
+    if (IsLibraryKernel(name)) return KernelOrigin::kLibrary;
+    return KernelOrigin::kForeign;
+  }
+
+  bool Fp32Task() const {
+    return !float_dtypes_.empty() &&
+           std::all_of(float_dtypes_.begin(), float_dtypes_.end(),
+                       [](const std::string& d) { return d == "float32" || d == "complex64"; });
   }
 
   // ProfileBaselines times eager and torch.compile, each in a process that never saw candidate code.
@@ -429,7 +591,7 @@ class Pipeline {
         actual.push_back(candidate_spots_[i].value("output_path", ""));
       }
       Json spec = {{"expected_paths", expected}, {"actual_paths", actual},
-                   {"atol", opt_.policy.atol}, {"rtol", opt_.policy.rtol}};
+                   {"tolerance", opt_.policy.Tolerance()}};
       JobSandbox box = Contain({dirs_->spot_eager, dirs_->spot_candidate}, {});
       box.policy.gpu = false;
       Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
@@ -508,7 +670,9 @@ class Pipeline {
       int b = opt_.iters > 1 ? static_cast<int>((a + 1 + secret[2] % (opt_.iters - 1)) % opt_.iters) : a;
       spot_calls_ = a == b ? Json::array({a}) : Json::array({std::min(a, b), std::max(a, b)});
     }
+    const BackendFlags& flags = target == "candidate" ? opt_.policy.candidate : opt_.policy.baselines;
     return {{"target", target}, {"device", r_.device}, {"task_path", dirs_->task_file.string()},
+            {"backend_flags", flags.ToJson()},
             {"init_inputs_path", dirs_->InitInputs()}, {"state_dict_path", dirs_->StateDict()},
             {"seed", timing_seed_}, {"warmup", opt_.warmup}, {"iters", opt_.iters},
             {"flush_l2", true}, {"spot_check_calls", spot_calls_}};
@@ -552,6 +716,10 @@ class Pipeline {
   std::unique_ptr<WorkFolderGuard> guard_;
   Toolchain toolchain_;
   std::string output_signature_;
+  Json input_scales_ = Json::array();
+  std::vector<std::string> float_dtypes_;
+  BinaryInspection inspection_;
+  std::set<std::string> own_keys_;     // KernelKey of every kernel the built extension contains
   int64_t timing_seed_ = 0;
   Json spot_calls_ = Json::array();
   Json candidate_spots_ = Json::array();
@@ -601,6 +769,7 @@ JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const Ju
     if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
     if (p.Build(candidate_dir) == Next::kStop) return Next::kStop;
     if (p.Reference(opt.checks) == Next::kStop) return Next::kStop;
+    if (p.InspectBinary() == Next::kStop) return Next::kStop;
     if (p.Verify() == Next::kStop) return Next::kStop;
     p.StartTiming();
     if (p.ProfileCandidate() == Next::kStop) return Next::kStop;

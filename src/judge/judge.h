@@ -11,6 +11,7 @@
 
 #include "build/toolchain.h"
 #include "judge/judge_result.h"
+#include "judge/precision.h"
 #include "sandbox/sandbox.h"
 #include "task/task.h"
 
@@ -22,13 +23,6 @@ inline constexpr int kExitBuildFailed = 1;  // `cuda-agent build` only
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitTaskError = 3;
 inline constexpr int kExitInternal = 4;
-
-// PrecisionPolicy: how outputs are compared. `paper` reproduces the published harness.
-struct PrecisionPolicy {
-  std::string name = "paper";
-  double atol = 1e-2;
-  double rtol = 1e-2;
-};
 
 struct JudgeOptions {
   Device device = Device::kCuda;
@@ -45,7 +39,7 @@ struct JudgeOptions {
   fs::path cache_dir;                // objects, toolchain, work folders
   bool keep_work = false;            // keep the job folder (its path is in the result)
   fs::path export_library;           // when set, a successful build's cuda_extension.so is copied here
-  PrecisionPolicy policy;
+  PrecisionPolicy policy = MakePrecisionPolicy("strict").value();  // judge/precision.h
   std::string reward_schedule = "paper";
   // Containment of every job that runs task or candidate code, and of the compilers.
   const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()

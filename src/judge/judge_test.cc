@@ -110,7 +110,8 @@ TEST_F(JudgeTest, ToJsonHasEveryDocumentedField) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["schema_version"], kJudgeSchemaVersion);
-  EXPECT_EQ(j["policy"]["atol"], 1e-2);
+  EXPECT_EQ(j["policy"]["name"], "strict") << "strict is the default precision policy";
+  EXPECT_EQ(j["policy"]["tolerance"]["mode"], "scaled");
 }
 
 TEST_F(JudgeTest, UnknownRewardScheduleIsInternal) {

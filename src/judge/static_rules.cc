@@ -80,11 +80,12 @@ const std::vector<StaticRuleInfo> kRuleTable = {
      "Py*/_Py* C API names, PYBIND11_MODULE, py::/pybind11:: names other than module, arg, "
      "return_value_policy, gil_scoped_release, tuple/list/dict, .attr(...)"},
     {"side_stream",
-     "Work on a stream the harness does not wait for escapes timers that see only the current "
-     "stream (A1).",
-     "cudaStreamCreate*, cuStreamCreate*, cudaStreamPerThread, torch stream pools and stream "
-     "guards "
-     "(getStreamFromPool, setCurrentCUDAStream, CUDAStreamGuard); Python: "
+     "Changing the caller's current stream, or the per-thread default stream, moves work where "
+     "the harness's stream-ordered checks do not look (A1). Streams the candidate creates itself "
+     "are allowed: work on them must be joined to the current stream before the forward returns, "
+     "which the profile checks at run time (unjoined_stream).",
+     "cudaStreamPerThread, CU_STREAM_PER_THREAD, cuStreamCreate*, getStreamFromExternal, "
+     "setCurrentCUDAStream, CUDAStreamGuard and the other stream guards; Python: "
      "torch.cuda.Stream/stream"},
     {"host_thread",
      "Host threads and stream callbacks can finish (or start) the work after the timed call "
@@ -340,9 +341,8 @@ const std::unordered_map<std::string, IdentRule>& IdentRules() {
     auto add = [&](Rule rule, Use use, const char* why, std::string_view names) {
       for (const std::string& n : WordSet(names)) (*m)[n] = {rule, use, why};
     };
-    add(kSideStream, Use::kName, "creates or selects a stream other than the current one",
-        "cudaStreamCreate cudaStreamCreateWithFlags cudaStreamCreateWithPriority cuStreamCreate "
-        "cuStreamCreateWithPriority cudaStreamPerThread CU_STREAM_PER_THREAD getStreamFromPool "
+    add(kSideStream, Use::kName, "changes the caller's current stream or uses the per-thread stream",
+        "cuStreamCreate cuStreamCreateWithPriority cudaStreamPerThread CU_STREAM_PER_THREAD "
         "getStreamFromExternal setCurrentCUDAStream CUDAStreamGuard OptionalCUDAStreamGuard "
         "CUDAMultiStreamGuard");
     add(kHostThread, Use::kName, "runs host work outside the call",

@@ -269,9 +269,11 @@ TEST(StaticRules, PythonApi) {
 }
 
 TEST(StaticRules, SideStream) {
-  EXPECT_FIRES("side_stream", "void f() { cudaStream_t s; cudaStreamCreate(&s); }");
-  EXPECT_FIRES("side_stream", "void f() { cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }");
-  EXPECT_FIRES("side_stream", "void f() { auto s = at::cuda::getStreamFromPool(); }");
+  // Own streams are allowed (the profile checks at run time that their work is joined).
+  EXPECT_CLEAN("void f() { cudaStream_t s; cudaStreamCreate(&s); cudaStreamDestroy(s); }");
+  EXPECT_CLEAN("void f() { cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }");
+  EXPECT_FIRES("side_stream", "void f() { c10::cuda::setCurrentCUDAStream(s); }");
+  EXPECT_FIRES("side_stream", "void f() { c10::cuda::CUDAStreamGuard g(s); }");
   EXPECT_FIRES("side_stream", "void f() { k<<<1, 1, 0, cudaStreamPerThread>>>(); }");
   EXPECT_CLEAN(
       "void f(cudaStream_t stream) { k<<<1, 32, 0, stream>>>(); cudaEvent_t e;\n"

@@ -4,21 +4,29 @@ Loads the judge's files first (before any candidate code runs), then imports mod
 with the reference weights, and runs one guarded forward per input file, writing output_{i}.pt. Around
 every forward (docs/harness-protocol.md, `candidate`): free memory poisoned with NaN, torch.nn.functional
 blocked, every dispatched op counted and compute ops refused, thread counts compared, the output checked
-(plain dense tensors of their own), and inputs and weights compared with exact copies.
+(plain dense tensors of their own), and inputs and weights compared with exact copies. The backend
+flags of the precision policy are set first and must be unchanged after every forward.
+
+With "repeat_first_check", the first input set runs once more at the end under another allocator state
+(free memory filled with a huge finite value instead of NaN, allocations shifted, shared memory
+scribbled on by a reduction) and its output is written as output_{n}.pt, n = the number of input files:
+undefined behaviour that passed by luck rarely passes twice (HACKS B12).
 """
 
 from __future__ import annotations
 
+import math
 import os
 
 import torch
 
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
-from ..integrity import (Frozen, check_output, check_weights, frozen_budget, poison_free_memory,
-                         reference_weights, summarize, weight_tensors)
+from ..integrity import (POISON_HUGE, Frozen, check_output, check_weights, frozen_budget,
+                         poison_free_memory, reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, load_trusted, synchronize
 from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu, to_device
+from ..precision import apply_backend_flags, check_flags_unchanged
 from ..spec import require, require_device
 
 
@@ -30,17 +38,26 @@ def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: Op
     return output
 
 
+def scribble_shared_memory(device: str) -> None:
+    """Leaves other values in the SMs' shared memory: a row reduction over random data uses it."""
+    if device == "cuda":
+        torch.softmax(torch.randn(4096, 4096, device=device), dim=1).sum()
+        torch.cuda.synchronize()
+
+
 def run_check(i: int, model: torch.nn.Module, inputs_cpu: list, device: str, guard: OpGuard,
-              threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict) -> None:
-    what = f"check {i}"
+              threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict, flags: dict,
+              what: str = "", poison: float = math.nan) -> None:
+    what = what or f"check {i}"
     inputs = to_device(inputs_cpu, device)
     named_inputs = named_tensors(inputs, "input")
     frozen_inputs = Frozen(named_inputs, device, frozen_budget(device))
-    result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs))
+    result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs), poison)
     threads.reset()
     with phase("forward", f"{what}: ModelNew.forward"):
         output = guarded_forward(model, inputs, device, guard, what)
     threads.check(what)
+    check_flags_unchanged(flags, what)
     check_output(output, device, named_inputs + weight_tensors(model), path=f"{what}: output")
     changed = frozen_inputs.differences(named_inputs)
     if changed:
@@ -58,8 +75,11 @@ def run(spec: dict, result: dict) -> None:
     state_dict_path = require(spec, "state_dict_path", str)
     input_paths = require(spec, "input_paths", list)
     output_dir = require(spec, "output_dir", str)
+    repeat = require(spec, "repeat_first_check", bool, default=False)
     result.update({"checks_run": 0, "aten_ops": {}})
     os.makedirs(output_dir, exist_ok=True)
+    flags = apply_backend_flags(spec.get("backend_flags"))
+    result["backend_flags"] = flags
 
     init_inputs = as_arg_list(load_trusted(init_inputs_path))
     state_dict = load_trusted(state_dict_path)
@@ -73,8 +93,14 @@ def run(spec: dict, result: dict) -> None:
     threads = ThreadWatch()
     try:
         for i, inputs_cpu in enumerate(input_sets):
-            run_check(i, model, inputs_cpu, device, guard, threads, weights, output_dir, result)
+            run_check(i, model, inputs_cpu, device, guard, threads, weights, output_dir, result, flags)
             result["checks_run"] = i + 1
+        if repeat and input_sets:
+            scribble_shared_memory(device)
+            shift = torch.empty(4096 + 96, dtype=torch.uint8, device=device)  # noqa: F841 - moves allocations
+            run_check(len(input_sets), model, input_sets[0], device, guard, threads, weights, output_dir,
+                      result, flags, what="repeat of check 0", poison=POISON_HUGE)
+            result["repeated_check"] = True
     finally:
         result["aten_ops"] = guard.ops()
         result.update(threads.to_dict())

@@ -10,7 +10,7 @@ import os
 
 import torch
 
-from ..comparison import Report, compare
+from ..comparison import Report, Tolerance, compare
 from ..errors import JobError, describe
 from ..models import load_trusted
 from ..spec import require
@@ -36,8 +36,10 @@ def check_entry(index: int, report: Report) -> dict:
 def run(spec: dict, result: dict) -> None:
     expected_paths = require(spec, "expected_paths", list)
     actual_paths = require(spec, "actual_paths", list)
-    atol = float(require(spec, "atol", (int, float)))
-    rtol = float(require(spec, "rtol", (int, float)))
+    try:
+        tol = Tolerance.from_spec(require(spec, "tolerance", dict))
+    except ValueError as exc:
+        raise JobError("internal", f"spec: {exc}") from exc
     if len(expected_paths) != len(actual_paths):
         raise JobError("internal", f"spec: {len(expected_paths)} expected_paths but "
                                    f"{len(actual_paths)} actual_paths")
@@ -48,7 +50,7 @@ def run(spec: dict, result: dict) -> None:
         expected = load_trusted(expected_path)
         actual, report = load_actual(actual_path)
         if report is None:
-            report = compare(expected, actual, atol, rtol)
+            report = compare(expected, actual, tol)
         else:
             unloadable = True
         checks.append(check_entry(i, report))

@@ -7,6 +7,12 @@ under the same guards as in the `candidate` job (torch.nn.functional blocked, th
 output checks after each call, weights compared at the end), so profiling looks the same as checking. The
 outputs of the timed calls named in `spot_check_calls` are written with untouched copies of their inputs,
 so the judge can check them against the reference (HACKS.md A5, A6).
+
+The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
+anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
+still running on another stream when its caller's stream is done fails with "unjoined_stream" (A1). The
+result's `call_kernels` (device activities per timed call) and `kernels` (all of them with their time) are
+what the judge's kernel audit reads (C3).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from ..integrity import (Frozen, check_output, check_weights, poison_free_memory
                          summarize, weight_tensors)
 from ..models import build_candidate, build_reference, load_trusted
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
+from ..precision import apply_backend_flags, check_flags_unchanged
 from ..spec import require, require_device
 from ..task_module import import_task
 
@@ -58,8 +65,9 @@ def spot_check_calls(spec: dict, iters: int) -> list[int]:
 class CandidateChecks:
     """The candidate's guards in the profile job: the op guard around each call, checks after it."""
 
-    def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int]):
+    def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int], flags: dict):
         self.model = model
+        self.flags = flags
         self.device = device
         self.guard = OpGuard()
         self.threads = ThreadWatch()
@@ -72,6 +80,7 @@ class CandidateChecks:
 
     def after(self, label: str, inputs: list, output: Any) -> None:
         self.threads.check(label)
+        check_flags_unchanged(self.flags, label)
         check_output(output, self.device, named_tensors(inputs, "input") + weight_tensors(self.model),
                      path=f"{label}: output")
         if label in self.spot_labels:
@@ -136,6 +145,8 @@ def run(spec: dict, result: dict) -> None:
     })
     if target == "compile":
         result["compile_seconds"] = None
+    flags = apply_backend_flags(spec.get("backend_flags"))
+    result["backend_flags"] = flags
 
     init_inputs = as_arg_list(load_trusted(require(spec, "init_inputs_path", str)))
     state_dict = load_trusted(require(spec, "state_dict_path", str))
@@ -153,7 +164,7 @@ def run(spec: dict, result: dict) -> None:
     if target == "candidate":
         weights = reference_weights(state_dict, device)
         check_weights(weights, model, "after load_state_dict")
-        checks = CandidateChecks(model, device, calls)
+        checks = CandidateChecks(model, device, calls, flags)
         threads = checks.threads
         guard = block_functional(checks.guard.record)
         poison_free_memory(device, tensor_bytes(input_sets[0]))
@@ -169,6 +180,7 @@ def run(spec: dict, result: dict) -> None:
             first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after)
             if device == "cuda":
                 flusher = timing.L2Flusher(flush_l2)
+                result["persisting_l2_reset"] = flusher.persisting.available
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
                                                  started=threads.reset)
             else:
@@ -180,6 +192,14 @@ def run(spec: dict, result: dict) -> None:
             result["aten_ops"] = checks.guard.ops()
         result.update(threads.to_dict())
 
+    result.update({"kernels": timings.kernels, "call_kernels": timings.call_kernels,
+                   "unjoined": timings.unjoined[:20]})
+    if checks is not None and timings.unjoined:
+        first = timings.unjoined[0]
+        raise JobError("unjoined_stream", f"timed call {first['call']}: {first['name']} was still running "
+                                          f"{first['after_us']:.1f} us after the caller's stream was done "
+                                          f"(work on another stream must be joined to the current stream "
+                                          f"before the forward returns)")
     if checks is not None:
         checks.check_outputs_unchanged(timings.outputs)
         check_weights(weights, model, "after the timed calls")
@@ -197,5 +217,4 @@ def run(spec: dict, result: dict) -> None:
         "median_device_us": timing.median(timings.device_us),
         "median_wall_us": timing.median(timings.wall_us),
         "mean_device_us": timing.mean(timings.device_us),
-        "kernels": timings.kernels,
     })

@@ -3,6 +3,13 @@
 Writes to data_dir: init_inputs.pt, state_dict.pt (CPU), and per check seed inputs_{i}.pt (CPU); and to
 expected_dir (default: data_dir) expected_{i}.pt (the reference output moved to the CPU). The judge keeps
 expected_dir where the candidate's sandbox cannot see it. Every task failure is error_kind "task".
+
+"input_scales" (optional, one number per check) multiplies the floating inputs of a check by a power of
+two (exact), so a closed form that only matches the task's own input distribution fails (HACKS B9).
+Where the task does not allow it (the forward raises, or gives NaN/Inf where the unscaled check 0 gave
+none), that check falls back to the unscaled inputs; `input_scales` in the result says what was used.
+The result's `float_dtypes` lists every floating dtype among inputs, weights and outputs (the judge's
+precision check needs to know an fp32 task).
 """
 
 from __future__ import annotations
@@ -12,11 +19,48 @@ from collections import OrderedDict
 
 import torch
 
-from ..errors import phase
+from ..errors import JobError, phase
 from ..models import build_reference, synchronize
-from ..nested import as_arg_list, signature, to_cpu, to_device
+from ..nested import as_arg_list, map_tensors, named_tensors, signature, to_cpu, to_device
+from ..precision import apply_backend_flags
 from ..spec import require, require_device
 from ..task_module import import_task
+
+
+def scaled(inputs: list, scale: float) -> list:
+    """The inputs with every floating tensor multiplied by `scale` (other values untouched)."""
+    if scale == 1.0:
+        return inputs
+    return map_tensors(inputs, lambda t: t * scale if t.is_floating_point() else t)
+
+
+def all_finite(value) -> bool:
+    return all(bool(torch.isfinite(t).all()) for _, t in named_tensors(value, "output")
+               if t.is_floating_point() or t.is_complex())
+
+
+def float_dtypes(*values) -> list[str]:
+    names = set()
+    for value in values:
+        for _, t in named_tensors(value, "value"):
+            if t.is_floating_point() or t.is_complex():
+                names.add(str(t.dtype).replace("torch.", ""))
+    return sorted(names)
+
+
+def run_forward(model, inputs: list, device: str, what: str):
+    with phase("task", f"Model.forward ({what})"):
+        with torch.no_grad():
+            output = model(*to_device(inputs, device))
+        synchronize(device)
+        return to_cpu(output)
+
+
+def input_scales(spec: dict, count: int) -> list[float]:
+    scales = require(spec, "input_scales", list, default=[1.0] * count)
+    if len(scales) != count or not all(isinstance(s, (int, float)) and s > 0 for s in scales):
+        raise JobError("internal", f"spec: input_scales must hold {count} positive numbers, not {scales!r}")
+    return [float(s) for s in scales]
 
 
 def run(spec: dict, result: dict) -> None:
@@ -26,6 +70,9 @@ def run(spec: dict, result: dict) -> None:
     init_seed = require(spec, "init_seed", int)
     check_seeds = require(spec, "check_seeds", list)
     result.update({"num_checks": 0, "output_signature": None})
+    scales = input_scales(spec, len(check_seeds))
+    result["backend_flags"] = apply_backend_flags(spec.get("backend_flags"))
+    result["input_scales"] = []
     expected_dir = spec.get("expected_dir") or data_dir
     os.makedirs(data_dir, exist_ok=True)
     os.makedirs(expected_dir, exist_ok=True)
@@ -40,17 +87,31 @@ def run(spec: dict, result: dict) -> None:
     torch.save(to_cpu(init_inputs), os.path.join(data_dir, "init_inputs.pt"))
     torch.save(state_dict, os.path.join(data_dir, "state_dict.pt"))
 
+    unscaled_finite = True
     for i, seed in enumerate(check_seeds):
         torch.manual_seed(seed)
         with phase("task", f"get_inputs() (check {i})"):
             inputs = to_cpu(as_arg_list(task.get_inputs()))
-        torch.save(inputs, os.path.join(data_dir, f"inputs_{i}.pt"))
-        with phase("task", f"Model.forward (check {i})"):
-            with torch.no_grad():
-                output = model(*to_device(inputs, device))
-            synchronize(device)
-            output = to_cpu(output)
-        torch.save(output, os.path.join(expected_dir, f"expected_{i}.pt"))
+        scale = scales[i] if i > 0 else 1.0
+        output = None
+        if scale != 1.0:
+            try:
+                output = run_forward(model, scaled(inputs, scale), device, f"check {i}, inputs x {scale:g}")
+            except JobError:
+                output = None
+            if output is not None and unscaled_finite and not all_finite(output):
+                output = None
+            if output is None:
+                scale = 1.0  # the task does not allow this scale
+            else:
+                inputs = scaled(inputs, scale)
+        if output is None:
+            output = run_forward(model, inputs, device, f"check {i}")
         if i == 0:
+            unscaled_finite = all_finite(output)
             result["output_signature"] = signature(output)
+            result["float_dtypes"] = float_dtypes(inputs, init_inputs, state_dict, output)
+        torch.save(inputs, os.path.join(data_dir, f"inputs_{i}.pt"))
+        torch.save(output, os.path.join(expected_dir, f"expected_{i}.pt"))
+        result["input_scales"].append(scale)
         result["num_checks"] = i + 1

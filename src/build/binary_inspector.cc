@@ -1,0 +1,205 @@
+// binary_inspector.cc — cuobjdump/nm output parsing and kernel-name normalisation.
+#include "build/binary_inspector.h"
+
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+
+namespace cuda_agent {
+namespace {
+
+constexpr size_t kMaxToolOutput = 256u << 20;  // SASS of a large extension runs to tens of MB
+constexpr double kToolTimeoutSeconds = 120;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// The mnemonic of one SASS line such as
+//   "        /*0090*/  @!P0 HMMA.1684.F32.TF32 R4, R8, R12, RZ ;   /* 0x... */"
+// or "" when the line is not an instruction.
+std::string Mnemonic(std::string_view line) {
+  size_t open = line.find("/*");
+  if (open == std::string_view::npos) return "";
+  size_t close = line.find("*/", open);
+  if (close == std::string_view::npos) return "";
+  std::string_view addr = line.substr(open + 2, close - open - 2);
+  if (addr.empty() || addr.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return "";
+  std::string_view rest = Trim(line.substr(close + 2));
+  if (!rest.empty() && rest.front() == '@') {  // predicate guard
+    size_t space = rest.find(' ');
+    if (space == std::string_view::npos) return "";
+    rest = Trim(rest.substr(space));
+  }
+  size_t end = 0;
+  while (end < rest.size() && (std::isupper(static_cast<unsigned char>(rest[end])) ||
+                               std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '_')) {
+    ++end;
+  }
+  return end == 0 ? "" : std::string(rest.substr(0, end));
+}
+
+std::string ToolPath(const std::string& cuda_home, const std::string& name) {
+  if (!cuda_home.empty()) {
+    fs::path p = fs::path(cuda_home) / "bin" / name;
+    std::error_code ec;
+    if (fs::is_regular_file(p, ec)) return p.string();
+  }
+  Result<std::string> found = FindExecutable(name);
+  return found.ok() ? found.value() : "";
+}
+
+Result<RunResult> RunQuiet(const ToolRunner& run, std::vector<std::string> argv) {
+  RunOptions opt;
+  opt.argv = std::move(argv);
+  opt.timeout_seconds = kToolTimeoutSeconds;
+  opt.max_output_bytes = kMaxToolOutput;
+  return run(opt);
+}
+
+// FunctionSymbols: the names of the functions `library` defines (nm), as kernels without opcodes.
+std::vector<DeviceKernel> FunctionSymbols(std::string_view nm_output) {
+  std::vector<DeviceKernel> out;
+  std::istringstream in{std::string(nm_output)};
+  std::string line;
+  while (std::getline(in, line)) {
+    // "0000000000012340 T _Z6relu_kIfEvPKT_PS0_l"
+    std::istringstream fields(line);
+    std::string addr, type, name;
+    if (!(fields >> addr >> type >> name)) continue;
+    if (type != "T" && type != "t" && type != "W" && type != "w") continue;
+    out.push_back({name, Demangle(name), {}});
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Demangle(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> out(
+      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), std::free);
+  return status == 0 && out ? std::string(out.get()) : mangled;
+}
+
+std::vector<DeviceKernel> ParseCuobjdumpSass(std::string_view text) {
+  std::vector<DeviceKernel> kernels;
+  std::map<std::string, size_t> index;
+  DeviceKernel* current = nullptr;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string_view::npos) eol = text.size();
+    std::string_view line = text.substr(pos, eol - pos);
+    pos = eol + 1;
+    std::string_view t = Trim(line);
+    if (t.rfind("Function :", 0) == 0) {
+      std::string mangled(Trim(t.substr(10)));
+      auto [it, added] = index.emplace(mangled, kernels.size());
+      if (added) kernels.push_back({mangled, Demangle(mangled), {}});
+      current = &kernels[it->second];
+      continue;
+    }
+    if (t.rfind("code for", 0) == 0 || t.rfind("Fatbin", 0) == 0) {
+      current = nullptr;
+      continue;
+    }
+    if (current == nullptr) continue;
+    std::string op = Mnemonic(line);
+    if (!op.empty()) current->opcodes.insert(op);
+  }
+  return kernels;
+}
+
+std::string KernelKey(std::string_view name) {
+  // "(anonymous namespace)" is the one parenthesis inside a name; make it a plain token first.
+  std::string plain(Trim(name));
+  static const std::string kAnon = "(anonymous namespace)";
+  for (size_t at = plain.find(kAnon); at != std::string::npos; at = plain.find(kAnon, at)) {
+    plain.replace(at, kAnon.size(), "{anonymous}");
+  }
+  std::string_view s = plain;
+  // The parameter list: the first '(' outside template brackets, after the name began.
+  int depth = 0;
+  size_t params = s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '<') ++depth;
+    else if (c == '>') --depth;
+    else if (c == '(' && depth == 0 && i > 0) { params = i; break; }
+  }
+  std::string_view head = Trim(s.substr(0, params));
+  // A return type ("void ") precedes template functions; the name is the last top-level token.
+  depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < head.size(); ++i) {
+    char c = head[i];
+    if (c == '<') ++depth;
+    else if (c == '>') --depth;
+    else if (c == ' ' && depth == 0) start = i + 1;
+  }
+  std::string key;
+  for (char c : head.substr(start)) {
+    if (c != ' ') key += c;  // "relu_k<float >" and "relu_k<float>" are one kernel
+  }
+  for (size_t at = key.find("{anonymous}"); at != std::string::npos; at = key.find("{anonymous}", at)) {
+    key.replace(at, 11, "(anonymous)");
+  }
+  return key;
+}
+
+std::vector<std::string> TensorCoreOpcodes(const DeviceKernel& kernel) {
+  // Matrix instructions on reduced-precision inputs, Volta to Blackwell: HMMA (fp16/bf16/tf32),
+  // HGMMA (Hopper warpgroup), IMMA/IGMMA (int8/int4), QGMMA/QMMA/OMMA (fp8/fp4), BMMA/BGMMA (1-bit),
+  // and the tcgen05 UTC*MMA family. DMMA (fp64) is full precision.
+  static const char* kFamilies[] = {"HMMA", "HGMMA", "IMMA", "IGMMA", "QGMMA", "QMMA", "OMMA",
+                                    "BMMA", "BGMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCIMMA",
+                                    "UTCMMA"};
+  std::vector<std::string> found;
+  for (const auto& op : kernel.opcodes) {
+    for (const char* f : kFamilies) {
+      if (op == f) found.push_back(op);
+    }
+  }
+  return found;
+}
+
+BinaryInspection InspectExtension(const fs::path& library, const std::string& cuda_home,
+                                  const ToolRunner& run) {
+  BinaryInspection out;
+  std::string cuobjdump = ToolPath(cuda_home, "cuobjdump");
+  if (!cuobjdump.empty()) {
+    Result<RunResult> r = RunQuiet(run, {cuobjdump, "-sass", library.string()});
+    if (r.ok() && r->exit_code == 0 && !r->timed_out && !r->out_truncated) {
+      out.source = "sass";
+      out.kernels = ParseCuobjdumpSass(r->out);
+      return out;
+    }
+    // A library without device code makes cuobjdump fail; that is no kernel, not an error.
+    out.note = "cuobjdump -sass failed: " +
+               (r.ok() ? r->Describe() + " " + std::string(Trim(r->err.substr(0, 300)))
+                       : r.status().message());
+  } else {
+    out.note = "cuobjdump not found (CUDA home '" + cuda_home + "', PATH)";
+  }
+  std::string nm = ToolPath("", "nm");
+  if (nm.empty()) {
+    out.note += "; nm not found";
+    return out;
+  }
+  Result<RunResult> r = RunQuiet(run, {nm, "--defined-only", library.string()});
+  if (!r.ok() || r->exit_code != 0 || r->out_truncated) {
+    out.note += "; nm failed: " + (r.ok() ? r->Describe() : r.status().message());
+    return out;
+  }
+  out.source = "symbols";
+  out.kernels = FunctionSymbols(r->out);
+  return out;
+}
+
+}  // namespace cuda_agent

@@ -1,0 +1,19 @@
+// library_kernels.h — recognising cuBLAS/cuDNN kernels by the names the profiler shows, for the
+// kernel audit (HACKS C1, C3) and the precision check (B11). Only the candidate's own kernels
+// (judged by the built extension's contents, build/binary_inspector.h) and these may run.
+#pragma once
+
+#include <string>
+
+namespace cuda_agent {
+
+// IsLibraryKernel: a kernel name of cuBLAS, cuBLASLt or cuDNN ("sm90_xmma_gemm_...",
+// "ampere_sgemm_128x64_nn", "cudnn::cnn::implicit_convolve_sgemm<...>", "cutlass::Kernel<...>").
+// PyTorch's own kernels (at::, c10::, triton) never are.
+bool IsLibraryKernel(const std::string& name);
+
+// IsReducedPrecisionLibraryKernel: a library kernel name that says it computes on TF32, half,
+// bfloat16, int8 or fp8 inputs ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n...", "...h1688gemm...").
+bool IsReducedPrecisionLibraryKernel(const std::string& name);
+
+}  // namespace cuda_agent

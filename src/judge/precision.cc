@@ -1,0 +1,64 @@
+// precision.cc — the three precision policies and their tolerance tables.
+#include "judge/precision.h"
+
+namespace cuda_agent {
+
+Json BackendFlags::ToJson() const {
+  if (!pinned) return Json();
+  return {{"allow_tf32", allow_tf32}, {"float32_matmul_precision", float32_matmul_precision}};
+}
+
+Json PrecisionPolicy::Tolerance() const {
+  Json table = Json::object();
+  for (const auto& [dtype, l] : limits) {
+    Json entry = {{"atol", l.atol}, {"rtol", l.rtol}};
+    if (l.rnorm) entry["rnorm"] = *l.rnorm;
+    table[dtype] = entry;
+  }
+  return {{"mode", scaled ? "scaled" : "fixed"}, {"limits", table}};
+}
+
+Json PrecisionPolicy::ToJson() const {
+  Json j = {{"name", name},
+            {"tolerance", Tolerance()},
+            {"backend_flags", {{"reference", reference.ToJson()},
+                               {"candidate", candidate.ToJson()},
+                               {"baselines", baselines.ToJson()}}},
+            {"reject_reduced_precision_in_fp32", reject_reduced_precision_in_fp32}};
+  if (name == "paper") j["note"] = "published harness settings (atol = rtol = 1e-2, torch defaults)";
+  return j;
+}
+
+Result<PrecisionPolicy> MakePrecisionPolicy(const std::string& name) {
+  PrecisionPolicy p;
+  p.name = name;
+  if (name == "paper") {
+    p.scaled = false;
+    p.limits = {{"default", {1e-2, 1e-2, std::nullopt}}};
+    p.reject_reduced_precision_in_fp32 = false;
+    return p;
+  }
+  if (name != "strict" && name != "tf32-fair") {
+    return InvalidArgument("unknown precision policy '" + name + "' (paper, strict, tf32-fair)");
+  }
+  // Scaled limits: atol is this factor × RMS(expected); rnorm bounds the relative norm error.
+  // fp32: a TF32 GEMM lands near rnorm 3e-4 and max |err| ≈ 1.2e-3 × RMS, a reordered fp32 sum
+  // of 8192 terms near 2e-6 and 1e-5 × RMS (docs/precision.md has the measurements).
+  p.limits = {
+      {"float64", {1e-11, 1e-11, 1e-12}},
+      {"float32", {2e-4, 2e-4, 5e-5}},
+      {"float16", {2e-3, 4e-3, 1e-3}},    // 4–8 units in the last place (u = 4.9e-4)
+      {"bfloat16", {1.6e-2, 3.2e-2, 8e-3}},  // u = 3.9e-3
+      {"default", {1e-2, 1e-2, 1e-2}},    // fp8 and anything newer: the published bound, scaled
+  };
+  BackendFlags strict{true, false, "highest"};
+  p.reference = p.candidate = p.baselines = strict;
+  if (name == "tf32-fair") {
+    p.baselines = BackendFlags{true, true, "high"};
+    p.limits["float32"] = {5e-3, 5e-3, 1.5e-3};
+    p.reject_reduced_precision_in_fp32 = false;
+  }
+  return p;
+}
+
+}  // namespace cuda_agent

@@ -1,0 +1,55 @@
+// precision.h — the precision policies (HACKS B6, B11): how outputs are compared and which
+// floating-point backend flags each process runs with. Chosen per judgement, recorded in every
+// JudgeResult (`policy`). docs/precision.md explains the numbers.
+//
+//   paper      as published: atol = rtol = 1e-2 for every dtype, torch's default flags. Exists to
+//              reproduce published numbers; every report labels it.
+//   strict     (default) TF32 off and fp32 matmul precision "highest" in every process; tolerance per
+//              dtype scaled to the output's RMS plus a relative-norm bound; fp32 tasks whose candidate
+//              uses reduced-precision tensor-core instructions (SASS) or cuBLAS/cuDNN TF32/half
+//              kernels are rejected.
+//   tf32-fair  like strict for the reference and the candidate, but the baselines run with TF32 on,
+//              and fp32 outputs get a tolerance that TF32 meets (the candidate may use TF32 too).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "common/json.h"
+#include "common/status.h"
+
+namespace cuda_agent {
+
+struct DtypeLimits {
+  double atol = 0;                // absolute; a factor of the expected RMS when the policy is scaled
+  double rtol = 0;
+  std::optional<double> rnorm;    // bound on ||actual - expected|| / ||expected||
+};
+
+// BackendFlags are set in a harness process before any task or candidate code runs. Unpinned: the
+// process keeps torch's defaults (the published harness).
+struct BackendFlags {
+  bool pinned = false;
+  bool allow_tf32 = false;                  // torch.backends.cuda.matmul and cudnn
+  std::string float32_matmul_precision = "highest";
+  Json ToJson() const;                      // null when unpinned
+};
+
+struct PrecisionPolicy {
+  std::string name = "strict";
+  bool scaled = true;                                // atol relative to the output's RMS
+  std::map<std::string, DtypeLimits> limits;         // by dtype name; "default" always present
+  BackendFlags reference, candidate, baselines;
+  bool reject_reduced_precision_in_fp32 = true;      // tensor-core SASS, TF32/half library kernels
+
+  // Tolerance is the compare job's spec ({"mode", "limits"}).
+  Json Tolerance() const;
+  // ToJson is what the JudgeResult records.
+  Json ToJson() const;
+};
+
+// MakePrecisionPolicy returns the named policy: paper, strict or tf32-fair.
+Result<PrecisionPolicy> MakePrecisionPolicy(const std::string& name);
+
+}  // namespace cuda_agent
