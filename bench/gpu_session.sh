@@ -3,9 +3,12 @@
 #
 #   bash bench/gpu_session.sh judge      # GPU judge scenarios + per-stage judge times
 #   bash bench/gpu_session.sh baselines L1,L2  # eager/compile baselines for the chosen tasks
+#   bash bench/gpu_session.sh corpus     # the hack corpus and CUDA judge cases (4 at a time), GPU harness tests
+#   bash bench/gpu_session.sh taskcheck  # cuda-agent tasks check over .gpu/kernelbench_all (all 250 tasks)
 #
 # Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
-# the chosen KernelBench tasks: ../shared does not travel to the GPU machine).
+# the chosen KernelBench tasks: ../shared does not travel to the GPU machine). pytest-xdist, when
+# wanted, comes as .gpu/pylib (pip install --target; the GPU machine has no network).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/cuda-agent-out}"
@@ -25,7 +28,27 @@ BIN="$CUDA_AGENT_BIN"
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 
+[ -d .gpu/pylib ] && export PYTHONPATH="$PWD/.gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"
+
 case "${1:-judge}" in
+  corpus)
+    echo "== cuobjdump of a built extension (for the SASS parser's fixture)"
+    "$BIN" build --device cuda --candidate examples/relu_scale/candidates/cuda_correct --out /tmp/ext.so \
+      > "$OUT/build.txt" 2>&1
+    command -v cuobjdump || ls /usr/local/cuda/bin/cuobjdump
+    { cuobjdump -sass /tmp/ext.so || /usr/local/cuda/bin/cuobjdump -sass /tmp/ext.so; } 2>&1 | head -c 20000 > "$OUT/sass_sample.txt"
+    echo "== GPU harness tests"
+    timeout 200 python3 -m pytest python/tests/test_gpu.py -q -p no:cacheprovider 2>&1 | tee "$OUT/harness_gpu.txt" | tail -4
+    echo "== hack corpus + CUDA judge cases, 4 at a time"
+    export CUDA_AGENT_TEST_CACHE_DIR=/tmp/cuda-agent-test-cache
+    timeout "${CORPUS_TIMEOUT:-400}" python3 -m pytest tests/hacks tests/judge -q -p no:cacheprovider -n 4 \
+      -k "${CORPUS_FILTER:-cuda or legit}" --junitxml="$OUT/corpus.xml" -rA 2>&1 | tee "$OUT/corpus.txt" | tail -40
+    ;;
+  taskcheck)
+    timeout "${TASKCHECK_TIMEOUT:-500}" "$BIN" tasks check .gpu/kernelbench_all --device cuda --policy all \
+      --out "$OUT/task_check.md" --json > "$OUT/task_check.json" 2> "$OUT/task_check.err"
+    echo "exit $?"; tail -5 "$OUT/task_check.err"; head -40 "$OUT/task_check.md"
+    ;;
   judge)
     echo "== smoke: relu_scale/cuda_correct"
     "$BIN" judge --task examples/relu_scale/model.py --candidate examples/relu_scale/candidates/cuda_correct \

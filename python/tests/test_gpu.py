@@ -91,6 +91,11 @@ class ModelNew(nn.Module):
         return torch.empty_like(x)
 """
 
+# The same work, joined to the caller's stream before returning: allowed, and timed.
+JOINED_SIDE_STREAM_CANDIDATE = SIDE_STREAM_CANDIDATE.replace(
+    "        return torch.empty_like(x)",
+    "        torch.cuda.current_stream().wait_stream(self.stream)\n        return torch.empty_like(x)")
+
 # An out-of-bounds store in a kernel: the error surfaces asynchronously, at the synchronise.
 ASYNC_ERROR_CANDIDATE = """
 import cupy
@@ -166,12 +171,22 @@ def test_eager_profile_on_cuda(tmp_path):
 def test_side_stream_work_is_timed(tmp_path):
     ref = gpu_reference(tmp_path, seeds=(1,))
     eager = run("profile", profile_spec(tmp_path, ref, "eager", iters=5))
-    candidate = write_candidate(tmp_path, SIDE_STREAM_CANDIDATE)
+    candidate = write_candidate(tmp_path, JOINED_SIDE_STREAM_CANDIDATE)
     side = run("profile", profile_spec(tmp_path, ref, "candidate", candidate, iters=5))
     assert side["ok"], side
-    # two GEMMs on the side stream against one in eager: never measured as (almost) nothing
+    # 40 fills of 256 MiB on the side stream against one GEMM in eager: never measured as (almost) nothing
     assert side["median_device_us"] > eager["median_device_us"] * 1.2, (side, eager)
     assert side["median_wall_us"] > eager["median_device_us"]
+    assert side["unjoined"] == []
+
+
+def test_side_stream_work_left_unjoined_fails(tmp_path):
+    ref = gpu_reference(tmp_path, seeds=(1,))
+    candidate = write_candidate(tmp_path, SIDE_STREAM_CANDIDATE)
+    side = run("profile", profile_spec(tmp_path, ref, "candidate", candidate, iters=5))
+    assert not side["ok"]
+    assert side["error_kind"] == "unjoined_stream", side
+    assert "still running" in side["reason"] and side["unjoined"], side
 
 
 def test_compile_profile_on_cuda(tmp_path):
