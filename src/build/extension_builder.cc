@@ -69,12 +69,15 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
   std::vector<std::string> flags = CommonFlags(req, tc);
   bool cuda = rel.extension() == ".cu";
   if (cuda) {
-    step.argv = {NvccPath(tc), "-c", "-O3", "--use_fast_math", "-std=c++17",
+    step.argv = {NvccPath(tc), "-c", "-O3", "-std=c++17",
                  "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
                  // The defaults of torch's extension loader, which published candidates were built with.
                  "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
                  "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
                  "-gencode", CudaGencode(tc.gpu ? tc.gpu->capability : "9.0")};
+    // Approximate tanh/exp/division and flushed denormals, as published; off under the strict
+    // precision policies (docs/precision.md).
+    if (req.fast_math) step.argv.insert(step.argv.begin() + 3, "--use_fast_math");
   } else {
     step.argv = {"g++", "-c", "-O3", "-std=c++20", "-fPIC", "-w"};
     if (tc.device == Device::kCuda && !tc.cuda_home.empty()) {

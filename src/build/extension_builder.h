@@ -32,6 +32,7 @@ struct BuildRequest {
   // writable and source_dir readable.
   const Sandbox* sandbox = nullptr;
   SandboxPolicy policy;
+  bool fast_math = false;  // nvcc --use_fast_math (the published flags; the `paper` policy)
 };
 
 struct BuildReport {

@@ -263,6 +263,7 @@ class Pipeline {
     BuildRequest req{dirs_->src, dirs_->build, cache_dir_, opt_.build_jobs, opt_.build_timeout_s,
                      &sandbox_, base_policy_};
     req.policy.gpu = false;  // compilers need no GPU
+    req.fast_math = opt_.policy.fast_math;
     BuildReport built = BuildExtension(req, toolchain_);
     Json errors = Json::array();
     for (const auto& e : built.errors) {

@@ -24,7 +24,8 @@ Json PrecisionPolicy::ToJson() const {
             {"backend_flags", {{"reference", reference.ToJson()},
                                {"candidate", candidate.ToJson()},
                                {"baselines", baselines.ToJson()}}},
-            {"reject_reduced_precision_in_fp32", reject_reduced_precision_in_fp32}};
+            {"reject_reduced_precision_in_fp32", reject_reduced_precision_in_fp32},
+            {"fast_math", fast_math}};
   if (name == "paper") j["note"] = "published harness settings (atol = rtol = 1e-2, torch defaults)";
   return j;
 }
@@ -36,6 +37,7 @@ Result<PrecisionPolicy> MakePrecisionPolicy(const std::string& name) {
     p.scaled = false;
     p.limits = {{"default", {1e-2, 1e-2, std::nullopt}}};
     p.reject_reduced_precision_in_fp32 = false;
+    p.fast_math = true;
     return p;
   }
   if (name != "strict" && name != "tf32-fair") {

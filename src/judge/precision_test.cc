@@ -16,6 +16,7 @@ TEST(PrecisionTest, PaperIsTheFixedPublishedToleranceWithTorchDefaults) {
   EXPECT_TRUE(p->ToJson()["backend_flags"]["baselines"].is_null());
   EXPECT_FALSE(p->reject_reduced_precision_in_fp32);
   EXPECT_TRUE(p->ToJson().contains("note"));
+  EXPECT_TRUE(p->fast_math) << "published candidates were built with --use_fast_math";
 }
 
 TEST(PrecisionTest, StrictPinsTf32OffEverywhereAndScales) {
@@ -27,6 +28,7 @@ TEST(PrecisionTest, StrictPinsTf32OffEverywhereAndScales) {
   }
   EXPECT_LT(p->limits.at("float32").rnorm.value(), 3e-4) << "a TF32 GEMM's relative norm error must fail";
   EXPECT_TRUE(p->reject_reduced_precision_in_fp32);
+  EXPECT_FALSE(p->fast_math);
 }
 
 TEST(PrecisionTest, Tf32FairGivesTheBaselinesTf32AndLoosensFp32Only) {
