@@ -20,6 +20,7 @@ JOB_MODULES = {
     "candidate": "cuda_agent_harness.jobs.candidate",
     "compare": "cuda_agent_harness.jobs.compare",
     "profile": "cuda_agent_harness.jobs.profile",
+    "task_check": "cuda_agent_harness.jobs.task_check",
 }
 
 

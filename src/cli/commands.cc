@@ -6,6 +6,7 @@
 
 #include "cli/options.h"
 #include "judge/judge.h"
+#include "judge/task_check.h"
 #include "sandbox/sandbox.h"
 #include "workspace/workspace.h"
 
@@ -193,10 +194,58 @@ int WorkspaceCommand(const Args& args) {
   return 0;
 }
 
+namespace {
+
+// `tasks check` (judge/task_check.h): trivial answers that pass a suite's tasks.
+int TasksCheck(const Args& args) {
+  static const std::vector<OptionSpec> specs = {
+      {"device", true, "cuda or cpu", "cuda"},
+      {"policy", true, "all | strict | tf32-fair | paper", "all"},
+      {"select", true, "comma-separated task names or ids", ""},
+      {"limit", true, "at most this many tasks", "0"},
+      {"out", true, "write the markdown report to FILE (rewritten as tasks finish)", ""},
+      {"json", false, "print the report as JSON", ""},
+      {"cache-dir", true, "toolchain cache and work folder", ""},
+      {"task-timeout", true, "seconds for each task", "600"},
+      {"progress", true, "JSONL of finished tasks (kept up to date); tasks in it are not run again",
+       ""},
+      {"seed", true, "seed of the weights and input sets", "1234"},
+  };
+  Result<ParsedArgs> a = ParseArgs(specs, args);
+  if (!a.ok()) return UsageError("tasks check", a.status().message(), specs);
+  if (a->positional().size() != 1) return UsageError("tasks check", "expected one SUITE", specs);
+  TaskCheckRequest req;
+  req.suite = a->positional()[0];
+  req.select = a->Get("select");
+  req.out = a->Get("out");
+  req.json = a->Has("json");
+  Result<Device> device = ParseDevice(a->Get("device"));
+  Result<std::vector<std::string>> policies = TaskCheckPolicies(a->Get("policy"));
+  Result<int> limit = ParseIntFlag(a.value(), "limit");
+  Result<int> seed = ParseIntFlag(a.value(), "seed");
+  Result<double> timeout = ParseDoubleFlag(a.value(), "task-timeout");
+  for (const Status& s :
+       {device.status(), policies.status(), limit.status(), seed.status(), timeout.status()}) {
+    if (!s.ok()) return UsageError("tasks check", s.message(), specs);
+  }
+  req.limit = limit.value();
+  req.options.device = device.value();
+  req.options.policies = policies.value();
+  req.options.seed = seed.value();
+  req.options.task_timeout_s = timeout.value();
+  req.options.cache_dir = a->Get("cache-dir");
+  req.options.progress_file = a->Get("progress");
+  return TaskCheckCommand(req);
+}
+
+}  // namespace
+
 int TasksCommand(const Args& args) {
   static const std::vector<OptionSpec> specs = {{"json", false, "one JSON object per task", ""}};
+  if (!args.empty() && args[0] == "check") return TasksCheck(Args(args.begin() + 1, args.end()));
   if (args.empty() || args[0] != "list") {
-    return UsageError("tasks", "usage: cuda-agent tasks list SUITE [--json]", specs);
+    return UsageError(
+        "tasks", "usage: cuda-agent tasks list SUITE [--json] | tasks check SUITE [options]", specs);
   }
   Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));
   if (!a.ok()) return UsageError("tasks list", a.status().message(), specs);

@@ -12,6 +12,7 @@
 
 #include "build/binary_inspector.h"
 #include "build/extension_builder.h"
+#include "judge/job_policy.h"
 #include "judge/library_kernels.h"
 #include "judge/reward.h"
 #include "judge/static_rules.h"
@@ -63,20 +64,6 @@ struct WorkDirs {
   std::string InitInputs() const { return (shared / "init_inputs.pt").string(); }
   std::string StateDict() const { return (shared / "state_dict.pt").string(); }
 };
-
-uint64_t DefaultJobMemory() {
-  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * page / 4 * 3 : 0;
-}
-
-// AddExisting appends a path and, when it is a link, where it leads.
-void AddWithRealPath(std::vector<fs::path>& paths, const fs::path& p) {
-  if (p.empty()) return;
-  std::error_code ec;
-  paths.push_back(p);
-  fs::path real = fs::canonical(p, ec);
-  if (!ec && real != p) paths.push_back(real);
-}
 
 // Removes the work folder unless asked to keep it. Not copyable: a copy's destructor would remove
 // the folder while the judgement still uses it.
@@ -211,33 +198,10 @@ class Pipeline {
 
   // MakeBasePolicy: what every contained job may read (interpreter, torch, CUDA) and its limits.
   void MakeBasePolicy() {
-    const Json& raw = toolchain_.raw;
-    python_inside_ = raw.value("python_executable", Json("")).is_string()
-                         ? raw.value("python_executable", std::string())
-                         : std::string();
-    std::vector<fs::path> ro;
-    if (!python_inside_.empty()) {
-      AddWithRealPath(ro, fs::path(python_inside_).parent_path().parent_path());
-      AddWithRealPath(ro, fs::canonical(python_inside_).parent_path().parent_path());
-    }
-    if (raw.contains("torch_init_path") && raw["torch_init_path"].is_string()) {
-      AddWithRealPath(ro, fs::path(raw["torch_init_path"].get<std::string>()).parent_path().parent_path());
-    }
-    for (const auto& d : toolchain_.include_dirs) AddWithRealPath(ro, d);
-    for (const auto& d : toolchain_.library_dirs) AddWithRealPath(ro, d);
-    AddWithRealPath(ro, toolchain_.python_include);
-    AddWithRealPath(ro, toolchain_.cuda_home);
-    base_policy_.read_only = ro;
-    base_policy_.hidden = {cache_dir_};
-    base_policy_.gpu = opt_.device == Device::kCuda;
-    base_policy_.memory_bytes = opt_.job_memory_bytes ? opt_.job_memory_bytes : DefaultJobMemory();
-    base_policy_.max_pids = opt_.job_max_pids;
-    base_policy_.limits.processes = opt_.job_max_pids;
-    base_policy_.limits.file_size_bytes = 64ull << 30;
-    base_policy_.limits.open_files = 4096;
-    // CPU seconds: a backstop behind the wall-clock watchdog (threads can burn several CPUs at once).
-    base_policy_.limits.cpu_seconds = static_cast<uint64_t>(
-        std::max(opt_.trusted_timeout_s, opt_.build_timeout_s) * std::max(1u, std::thread::hardware_concurrency()));
+    python_inside_ = PythonInside(toolchain_);
+    base_policy_ = BaseJobPolicy(
+        toolchain_, {opt_.device, cache_dir_, opt_.job_memory_bytes, opt_.job_max_pids,
+                     std::max(opt_.trusted_timeout_s, opt_.build_timeout_s)});
   }
 
   // Contain returns the sandbox of one job: the base policy plus these folders.
