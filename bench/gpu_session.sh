@@ -45,7 +45,9 @@ case "${1:-judge}" in
       -k "${CORPUS_FILTER:-cuda or legit}" --junitxml="$OUT/corpus.xml" -rA 2>&1 | tee "$OUT/corpus.txt" | tail -40
     ;;
   taskcheck)
+    # --progress: a second lease resumes where this one stopped (same seed).
     timeout "${TASKCHECK_TIMEOUT:-500}" "$BIN" tasks check .gpu/kernelbench_all --device cuda --policy all \
+      --task-timeout 120 --progress "${TASKCHECK_PROGRESS:-$OUT/task_check.jsonl}" \
       --out "$OUT/task_check.md" --json > "$OUT/task_check.json" 2> "$OUT/task_check.err"
     echo "exit $?"; tail -5 "$OUT/task_check.err"; head -40 "$OUT/task_check.md"
     ;;

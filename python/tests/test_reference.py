@@ -137,3 +137,55 @@ def test_missing_spec_key_is_internal(tmp_path):
     result = run("reference", spec)
     assert result["error_kind"] == "internal"
     assert result["reason"] == "spec: missing key 'check_seeds'"
+
+
+# Inputs at other scales and shifts (HACKS B7, B9), where the task allows them.
+
+NON_NEGATIVE_RELU = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x, idx):
+        return torch.relu(x) + idx.float().sum()
+def get_inputs():
+    return [torch.rand(64, 32), torch.arange(4)]
+def get_init_inputs():
+    return []
+"""
+
+NEEDS_PROBABILITIES = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, p):
+        return torch.nn.functional.binary_cross_entropy(p, torch.full_like(p, 0.5))
+def get_inputs():
+    return [torch.rand(16, 8)]
+def get_init_inputs():
+    return []
+"""
+
+
+def transformed_reference(tmp_path, source):
+    spec = reference_spec(tmp_path, write(tmp_path / "task" / "model.py", source), seeds=(1, 2, 3, 4, 5))
+    spec.update(input_scales=[1, 1, 8, 0.125, 2], input_shifts=[0, 0, 0, 0, -1])
+    return spec, run("reference", spec)
+
+
+def test_floating_inputs_are_scaled_and_shifted_and_integers_kept(tmp_path):
+    spec, result = transformed_reference(tmp_path, NON_NEGATIVE_RELU)
+    assert result["ok"], result
+    assert result["input_scales"] == [1, 1, 8, 0.125, 2] and result["input_shifts"] == [0, 0, 0, 0, -1]
+    shifted, idx = torch.load(os.path.join(spec["data_dir"], "inputs_4.pt"))
+    assert shifted.min() < 0, "x * 2 - 1 gives the non-negative task negative inputs"
+    assert torch.equal(idx, torch.arange(4))
+    big, _ = torch.load(os.path.join(spec["data_dir"], "inputs_2.pt"))
+    assert big.max() > 1.0
+    assert result["float_dtypes"] == ["float32"]
+
+
+def test_a_transform_the_task_does_not_allow_falls_back(tmp_path):
+    spec, result = transformed_reference(tmp_path, NEEDS_PROBABILITIES)
+    assert result["ok"], result
+    # BCE refuses inputs outside [0, 1]: x * 8 and x * 2 - 1 fall back; x / 8 stays.
+    assert result["input_scales"] == [1, 1, 1, 0.125, 1] and result["input_shifts"] == [0, 0, 0, 0, 0]
+    p, = torch.load(os.path.join(spec["data_dir"], "inputs_2.pt"))
+    assert 0 <= p.min() and p.max() <= 1

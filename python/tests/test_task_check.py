@@ -103,6 +103,17 @@ def get_init_inputs():
     return []
 """
 
+SCALAR_LOSS = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, a, b):
+        return ((a - b) ** 2).mean()
+def get_inputs():
+    return [torch.randn(256, 256), torch.randn(256, 256)]
+def get_init_inputs():
+    return []
+"""
+
 
 def check_spec(tmp_path, tasks: dict[str, str], **extra) -> dict:
     entries = [{"name": name, "id": f"id-{name}", "path": write(tmp_path / "tasks" / f"{name}.py", source)}
@@ -140,7 +151,7 @@ def checked(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("task_check")
     spec = check_spec(tmp_path, {"wide_softmax": WIDE_SOFTMAX, "constant": CONSTANT,
                                  "near_identity": NEAR_IDENTITY, "raises": RAISES, "normal": NORMAL,
-                                 "tuple": TUPLE})
+                                 "tuple": TUPLE, "scalar_loss": SCALAR_LOSS})
     result = run("task_check", spec)
     return spec, result, records(spec)
 
@@ -148,7 +159,7 @@ def checked(tmp_path_factory):
 def test_job_checks_every_task_and_reports_ok(checked):
     spec, result, found = checked
     assert result["ok"], result
-    assert result["tasks_checked"] == 6 and result["tasks_skipped"] == 0
+    assert result["tasks_checked"] == len(spec["tasks"]) and result["tasks_skipped"] == 0
     assert list(found) == [t["name"] for t in spec["tasks"]]
     for record in found.values():
         assert record["seconds"] >= 0
@@ -197,6 +208,16 @@ def test_a_normal_task_is_flagged_by_nothing(checked):
     assert flagged_by(record) == []
     assert record["answers"]["input"] is None  # no input has the output's shape
     assert record["answers"]["noise"]["rel_norm_err"] > 0.5
+
+
+def test_a_scalar_output_gets_no_constant_or_noise_made_from_itself(checked):
+    record = checked[2]["scalar_loss"]
+    assert record["ok"], record
+    # The mean of a scalar is the scalar: such an "answer" would pass every policy and mean nothing.
+    assert record["answers"]["constant"] is None and record["answers"]["noise"] is None
+    # What a constant answer really risks is covered: MSE of two randn concentrates near 2, so another
+    # input set's output passes the published tolerance but not the strict one.
+    assert passes(record, "independent") == {"strict": False, "tf32-fair": False, "paper": True}
 
 
 def test_nested_outputs_get_answers_leaf_by_leaf(checked):

@@ -26,12 +26,16 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kKernelsShown = 50;    // kernels listed in the result (all are audited)
 constexpr double kOwnShareMin = 0.5;    // own + library kernels' share of the device time (HACKS C3)
 
-// InputScales: the factor applied to each check's floating inputs (HACKS B9). Checks 3 and 4 use
-// other scales where the task allows them (the reference falls back to 1 where it does not).
-Json InputScales(int checks) {
-  Json scales = Json::array();
-  for (int i = 0; i < checks; ++i) scales.push_back(i == 2 ? 8.0 : i == 3 ? 0.125 : 1.0);
-  return scales;
+// InputTransforms: each check's floating inputs become x * scale + shift (HACKS B7, B9). Checks 3, 4
+// and 5 use x * 8, x / 8 and x * 2 - 1 where the task allows (the reference falls back where not):
+// other magnitudes, and negative values for tasks whose own inputs are all non-negative.
+std::pair<Json, Json> InputTransforms(int checks) {
+  Json scales = Json::array(), shifts = Json::array();
+  for (int i = 0; i < checks; ++i) {
+    scales.push_back(i == 2 ? 8.0 : i == 3 ? 0.125 : i == 4 ? 2.0 : 1.0);
+    shifts.push_back(i == 4 ? -1.0 : 0.0);
+  }
+  return {scales, shifts};
 }
 
 double SecondsSince(Clock::time_point t) {
@@ -260,7 +264,8 @@ class Pipeline {
     Json spec = {{"task_path", dirs_->task_file.string()}, {"device", r_.device},
                  {"data_dir", dirs_->shared.string()}, {"expected_dir", dirs_->private_.string()},
                  {"init_seed", init_seed}, {"check_seeds", seeds},
-                 {"input_scales", InputScales(checks)},
+                 {"input_scales", InputTransforms(checks).first},
+                 {"input_shifts", InputTransforms(checks).second},
                  {"backend_flags", opt_.policy.reference.ToJson()}};
     JobSandbox box = Contain({dirs_->task_file}, {dirs_->shared, dirs_->private_});
     Result<JobOutcome> ref = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
@@ -275,6 +280,7 @@ class Pipeline {
     }
     output_signature_ = ref->result.value("output_signature", "");
     input_scales_ = ref->result.value("input_scales", Json::array());
+    input_shifts_ = ref->result.value("input_shifts", Json::array());
     for (const auto& d : ref->result.value("float_dtypes", Json::array())) float_dtypes_.push_back(d);
     return Next::kContinue;
   }
@@ -364,7 +370,8 @@ class Pipeline {
     }
     r_.verify = {{"ok", cmp->Ok()}, {"checks", cmp->result.value("checks", Json::array())},
                  {"num_checks", opt_.checks}, {"output_signature", output_signature_},
-                 {"input_scales", input_scales_}, {"float_dtypes", float_dtypes_},
+                 {"input_scales", input_scales_}, {"input_shifts", input_shifts_},
+                 {"float_dtypes", float_dtypes_},
                  {"repeated_check", 1}};
     if (!cmp->Ok()) {
       std::string why = cmp->Reason();
@@ -374,10 +381,13 @@ class Pipeline {
         std::string label = index == opt_.checks
                                 ? "repeat of check 1 (another allocator state)"
                                 : "check " + std::to_string(index + 1) + "/" + std::to_string(opt_.checks);
-        if (index < static_cast<int>(input_scales_.size()) && input_scales_[index].is_number() &&
-            input_scales_[index].get<double>() != 1.0) {
-          char buf[64];
-          std::snprintf(buf, sizeof(buf), " (inputs x %g)", input_scales_[index].get<double>());
+        double scale = index < static_cast<int>(input_scales_.size()) && input_scales_[index].is_number()
+                           ? input_scales_[index].get<double>() : 1.0;
+        double shift = index < static_cast<int>(input_shifts_.size()) && input_shifts_[index].is_number()
+                           ? input_shifts_[index].get<double>() : 0.0;
+        if (scale != 1.0 || shift != 0.0) {
+          char buf[80];
+          std::snprintf(buf, sizeof(buf), " (inputs x %g %+g)", scale, shift);
           label += buf;
         }
         why = label + ": " + c.value("reason", why);
@@ -682,6 +692,7 @@ class Pipeline {
   Toolchain toolchain_;
   std::string output_signature_;
   Json input_scales_ = Json::array();
+  Json input_shifts_ = Json::array();
   std::vector<std::string> float_dtypes_;
   BinaryInspection inspection_;
   std::set<std::string> own_keys_;     // KernelKey of every kernel the built extension contains

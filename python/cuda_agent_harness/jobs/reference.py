@@ -4,10 +4,13 @@ Writes to data_dir: init_inputs.pt, state_dict.pt (CPU), and per check seed inpu
 expected_dir (default: data_dir) expected_{i}.pt (the reference output moved to the CPU). The judge keeps
 expected_dir where the candidate's sandbox cannot see it. Every task failure is error_kind "task".
 
-"input_scales" (optional, one number per check) multiplies the floating inputs of a check by a power of
-two (exact), so a closed form that only matches the task's own input distribution fails (HACKS B9).
+"input_scales" and "input_shifts" (optional, one number per check each) map the floating inputs of a check
+to x * scale + shift, so a closed form that only matches the task's own input distribution fails (HACKS
+B9), and a task whose inputs are all non-negative (where ReLU-like tasks are the identity, B7) also sees
+negative values.
 Where the task does not allow it (the forward raises, or gives NaN/Inf where the unscaled check 0 gave
-none), that check falls back to the unscaled inputs; `input_scales` in the result says what was used.
+none), that check falls back to the task's own inputs; `input_scales` and `input_shifts` in the result
+say what was used.
 The result's `float_dtypes` lists every floating dtype among inputs, weights and outputs (the judge's
 precision check needs to know an fp32 task).
 """
@@ -27,11 +30,11 @@ from ..spec import require, require_device
 from ..task_module import import_task
 
 
-def scaled(inputs: list, scale: float) -> list:
-    """The inputs with every floating tensor multiplied by `scale` (other values untouched)."""
-    if scale == 1.0:
+def transformed(inputs: list, scale: float, shift: float) -> list:
+    """The inputs with every floating tensor mapped to x * scale + shift (other values untouched)."""
+    if scale == 1.0 and shift == 0.0:
         return inputs
-    return map_tensors(inputs, lambda t: t * scale if t.is_floating_point() else t)
+    return map_tensors(inputs, lambda t: t * scale + shift if t.is_floating_point() else t)
 
 
 def all_finite(value) -> bool:
@@ -56,11 +59,13 @@ def run_forward(model, inputs: list, device: str, what: str):
         return to_cpu(output)
 
 
-def input_scales(spec: dict, count: int) -> list[float]:
-    scales = require(spec, "input_scales", list, default=[1.0] * count)
-    if len(scales) != count or not all(isinstance(s, (int, float)) and s > 0 for s in scales):
-        raise JobError("internal", f"spec: input_scales must hold {count} positive numbers, not {scales!r}")
-    return [float(s) for s in scales]
+def per_check(spec: dict, key: str, count: int, default: float, positive: bool) -> list[float]:
+    values = require(spec, key, list, default=[default] * count)
+    if len(values) != count or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                       and (v > 0 or not positive) for v in values):
+        raise JobError("internal", f"spec: {key} must hold {count} numbers"
+                                   f"{' > 0' if positive else ''}, not {values!r}")
+    return [float(v) for v in values]
 
 
 def run(spec: dict, result: dict) -> None:
@@ -70,9 +75,11 @@ def run(spec: dict, result: dict) -> None:
     init_seed = require(spec, "init_seed", int)
     check_seeds = require(spec, "check_seeds", list)
     result.update({"num_checks": 0, "output_signature": None})
-    scales = input_scales(spec, len(check_seeds))
+    scales = per_check(spec, "input_scales", len(check_seeds), 1.0, positive=True)
+    shifts = per_check(spec, "input_shifts", len(check_seeds), 0.0, positive=False)
     result["backend_flags"] = apply_backend_flags(spec.get("backend_flags"))
     result["input_scales"] = []
+    result["input_shifts"] = []
     expected_dir = spec.get("expected_dir") or data_dir
     os.makedirs(data_dir, exist_ok=True)
     os.makedirs(expected_dir, exist_ok=True)
@@ -92,19 +99,20 @@ def run(spec: dict, result: dict) -> None:
         torch.manual_seed(seed)
         with phase("task", f"get_inputs() (check {i})"):
             inputs = to_cpu(as_arg_list(task.get_inputs()))
-        scale = scales[i] if i > 0 else 1.0
+        scale, shift = (scales[i], shifts[i]) if i > 0 else (1.0, 0.0)
         output = None
-        if scale != 1.0:
+        if scale != 1.0 or shift != 0.0:
+            moved = transformed(inputs, scale, shift)
             try:
-                output = run_forward(model, scaled(inputs, scale), device, f"check {i}, inputs x {scale:g}")
+                output = run_forward(model, moved, device, f"check {i}, inputs x {scale:g} + {shift:g}")
             except JobError:
                 output = None
             if output is not None and unscaled_finite and not all_finite(output):
                 output = None
             if output is None:
-                scale = 1.0  # the task does not allow this scale
+                scale, shift = 1.0, 0.0  # the task does not allow this transform
             else:
-                inputs = scaled(inputs, scale)
+                inputs = moved
         if output is None:
             output = run_forward(model, inputs, device, f"check {i}")
         if i == 0:
@@ -114,4 +122,5 @@ def run(spec: dict, result: dict) -> None:
         torch.save(inputs, os.path.join(data_dir, f"inputs_{i}.pt"))
         torch.save(output, os.path.join(expected_dir, f"expected_{i}.pt"))
         result["input_scales"].append(scale)
+        result["input_shifts"].append(shift)
         result["num_checks"] = i + 1

@@ -7,6 +7,8 @@ compared with expected A under each tolerance of the spec (comparison.compare, a
 - `zeros`: zeros_like of every tensor of the output;
 - `constant`: every tensor filled with the mean of its expected values;
 - `noise`: randn_like × std + mean of its expected values;
+  (both null when every output tensor has at most one element: the mean of a scalar is the answer
+  itself, not something a candidate could know; "independent" covers such outputs);
 - `input`: an input tensor of A (as get_inputs() made it, before any forward) with the output's shape
   and dtype — each one in turn for a tensor output, the first match per tensor for a nested output;
   null when there is none;
@@ -271,9 +273,11 @@ class TaskChecker:
             return
         with phase("internal", "comparing trivial answers"):
             answers["zeros"] = self.judge(expected, map_tensors(expected, torch.zeros_like))
-            answers["constant"] = self.judge(expected, map_tensors(expected, constant_like))
-            torch.manual_seed(self.seed + 3)
-            answers["noise"] = self.judge(expected, map_tensors(expected, noise_like))
+            answers["constant"] = answers["noise"] = None
+            if any(leaf.numel() > 1 for leaf in output_leaves(expected)):
+                answers["constant"] = self.judge(expected, map_tensors(expected, constant_like))
+                torch.manual_seed(self.seed + 3)
+                answers["noise"] = self.judge(expected, map_tensors(expected, noise_like))
         answers["input"] = None
         if input_answers(expected, inputs):
             # The forward may have changed its inputs in place: the answer is the input as made.
