@@ -3,10 +3,16 @@
 On CUDA every timed call runs inside a profiler range `cuda_agent_call_{i}` that ends after a device-wide
 synchronise; the device time of call i is the summed duration of the device activities (kernels, memcpy,
 memset, on any stream) that start inside that range. Wall time is perf_counter around the call and the
-synchronise. Inside that range, right after the call returns, the current stream alone is synchronised and
-a mark `cuda_agent_joined_{i}` is recorded: device work of the call still running after the mark was left
-on another stream without joining it to the caller's stream (HACKS A1; the profile job fails such a
-candidate with "unjoined_stream"). On the CPU only wall time exists. Each call gets its label (`warm-up call 0`, `timed call 3`)
+synchronise. On the CPU only wall time exists.
+
+Stream order (HACKS A1), for the candidate: before each timed call a spin kernel (torch.cuda._sleep, longer
+than the call's host time) is queued on the caller's stream, outside the range, and right after the call
+returns a one-cycle spin marks the end of the caller's stream. Every device activity of the call must
+start after the first spin ended (it waited for the work queued before it) and end before the marker
+started (the caller's stream waited for it). Both are GPU timestamps of one clock, so work on a stream the
+candidate forked but never joined is caught whatever its length; the profile job fails it with
+"unjoined_stream". Spin kernels are not counted as the call's device time; a candidate kernel may not
+be named spin_kernel (the judge refuses it). Each call gets its label (`warm-up call 0`, `timed call 3`)
 and, outside the timed region, `after(label, inputs, output)` runs the caller's checks (the candidate's
 guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS.md A10).
 """
@@ -28,9 +34,10 @@ from .nested import as_arg_list, tensor_bytes, to_device
 
 INPUT_BUDGET_BYTES = 2 << 30
 CALL_RANGE = "cuda_agent_call_{}"
-JOIN_MARK = "cuda_agent_joined_{}"
 MAX_KERNELS = 1000          # distinct names in the kernel table (the judge audits all of them)
-JOIN_SLACK_US = 2.0         # CPU/GPU clock alignment of the profiler
+SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the stream-order fences
+ORDER_SLACK_US = 1.0         # timestamp granularity of back-to-back kernels on one stream
+SPIN_MIN_S, SPIN_MAX_S = 50e-6, 20e-3
 
 Call = Callable[[list, str], Any]          # call(inputs, label) -> output
 After = Callable[[str, list, Any], None]  # after(label, inputs, output), outside the timed region
@@ -48,7 +55,7 @@ class Timings:
     device_us: list[float] | None = None
     kernels: list[dict] = field(default_factory=list)
     call_kernels: list[list[str]] = field(default_factory=list)  # distinct device activities per call
-    unjoined: list[dict] = field(default_factory=list)           # activities still running at the join mark
+    unjoined: list[dict] = field(default_factory=list)           # activities out of the caller's stream order
     outputs: list[Any] = field(default_factory=list)
 
 
@@ -130,9 +137,40 @@ def _loaded_library(stem: str) -> str | None:
     return None
 
 
+class StreamFences:
+    """The spin kernels around each timed call that make stream order measurable (see the module doc)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.cycles = 0
+
+    def calibrate(self, host_seconds: float) -> None:
+        """Sizes the first spin to outlast a call's host time (twice the slowest warm-up call)."""
+        if not self.enabled:
+            return
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        probe = 2_000_000
+        start.record()
+        torch.cuda._sleep(probe)
+        end.record()
+        end.synchronize()
+        cycles_per_s = probe / max(start.elapsed_time(end) * 1e-3, 1e-9)
+        seconds = min(max(2 * host_seconds, SPIN_MIN_S), SPIN_MAX_S)
+        self.cycles = int(seconds * cycles_per_s)
+
+    def before(self) -> None:
+        if self.enabled:
+            torch.cuda._sleep(self.cycles)
+
+    def after(self) -> None:
+        if self.enabled:
+            torch.cuda._sleep(1)
+
+
 def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: str,
-            after: After = no_check) -> float | None:
-    """Runs `count` calls (synchronised); returns the seconds of the first one, None when count is 0."""
+            after: After = no_check, durations: list[float] | None = None) -> float | None:
+    """Runs `count` calls (synchronised); returns the seconds of the first one, None when count is 0.
+    Each call's seconds are appended to `durations` when given."""
     first_seconds = None
     for i in range(count):
         label = f"warm-up call {i}"
@@ -141,8 +179,11 @@ def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: s
         with phase(kind, label):
             output = call(inputs, label)
             synchronize(device)
+        seconds = time.perf_counter() - start
         if i == 0:
-            first_seconds = time.perf_counter() - start
+            first_seconds = seconds
+        if durations is not None:
+            durations.append(seconds)
         after(label, inputs, output)
     return first_seconds
 
@@ -166,13 +207,15 @@ def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, k
 
 def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
                     flusher: L2Flusher, after: After = no_check,
-                    started: Callable[[], None] | None = None) -> Timings:
+                    started: Callable[[], None] | None = None,
+                    fences: StreamFences | None = None) -> Timings:
     """Wall and device time of `iters` calls under the profiler, one named range per call.
 
     `started()` runs once the profiler runs, before the first call (a thread baseline taken there
     includes the profiler's own threads).
     """
     timings = Timings()
+    fences = fences or StreamFences(False)
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         if started is not None:
@@ -182,13 +225,12 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
             inputs = input_sets[(first + i) % len(input_sets)]
             flusher.flush(i)
             torch.cuda.synchronize()
+            fences.before()
             with phase(kind, label):
                 with record_function(CALL_RANGE.format(i)):
                     start = time.perf_counter()
                     output = call(inputs, label)
-                    torch.cuda.current_stream().synchronize()
-                    with record_function(JOIN_MARK.format(i)):
-                        pass
+                    fences.after()
                     torch.cuda.synchronize()
                     end = time.perf_counter()
             timings.wall_us.append((end - start) * 1e6)
@@ -196,7 +238,8 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
             after(label, inputs, output)
     events = prof.events()
     timings.device_us, timings.kernels, timings.call_kernels = device_times(events, iters)
-    timings.unjoined = unjoined_activities(events, iters)
+    if fences.enabled:
+        timings.unjoined = out_of_stream_order(events, iters)
     return timings
 
 
@@ -243,7 +286,7 @@ def device_times(events: list, iters: int) -> tuple[list[float], list[dict], lis
     names: list[set[str]] = [set() for _ in range(iters)]
     kernels: dict[str, list] = {}
     for event in events:
-        if not is_device_activity(event):
+        if not is_device_activity(event) or is_spin(event):
             continue
         i = _call_of(event.time_range.start, windows)
         if i is None:
@@ -259,22 +302,35 @@ def device_times(events: list, iters: int) -> tuple[list[float], list[dict], lis
     return per_call, table[:MAX_KERNELS], [sorted(n) for n in names]
 
 
-def unjoined_activities(events: list, iters: int) -> list[dict]:
-    """Device activities of a call that end after the call's join mark (the caller's stream was done,
-    they were not): {"call", "name", "after_us"}."""
+def is_spin(event: Any) -> bool:
+    return SPIN_KERNEL in event.name
+
+
+def out_of_stream_order(events: list, iters: int) -> list[dict]:
+    """Device activities of a call that started before the caller's stream was done with the work queued
+    before the call, or ended after the caller's stream was done with the call (see the module doc):
+    {"call", "name", "problem", "by_us"}."""
     windows = call_windows(events, iters)
-    marks = named_ranges(events, JOIN_MARK, iters)
-    late = []
-    for event in events:
-        if not is_device_activity(event):
-            continue
-        i = _call_of(event.time_range.start, windows)
-        if i is None:
-            continue
-        after = event.time_range.end - marks[i][0]
-        if after > JOIN_SLACK_US:
-            late.append({"call": i, "name": event.name, "after_us": after})
-    return late
+    device = sorted((e for e in events if is_device_activity(e)), key=lambda e: e.time_range.start)
+    spins = [e for e in device if is_spin(e)]
+    found = []
+    for i, (lo, hi) in enumerate(windows):
+        markers = [k for k, e in enumerate(spins) if lo <= e.time_range.start <= hi]
+        if not markers or markers[-1] == 0:
+            raise RuntimeError(f"the profiler recorded no stream-order fences around timed call {i}")
+        marker, fence = spins[markers[-1]], spins[markers[-1] - 1]
+        for e in device:
+            if is_spin(e) or _call_of(e.time_range.start, windows) != i:
+                continue
+            early = fence.time_range.end - e.time_range.start
+            late = e.time_range.end - marker.time_range.start
+            if early > ORDER_SLACK_US:
+                found.append({"call": i, "name": e.name, "problem": "started before the work queued on "
+                              "the caller's stream finished (not ordered after it)", "by_us": early})
+            elif late > ORDER_SLACK_US:
+                found.append({"call": i, "name": e.name, "problem": "was still running after the "
+                              "caller's stream was done (not joined to it)", "by_us": late})
+    return found
 
 
 def bytes_moved(inputs: Any, outputs: Any) -> int:

@@ -93,6 +93,9 @@ class ModelNew(nn.Module):
 
 # The same work, joined to the caller's stream before returning: allowed, and timed.
 JOINED_SIDE_STREAM_CANDIDATE = SIDE_STREAM_CANDIDATE.replace(
+    "        with torch.cuda.stream(self.stream):",
+    "        self.stream.wait_stream(torch.cuda.current_stream())\n"
+    "        with torch.cuda.stream(self.stream):").replace(
     "        return torch.empty_like(x)",
     "        torch.cuda.current_stream().wait_stream(self.stream)\n        return torch.empty_like(x)")
 
@@ -186,7 +189,7 @@ def test_side_stream_work_left_unjoined_fails(tmp_path):
     side = run("profile", profile_spec(tmp_path, ref, "candidate", candidate, iters=5))
     assert not side["ok"]
     assert side["error_kind"] == "unjoined_stream", side
-    assert "still running" in side["reason"] and side["unjoined"], side
+    assert "not ordered after it" in side["reason"] and side["unjoined"], side
 
 
 def test_compile_profile_on_cuda(tmp_path):

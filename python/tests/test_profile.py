@@ -124,20 +124,35 @@ def test_device_time_is_attributed_to_call_windows():
     assert set(names) == {"gemm", "side_stream_kernel", "Memcpy DtoD"}
 
 
-def test_work_still_running_at_the_join_mark_is_unjoined():
+def test_activities_out_of_the_callers_stream_order_are_found():
     cpu, cuda = DeviceType.CPU, DeviceType.CUDA
+    spin = "void at::cuda::(anonymous namespace)::spin_kernel(long)"
     events = [
+        event(spin, cuda, 5, 60),                           # fence before call 0
         event("cuda_agent_call_0", cpu, 10, 100),
-        event("kernel_on_callers_stream", cuda, 15, 40),
-        event("cuda_agent_joined_0", cpu, 41, 41),
-        event("cuda_agent_call_1", cpu, 120, 200),
-        event("joined_side_kernel", cuda, 125, 140),
-        event("forgotten_side_kernel", cuda, 126, 180),
-        event("cuda_agent_joined_1", cpu, 141, 141),
+        event("kernel_on_callers_stream", cuda, 60, 80),
+        event(spin, cuda, 80, 81),                          # marker: the caller's stream is done
+        event(spin, cuda, 105, 160),                        # fence before call 1
+        event("cuda_agent_call_1", cpu, 110, 250),
+        event("unordered_side_kernel", cuda, 115, 140),     # did not wait for the fence
+        event("joined_side_kernel", cuda, 160, 170),
+        event("forgotten_side_kernel", cuda, 161, 200),     # the marker did not wait for it
+        event(spin, cuda, 171, 172),
     ]
-    late = timing.unjoined_activities(events, 2)
-    assert [(e["call"], e["name"]) for e in late] == [(1, "forgotten_side_kernel")]
-    assert late[0]["after_us"] == 39
+    found = timing.out_of_stream_order(events, 2)
+    assert [(e["call"], e["name"]) for e in found] == [(1, "unordered_side_kernel"),
+                                                       (1, "forgotten_side_kernel")]
+    assert "not ordered" in found[0]["problem"] and found[0]["by_us"] == 45
+    assert "not joined" in found[1]["problem"] and found[1]["by_us"] == 29
+    per_call, _, names = timing.device_times(events, 2)
+    assert per_call == [20.0, 74.0], "the fences are not the call's device time"
+    assert all("spin_kernel" not in n for call in names for n in call)
+
+
+def test_missing_fences_are_an_error():
+    events = [event("cuda_agent_call_0", DeviceType.CPU, 0, 10)]
+    with pytest.raises(RuntimeError, match="fences"):
+        timing.out_of_stream_order(events, 1)
 
 
 def test_missing_call_window_is_an_error():

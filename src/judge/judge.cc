@@ -308,6 +308,14 @@ class Pipeline {
     r_.build["inspection"] = {{"source", inspection_.source}, {"note", inspection_.note}};
     if (inspection_.source == "sass") r_.build["kernels"] = kernels;
     r_.stage_seconds["inspect"] = SecondsSince(t);
+    for (const auto& key : own_keys_) {
+      // The profile's stream-order fences are torch.cuda._sleep's spin_kernel, told apart by name.
+      if (key.find("spin_kernel") != std::string::npos) {
+        return Fail(Stage::kVerify, "kernel_audit",
+                    "kernel audit: the name " + key + " is reserved (the judge's stream-order fences "
+                    "use spin_kernel); rename the kernel");
+      }
+    }
     if (!opt_.policy.reject_reduced_precision_in_fp32 || !Fp32Task()) return Next::kContinue;
     if (inspection_.source != "sass") {
       notes_.push_back("machine-code precision check skipped: " + inspection_.note);

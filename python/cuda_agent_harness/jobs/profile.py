@@ -10,7 +10,8 @@ so the judge can check them against the reference (HACKS.md A5, A6).
 
 The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
 anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
-still running on another stream when its caller's stream is done fails with "unjoined_stream" (A1). The
+out of its caller's stream order (started before the work queued on it, or still running after it) fails
+with "unjoined_stream" (A1; timing.StreamFences). The
 result's `call_kernels` (device activities per timed call) and `kernels` (all of them with their time) are
 what the judge's kernel audit reads (C3).
 """
@@ -177,12 +178,15 @@ def run(spec: dict, result: dict) -> None:
     try:
         threads.reset()
         with torch.no_grad(), guard:
-            first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after)
+            durations: list[float] = []
+            first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after, durations)
             if device == "cuda":
                 flusher = timing.L2Flusher(flush_l2)
                 result["persisting_l2_reset"] = flusher.persisting.available
+                fences = timing.StreamFences(checks is not None)
+                fences.calibrate(max(durations, default=0.0))
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
-                                                 started=threads.reset)
+                                                 started=threads.reset, fences=fences)
             else:
                 timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind, after)
         if checks is None:
@@ -196,10 +200,10 @@ def run(spec: dict, result: dict) -> None:
                    "unjoined": timings.unjoined[:20]})
     if checks is not None and timings.unjoined:
         first = timings.unjoined[0]
-        raise JobError("unjoined_stream", f"timed call {first['call']}: {first['name']} was still running "
-                                          f"{first['after_us']:.1f} us after the caller's stream was done "
-                                          f"(work on another stream must be joined to the current stream "
-                                          f"before the forward returns)")
+        raise JobError("unjoined_stream", f"timed call {first['call']}: {first['name']} {first['problem']} "
+                                          f"by {first['by_us']:.1f} us (work on a stream of your own must "
+                                          f"wait for the current stream and be joined to it before the "
+                                          f"forward returns)")
     if checks is not None:
         checks.check_outputs_unchanged(timings.outputs)
         check_weights(weights, model, "after the timed calls")
