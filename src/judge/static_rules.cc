@@ -117,7 +117,8 @@ const std::vector<StaticRuleInfo> kRuleTable = {
      "A mutable namespace-scope or __device__ variable is a cache that outlives the call, "
      "invisible to Python (B4, A5); allocate scratch per call instead.",
      "namespace-scope variables that are not const/constexpr/__constant__, including __device__ "
-     "arrays and counters"},
+     "arrays and counters; reading a symbol back or taking its address (cudaMemcpyFromSymbol*, "
+     "cudaGetSymbolAddress): a __constant__ variable the host writes and reads back is a counter"},
     {"dynamic_loading", "Code loaded at run time is code the scan never saw (C4).",
      "dlopen/dlsym/RTLD_*, cuModuleLoad*, cuLibraryLoad*, cudaLibraryLoad*, nvrtc*, nvJitLink*, "
      "cuLink*; cudaGetDriverEntryPoint/cuGetProcAddress except for cuTensorMapEncode*"},
@@ -348,6 +349,9 @@ const std::unordered_map<std::string, IdentRule>& IdentRules() {
     add(kHostThread, Use::kName, "runs host work outside the call",
         "pthread_create thrd_create cudaLaunchHostFunc cuLaunchHostFunc cudaStreamAddCallback "
         "cuStreamAddCallback");
+    add(kGlobalState, Use::kName, "reads a device symbol back or takes its address: state across calls",
+        "cudaMemcpyFromSymbol cudaMemcpyFromSymbolAsync cudaGetSymbolAddress cuModuleGetGlobal "
+        "cuModuleGetGlobal_v2");
     add(kHostRoundtrip, Use::kName, "moves the work to the host, where device time cannot see it",
         "cudaMemcpyDeviceToHost cuMemcpyDtoH cuMemcpyDtoHAsync cuMemcpyDtoH_v2 cudaMallocManaged "
         "cuMemAllocManaged __managed__ cudaHostRegister cuMemHostRegister cudaHostAlloc "

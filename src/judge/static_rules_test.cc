@@ -268,6 +268,14 @@ TEST(StaticRules, PythonApi) {
       "REGISTER_BINDING(x, register_x);\n");
 }
 
+TEST(StaticRules, SymbolReadBackIsGlobalState) {
+  // A __constant__ counter: written with cudaMemcpyToSymbol (allowed: constant weights), read back.
+  EXPECT_FIRES("global_state",
+               "__constant__ int calls;\nvoid f() { int n; cudaMemcpyFromSymbol(&n, calls, 4); }");
+  EXPECT_FIRES("global_state", "void f() { void* p; cudaGetSymbolAddress(&p, calls); }");
+  EXPECT_CLEAN("__constant__ float w[16];\nvoid f(const float* h) { cudaMemcpyToSymbol(w, h, 64); }");
+}
+
 TEST(StaticRules, SideStream) {
   // Own streams are allowed (the profile checks at run time that their work is joined).
   EXPECT_CLEAN("void f() { cudaStream_t s; cudaStreamCreate(&s); cudaStreamDestroy(s); }");
