@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from typing import Any, Iterator
 
 import torch
@@ -335,6 +336,10 @@ def _fill_fragments(sizes: tuple[int, ...], pool: str, fill: float) -> list[torc
 
 
 def _poison_cuda(fill: float) -> int:
+    if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1":
+        # No cache to poison (the judge's compute-sanitizer run): every allocation is a fresh
+        # cudaMalloc, and the sanitizer itself watches reads of uninitialised memory.
+        return 0
     torch.cuda.synchronize()
     torch.cuda.empty_cache()  # releases the fully free segments; partly used ones keep their fragments
     free, _ = torch.cuda.mem_get_info()

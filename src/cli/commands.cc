@@ -36,6 +36,7 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"build-jobs", true, "parallel compilations (0: all CPUs)", "0"},
       {"reward", true, "reward schedule", "paper"},
       {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
+      {"sanitize", true, "CUDA: rerun check 1 under compute-sanitizer: memcheck | racecheck | initcheck | synccheck", ""},
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
       {"out", true, "(build) where to write cuda_extension.so", ""},
@@ -83,6 +84,12 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   Result<PrecisionPolicy> policy = MakePrecisionPolicy(a.Get("policy"));
   if (!policy.ok()) return InvalidArgument("--policy: " + policy.status().message());
   opt.policy = std::move(policy).value();
+  opt.sanitizer = a.Get("sanitize");
+  if (!opt.sanitizer.empty() && opt.sanitizer != "memcheck" && opt.sanitizer != "racecheck" &&
+      opt.sanitizer != "initcheck" && opt.sanitizer != "synccheck") {
+    return InvalidArgument("--sanitize expects memcheck, racecheck, initcheck or synccheck, got '" +
+                           opt.sanitizer + "'");
+  }
   opt.cache_dir = a.Get("cache-dir");
   opt.keep_work = a.Has("keep-work");
   return opt;

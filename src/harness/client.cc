@@ -78,11 +78,13 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
 
   RunOptions options;
   std::string python = sandbox && !sandbox->python.empty() ? sandbox->python : env.python;
-  options.argv = {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()};
+  if (sandbox) options.argv = sandbox->wrapper;
+  options.argv.insert(options.argv.end(), {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()});
   std::string pythonpath = (env.home / "python").string();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += ":" + std::string(old);
   options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
                      "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
+  if (sandbox) options.env_set.insert(options.env_set.end(), sandbox->env_set.begin(), sandbox->env_set.end());
   options.cwd = job_dir.string();
   options.timeout_seconds = timeout_seconds;
 

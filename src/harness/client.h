@@ -34,6 +34,8 @@ struct JobSandbox {
   const Sandbox* sandbox = nullptr;
   SandboxPolicy policy;
   std::string python;  // the interpreter as seen inside (a real path, not a pyenv shim)
+  std::vector<std::string> wrapper;  // argv put before the interpreter (e.g. compute-sanitizer ...)
+  std::vector<std::string> env_set;  // "KEY=VALUE" added to the job's environment
 };
 
 struct JobOutcome {

@@ -210,7 +210,7 @@ class Pipeline {
 
   // Contain returns the sandbox of one job: the base policy plus these folders.
   JobSandbox Contain(const std::vector<fs::path>& read_only, const std::vector<fs::path>& writable) const {
-    JobSandbox js{&sandbox_, base_policy_, python_inside_};
+    JobSandbox js{&sandbox_, base_policy_, python_inside_, {}, {}};
     js.policy.read_only.insert(js.policy.read_only.end(), read_only.begin(), read_only.end());
     js.policy.writable.insert(js.policy.writable.end(), writable.begin(), writable.end());
     return js;
@@ -405,9 +405,69 @@ class Pipeline {
       return Fail(Stage::kVerify, kind, "verification failed: " + why);
     }
     r_.correct = true;
+    if (Next n = Sanitize(cand_spec); n == Next::kStop) return n;
     if (opt_.until != Stage::kVerify) return Next::kContinue;
     r_.reason = "verification passed (" + std::to_string(opt_.checks) + " checks)";
     return Next::kStop;
+  }
+
+  // Sanitize runs check 1 again under compute-sanitizer (opt_.sanitizer), with torch's caching
+  // allocator off so that every buffer has exact bounds (HACKS B12: races, out-of-bounds accesses,
+  // uninitialised reads that passed by luck).
+  Next Sanitize(Json spec) {
+    if (opt_.sanitizer.empty() || opt_.device != Device::kCuda) return Next::kContinue;
+    auto t = Clock::now();
+    fs::path tool = fs::path(toolchain_.cuda_home) / "bin" / "compute-sanitizer";
+    if (!fs::exists(tool)) {
+      Result<std::string> found = FindExecutable("compute-sanitizer");
+      if (!found.ok()) return Internal("--sanitize: compute-sanitizer not found under " + toolchain_.cuda_home);
+      tool = found.value();
+    }
+    fs::path out = dirs_->root / "sanitize";
+    fs::create_directories(out);
+    spec["input_paths"] = Json::array({spec["input_paths"][0]});
+    spec["output_dir"] = out.string();
+    spec["repeat_first_check"] = false;
+    JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build}, {out});
+    constexpr int kSanitizerExit = 86;
+    box.wrapper = {tool.string(), "--tool", opt_.sanitizer, "--error-exitcode",
+                   std::to_string(kSanitizerExit), "--print-limit", "10"};
+    box.env_set = {"PYTORCH_NO_CUDA_MEMORY_CACHING=1"};
+    Result<JobOutcome> job = RunHarnessJob(env_, "candidate", spec, dirs_->jobs,
+                                           opt_.candidate_timeout_s * 4, &box);
+    r_.stage_seconds["sanitize"] = SecondsSince(t);
+    if (!job.ok()) return Internal(job.status().message());
+    Track(job.value());
+    const RunResult& p = job->process;
+    // The sanitizer's report: lines starting with "=========" on stdout.
+    std::string report;
+    size_t errors_at = p.out.find("ERROR SUMMARY:");
+    for (size_t pos = 0; pos < p.out.size() && report.size() < 600;) {
+      size_t eol = p.out.find('\n', pos);
+      if (eol == std::string::npos) eol = p.out.size();
+      std::string line = p.out.substr(pos, eol - pos);
+      if (line.rfind("=========", 0) == 0 && line.find("COMPUTE-SANITIZER") == std::string::npos &&
+          line.size() > 10) {
+        report += (report.empty() ? "" : " | ") + line.substr(10);
+      }
+      pos = eol + 1;
+    }
+    r_.verify["sanitizer"] = {{"tool", opt_.sanitizer}, {"exit", p.exit_code},
+                              {"summary", errors_at == std::string::npos ? "" : p.out.substr(errors_at, 40)}};
+    if (!p.timed_out && p.term_signal == 0 && p.exit_code == kSanitizerExit) {
+      r_.correct = false;
+      return Fail(Stage::kVerify, "sanitizer",
+                  "compute-sanitizer " + opt_.sanitizer + " found errors in check 1: " + report);
+    }
+    if (job->has_result && job->ErrorKind() == "internal") {
+      return Internal("the sanitizer run (" + opt_.sanitizer + "): " + job->Reason());
+    }
+    if (!job->Ok()) {
+      r_.correct = false;
+      auto [kind, why] = DescribeCandidateFailure(job.value(), "the sanitizer run (" + opt_.sanitizer + ")");
+      return Fail(Stage::kVerify, kind, why);
+    }
+    return Next::kContinue;
   }
 
   // ProfileCandidate times the candidate in its own process.

@@ -41,6 +41,9 @@ struct JudgeOptions {
   fs::path export_library;           // when set, a successful build's cuda_extension.so is copied here
   PrecisionPolicy policy = MakePrecisionPolicy("strict").value();  // judge/precision.h
   std::string reward_schedule = "paper";
+  // CUDA: after verification, check 1 runs once more under compute-sanitizer with this tool
+  // (memcheck, racecheck, initcheck, synccheck); any error it reports fails the candidate (HACKS B12).
+  std::string sanitizer;
   // Containment of every job that runs task or candidate code, and of the compilers.
   const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
   uint64_t job_memory_bytes = 0;     // cgroup memory limit per job; 0: 3/4 of the machine's memory

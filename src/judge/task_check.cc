@@ -458,7 +458,7 @@ Result<Json> RunTaskCheck(const HarnessEnv& env, const std::string& suite,
   JobSandbox box{&sandbox,
                  BaseJobPolicy(toolchain.value(), {opt.device, cache_dir, opt.job_memory_bytes, 4096,
                                                    std::max(opt.task_timeout_s, 60.0)}),
-                 PythonInside(toolchain.value())};
+                 PythonInside(toolchain.value()), {}, {}};
   box.policy.read_only.push_back(tasks_dir);
   box.policy.writable.push_back(progress_dir);
   Json tolerances = Json::object();
