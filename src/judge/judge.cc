@@ -380,7 +380,7 @@ class Pipeline {
                  {"num_checks", opt_.checks}, {"output_signature", output_signature_},
                  {"input_scales", input_scales_}, {"input_shifts", input_shifts_},
                  {"float_dtypes", float_dtypes_},
-                 {"repeated_check", 1}};
+                 {"repeat_index", opt_.checks}};
     if (!cmp->Ok()) {
       std::string why = cmp->Reason();
       for (const auto& c : r_.verify["checks"]) {

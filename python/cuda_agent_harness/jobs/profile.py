@@ -11,9 +11,8 @@ so the judge can check them against the reference (HACKS.md A5, A6).
 The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
 anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
 out of its caller's stream order (started before the work queued on it, or still running after it) fails
-with "unjoined_stream" (A1; timing.StreamFences). The
-result's `call_kernels` (device activities per timed call) and `kernels` (all of them with their time) are
-what the judge's kernel audit reads (C3).
+with "unjoined_stream" (A1; timing.StreamFences). The result's `call_kernels` (device activities per timed
+call) and `kernels` (all of them with their time) are what the judge's kernel audit reads (C3).
 """
 
 from __future__ import annotations
