@@ -36,6 +36,7 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"build-jobs", true, "parallel compilations (0: all CPUs)", "0"},
       {"reward", true, "reward schedule", "paper"},
       {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
+      {"baseline-store", true, "SQLite file of stored baseline times, or none (default: <cache-dir>/store.sqlite)", ""},
       {"sanitize", true, "CUDA: rerun check 1 under compute-sanitizer: memcheck | racecheck | initcheck | synccheck", ""},
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
@@ -84,6 +85,11 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   Result<PrecisionPolicy> policy = MakePrecisionPolicy(a.Get("policy"));
   if (!policy.ok()) return InvalidArgument("--policy: " + policy.status().message());
   opt.policy = std::move(policy).value();
+  if (a.Get("baseline-store") == "none") {
+    opt.use_baseline_store = false;
+  } else {
+    opt.baseline_store = a.Get("baseline-store");
+  }
   opt.sanitizer = a.Get("sanitize");
   if (!opt.sanitizer.empty() && opt.sanitizer != "memcheck" && opt.sanitizer != "racecheck" &&
       opt.sanitizer != "initcheck" && opt.sanitizer != "synccheck") {

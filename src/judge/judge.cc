@@ -15,6 +15,7 @@
 #include "judge/job_policy.h"
 #include "judge/library_kernels.h"
 #include "judge/reward.h"
+#include "store/baseline_store.h"
 #include "judge/static_rules.h"
 #include "workspace/workspace.h"
 
@@ -586,11 +587,22 @@ class Pipeline {
   }
 
   // ProfileBaselines times eager and torch.compile, each in a process that never saw candidate code.
-  Next ProfileBaselines() {
+  // With the store (and `reuse`), a stored compile time is used unless the fresh eager time drifted
+  // from its stored value; every fresh time is stored.
+  Next ProfileBaselines(bool reuse) {
     r_.stage = Stage::kProfile;
     auto t = Clock::now();
+    OpenStore();
+    bool drifted = false;
     for (const std::string target : {"eager", "compile"}) {
       if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
+      std::optional<StoredBaseline> stored = store_ ? store_->Get(Key(target)) : std::nullopt;
+      if (target == "compile" && reuse && stored && !drifted) {
+        r_.timing["compile"] = stored->summary;
+        r_.timing["compile"]["stored_at"] = stored->measured_at;
+        r_.timing["baseline_store"]["compile"] = "stored";
+        continue;
+      }
       Json spec = ProfileSpec(target);
       std::vector<fs::path> writable;
       if (target == "eager") {
@@ -616,10 +628,47 @@ class Pipeline {
       if (target == "eager") {
         eager_spots_ = bp->result.value("spot_checks", Json::array());
         eager_min_bytes_ = bp->result.value("min_bytes", Json());
+        if (stored) {
+          double before = stored->summary["time_us"].get<double>();
+          double now = r_.timing["eager"]["time_us"].is_number() ? r_.timing["eager"]["time_us"].get<double>() : 0;
+          r_.timing["baseline_store"]["eager_change"] = before > 0 ? Json(now / before - 1.0) : Json();
+          drifted = Drifted(before, now, opt_.baseline_drift);
+          if (drifted) {
+            char buf[160];
+            std::snprintf(buf, sizeof(buf), "eager time %.2f us drifted from the stored %.2f us (%s): "
+                          "baselines re-measured", now, before, stored->measured_at.c_str());
+            notes_.push_back(buf);
+          }
+        }
+      } else if (r_.timing.contains("baseline_store")) {
+        r_.timing["baseline_store"]["compile"] = "measured";
+      }
+      if (store_) {
+        if (Status put = store_->Put(Key(target), r_.timing[target]); !put.ok()) {
+          notes_.push_back("baseline store: " + put.message());
+        }
       }
     }
     r_.stage_seconds["profile_baselines"] = SecondsSince(t);
     return Next::kContinue;
+  }
+
+  void OpenStore() {
+    if (!opt_.use_baseline_store || store_) return;
+    fs::path path = opt_.baseline_store.empty() ? cache_dir_ / "store.sqlite" : opt_.baseline_store;
+    Result<BaselineStore> store = BaselineStore::Open(path);
+    if (!store.ok()) {
+      notes_.push_back("baseline store unavailable: " + store.status().message());
+      return;
+    }
+    store_ = std::make_unique<BaselineStore>(std::move(store).value());
+    r_.timing["baseline_store"] = {{"path", path.string()}};
+  }
+
+  BaselineKey Key(const std::string& target) const {
+    std::string device = toolchain_.gpu ? toolchain_.gpu->name : "cpu:" + r_.env.value("host", std::string());
+    return {r_.task.value("id", std::string()), device, toolchain_.torch_version, opt_.policy.name, target,
+            opt_.warmup, opt_.iters};
   }
 
   // CheckTimedCalls: the outputs of two secretly chosen timed calls must match eager's outputs for
@@ -770,6 +819,7 @@ class Pipeline {
   Json eager_spots_ = Json::array();
   Json eager_min_bytes_;
   std::vector<std::string> notes_;
+  std::unique_ptr<BaselineStore> store_;
   const Sandbox& sandbox_;
   SandboxPolicy base_policy_;
   std::string python_inside_;
@@ -817,7 +867,7 @@ JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const Ju
     if (p.Verify() == Next::kStop) return Next::kStop;
     p.StartTiming();
     if (p.ProfileCandidate() == Next::kStop) return Next::kStop;
-    if (p.ProfileBaselines() == Next::kStop) return Next::kStop;
+    if (p.ProfileBaselines(/*reuse=*/true) == Next::kStop) return Next::kStop;
     if (p.CheckTimedCalls() == Next::kStop) return Next::kStop;
     return p.Reward(*schedule);
   };
@@ -834,7 +884,7 @@ JudgeResult Judge::Baselines(const Task& task, const JudgeOptions& opt) {
     if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
     if (p.Reference(1) == Next::kStop) return Next::kStop;
     p.StartTiming();
-    if (p.ProfileBaselines() == Next::kStop) return Next::kStop;
+    if (p.ProfileBaselines(/*reuse=*/false) == Next::kStop) return Next::kStop;  // re-measures the store
     r.stage = Stage::kDone;
     r.reason = "baselines measured";
     for (const auto& n : p.Notes()) r.reason += "; " + n;

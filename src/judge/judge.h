@@ -44,6 +44,11 @@ struct JudgeOptions {
   // CUDA: after verification, check 1 runs once more under compute-sanitizer with this tool
   // (memcheck, racecheck, initcheck, synccheck); any error it reports fails the candidate (HACKS B12).
   std::string sanitizer;
+  // Eager/compile timings kept per task × device × torch × policy × warmup/iters (store/); empty:
+  // <cache_dir>/store.sqlite. The compile baseline comes from the store unless eager drifted.
+  fs::path baseline_store;
+  bool use_baseline_store = true;
+  double baseline_drift = 0.10;      // relative change of the fresh eager time that re-measures all
   // Containment of every job that runs task or candidate code, and of the compilers.
   const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
   uint64_t job_memory_bytes = 0;     // cgroup memory limit per job; 0: 3/4 of the machine's memory

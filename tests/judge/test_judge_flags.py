@@ -37,3 +37,33 @@ def test_the_chosen_policy_is_recorded(binary, policy, mode):
     assert result["policy"]["name"] == policy
     assert result["policy"]["tolerance"]["mode"] == mode
     assert result["policy"]["fast_math"] is (policy == "paper")
+
+
+def test_compile_baseline_comes_from_the_store_the_second_time(binary, tmp_path):
+    store = tmp_path / "store.sqlite"
+    common = ("--baselines", "eager,compile", "--warmup", "1", "--iters", "3", "--json",
+              "--baseline-store", str(store))
+    first = json.loads(judge(binary, *common).stdout)
+    assert first["reward"] in (1, 2, 3), first["reason"]
+    assert first["timing"]["baseline_store"]["compile"] == "measured"
+    second = json.loads(judge(binary, *common).stdout)
+    assert second["reward"] in (1, 2, 3), second["reason"]
+    assert second["timing"]["baseline_store"]["compile"] == "stored"
+    assert second["timing"]["compile"]["time_us"] == first["timing"]["compile"]["time_us"]
+    assert second["timing"]["compile"]["stored_at"]
+    assert "eager_change" in second["timing"]["baseline_store"]
+    # Other timing settings are another key: measured again.
+    third = json.loads(judge(binary, *common[:-2], "--iters", "4", "--baseline-store", str(store)).stdout)
+    assert third["timing"]["baseline_store"]["compile"] == "measured"
+    off = json.loads(judge(binary, "--baselines", "eager", "--iters", "3", "--json",
+                           "--baseline-store", "none").stdout)
+    assert "baseline_store" not in off["timing"]
+
+
+def test_an_unusable_store_is_a_note_not_a_failure(binary, tmp_path):
+    junk = tmp_path / "junk.sqlite"
+    junk.write_text("not a database, only text that is long enough to have a header")
+    proc = judge(binary, "--baselines", "eager", "--iters", "3", "--json", "--baseline-store", str(junk))
+    result = json.loads(proc.stdout)
+    assert result["reward"] in (1, 2, 3), result["reason"]
+    assert "baseline store unavailable" in result["reason"] and "junk.sqlite" in result["reason"]

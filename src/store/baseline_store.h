@@ -1,0 +1,51 @@
+// baseline_store.h — eager and torch.compile baseline timings, kept per task × device (GPU model) ×
+// torch version × precision policy × timing settings, so that a judgement need not re-measure them
+// for every candidate (issue 5). The judge still times eager every time (its outputs feed the spot
+// checks): that fresh time is the drift check of the stored ones.
+//
+//   BaselineKey key{task.id, "NVIDIA H200", "2.11.0+cu130", "strict", "compile", 5, 20};
+//   if (auto hit = store.Get(key)) UseStoredTiming(*hit);
+//   else store.Put(key, measured_summary);
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/json.h"
+#include "store/database.h"
+
+namespace cuda_agent {
+
+struct BaselineKey {
+  std::string task_id;
+  std::string device;         // GPU model name, or "cpu:<host>"
+  std::string torch_version;
+  std::string policy;
+  std::string target;         // eager | compile
+  int warmup = 0;
+  int iters = 0;
+};
+
+struct StoredBaseline {
+  Json summary;               // the JudgeResult timing entry as measured (time_us, device_us, ...)
+  std::string measured_at;    // UTC, ISO 8601
+};
+
+class BaselineStore {
+ public:
+  static Result<BaselineStore> Open(const fs::path& path);
+
+  std::optional<StoredBaseline> Get(const BaselineKey& key);
+  Status Put(const BaselineKey& key, const Json& summary);
+  Status Remove(const BaselineKey& key);
+  const fs::path& path() const { return db_.path(); }
+
+ private:
+  explicit BaselineStore(Database db) : db_(std::move(db)) {}
+  Database db_;
+};
+
+// Drifted says whether a fresh time is more than `tolerance` (relative) away from a stored one.
+bool Drifted(double stored_us, double fresh_us, double tolerance);
+
+}  // namespace cuda_agent

@@ -1,0 +1,88 @@
+// baseline_store_test.cc — the baselines table: keys, replacement, unreadable entries, bad files.
+#include "store/baseline_store.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/fs.h"
+
+namespace cuda_agent {
+namespace {
+
+class BaselineStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("baseline-store-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+  BaselineKey key_{"abc123", "NVIDIA H200", "2.11.0+cu130", "strict", "compile", 5, 20};
+};
+
+TEST_F(BaselineStoreTest, PutThenGetAcrossConnections) {
+  {
+    Result<BaselineStore> store = BaselineStore::Open(dir_ / "store.sqlite");
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    EXPECT_FALSE(store->Get(key_).has_value());
+    ASSERT_TRUE(store->Put(key_, {{"time_us", 12.5}, {"iters", 20}}).ok());
+  }
+  Result<BaselineStore> again = BaselineStore::Open(dir_ / "store.sqlite");
+  ASSERT_TRUE(again.ok());
+  std::optional<StoredBaseline> hit = again->Get(key_);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->summary["time_us"], 12.5);
+  EXPECT_EQ(hit->measured_at.size(), 20u) << hit->measured_at;
+}
+
+TEST_F(BaselineStoreTest, EveryKeyFieldSeparatesEntries) {
+  Result<BaselineStore> store = BaselineStore::Open(dir_ / "s.sqlite");
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->Put(key_, {{"time_us", 1.0}}).ok());
+  for (auto change : std::vector<void (*)(BaselineKey&)>{
+           [](BaselineKey& k) { k.task_id = "other"; }, [](BaselineKey& k) { k.device = "NVIDIA H100"; },
+           [](BaselineKey& k) { k.torch_version = "2.13.0"; }, [](BaselineKey& k) { k.policy = "paper"; },
+           [](BaselineKey& k) { k.target = "eager"; }, [](BaselineKey& k) { k.warmup = 3; },
+           [](BaselineKey& k) { k.iters = 10; }}) {
+    BaselineKey other = key_;
+    change(other);
+    EXPECT_FALSE(store->Get(other).has_value());
+  }
+}
+
+TEST_F(BaselineStoreTest, PutReplacesAndRemoveForgets) {
+  Result<BaselineStore> store = BaselineStore::Open(dir_ / "s.sqlite");
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->Put(key_, {{"time_us", 1.0}}).ok());
+  ASSERT_TRUE(store->Put(key_, {{"time_us", 2.0}}).ok());
+  EXPECT_EQ(store->Get(key_)->summary["time_us"], 2.0);
+  ASSERT_TRUE(store->Remove(key_).ok());
+  EXPECT_FALSE(store->Get(key_).has_value());
+}
+
+TEST_F(BaselineStoreTest, AnEntryWithoutATimeIsAMiss) {
+  Result<BaselineStore> store = BaselineStore::Open(dir_ / "s.sqlite");
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE(store->Put(key_, {{"median_wall_us", 3.0}}).ok());
+  EXPECT_FALSE(store->Get(key_).has_value());
+}
+
+TEST_F(BaselineStoreTest, AFileThatIsNotADatabaseIsRefusedWithItsPath) {
+  fs::create_directories(dir_);
+  std::ofstream(dir_ / "junk.sqlite") << "this is not an SQLite file, just text that is long enough";
+  Result<BaselineStore> store = BaselineStore::Open(dir_ / "junk.sqlite");
+  ASSERT_FALSE(store.ok());
+  EXPECT_NE(store.status().message().find("junk.sqlite"), std::string::npos) << store.status().message();
+}
+
+TEST(DriftTest, RelativeToleranceBothWays) {
+  EXPECT_FALSE(Drifted(100, 109, 0.10));
+  EXPECT_TRUE(Drifted(100, 111, 0.10));
+  EXPECT_TRUE(Drifted(100, 89, 0.10));
+  EXPECT_TRUE(Drifted(0, 5, 0.10)) << "no stored time: re-measure";
+}
+
+}  // namespace
+}  // namespace cuda_agent
