@@ -37,6 +37,7 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"reward", true, "reward schedule", "paper"},
       {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
       {"baseline-store", true, "SQLite file of stored baseline times, or none (default: <cache-dir>/store.sqlite)", ""},
+      {"baseline-drift", true, "relative change of the fresh eager time that re-measures stored baselines", "0.10"},
       {"sanitize", true, "CUDA: rerun check 1 under compute-sanitizer: memcheck | racecheck | initcheck | synccheck", ""},
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
@@ -85,6 +86,9 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   Result<PrecisionPolicy> policy = MakePrecisionPolicy(a.Get("policy"));
   if (!policy.ok()) return InvalidArgument("--policy: " + policy.status().message());
   opt.policy = std::move(policy).value();
+  Result<double> drift = ParseDoubleFlag(a, "baseline-drift");
+  if (!drift.ok()) return drift.status();
+  opt.baseline_drift = drift.value();
   if (a.Get("baseline-store") == "none") {
     opt.use_baseline_store = false;
   } else {

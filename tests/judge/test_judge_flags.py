@@ -41,8 +41,9 @@ def test_the_chosen_policy_is_recorded(binary, policy, mode):
 
 def test_compile_baseline_comes_from_the_store_the_second_time(binary, tmp_path):
     store = tmp_path / "store.sqlite"
+    # CPU wall times of 3 calls are noisy: a drift bound of 100x keeps this test about reuse.
     common = ("--baselines", "eager,compile", "--warmup", "1", "--iters", "3", "--json",
-              "--baseline-store", str(store))
+              "--baseline-drift", "100", "--baseline-store", str(store))
     first = json.loads(judge(binary, *common).stdout)
     assert first["reward"] in (1, 2, 3), first["reason"]
     assert first["timing"]["baseline_store"]["compile"] == "measured"
@@ -52,6 +53,11 @@ def test_compile_baseline_comes_from_the_store_the_second_time(binary, tmp_path)
     assert second["timing"]["compile"]["time_us"] == first["timing"]["compile"]["time_us"]
     assert second["timing"]["compile"]["stored_at"]
     assert "eager_change" in second["timing"]["baseline_store"]
+    # Any change of the fresh eager time beyond the bound re-measures compile, with a note.
+    strict = json.loads(judge(binary, "--baselines", "eager,compile", "--warmup", "1", "--iters", "3",
+                              "--json", "--baseline-drift", "1e-9", "--baseline-store", str(store)).stdout)
+    assert strict["timing"]["baseline_store"]["compile"] == "measured"
+    assert "drifted from the stored" in strict["reason"], strict["reason"]
     # Other timing settings are another key: measured again.
     third = json.loads(judge(binary, *common[:-2], "--iters", "4", "--baseline-store", str(store)).stdout)
     assert third["timing"]["baseline_store"]["compile"] == "measured"
