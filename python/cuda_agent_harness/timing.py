@@ -250,25 +250,19 @@ def is_device_activity(event: Any) -> bool:
     return not getattr(event, "is_user_annotation", False)
 
 
-def named_ranges(events: list, pattern: str, iters: int) -> list[tuple[float, float]]:
-    """[start, end] (µs) of the CPU ranges pattern.format(0) .. pattern.format(iters - 1)."""
-    prefix = pattern.split("{")[0]
+def call_windows(events: list, iters: int) -> list[tuple[float, float]]:
+    """[start, end] (µs) of the CPU ranges cuda_agent_call_0 .. cuda_agent_call_{iters-1}."""
     found: dict[str, tuple[float, float]] = {}
     for event in events:
-        if event.device_type == DeviceType.CPU and event.name.startswith(prefix):
+        if event.device_type == DeviceType.CPU and event.name.startswith("cuda_agent_call_"):
             found[event.name] = (event.time_range.start, event.time_range.end)
     windows = []
     for i in range(iters):
-        name = pattern.format(i)
+        name = CALL_RANGE.format(i)
         if name not in found:
             raise RuntimeError(f"the profiler recorded no range {name}")
         windows.append(found[name])
     return windows
-
-
-def call_windows(events: list, iters: int) -> list[tuple[float, float]]:
-    """[start, end] (µs) of the CPU ranges cuda_agent_call_0 .. cuda_agent_call_{iters-1}."""
-    return named_ranges(events, CALL_RANGE, iters)
 
 
 def _call_of(start: float, windows: list[tuple[float, float]]) -> int | None:

@@ -302,24 +302,7 @@ int BaselinesCommand(const Args& args) {
   if (!limit.ok()) return UsageError("baselines", limit.status().message(), specs);
   Result<std::vector<Task>> suite = LoadSuite(a->positional()[0]);
   if (!suite.ok()) return UsageError("baselines", suite.status().message(), specs);
-  std::vector<Task> tasks;
-  std::string select = a->Get("select");
-  for (const Task& t : suite.value()) {
-    if (!select.empty()) {
-      bool chosen = false;
-      size_t start = 0;
-      while (start <= select.size()) {
-        size_t end = select.find(',', start);
-        std::string name = select.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        if (name == t.name || name == t.id || name == fs::path(t.name).filename().string()) chosen = true;
-        if (end == std::string::npos) break;
-        start = end + 1;
-      }
-      if (!chosen) continue;
-    }
-    tasks.push_back(t);
-    if (limit.value() > 0 && static_cast<int>(tasks.size()) >= limit.value()) break;
-  }
+  std::vector<Task> tasks = SelectTasks(suite.value(), a->Get("select"), limit.value());
   if (tasks.empty()) return UsageError("baselines", "no task matches", specs);
   Result<HarnessEnv> env = HarnessEnv::Discover();
   if (!env.ok()) {

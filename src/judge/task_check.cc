@@ -147,26 +147,6 @@ Result<std::vector<std::string>> TaskCheckPolicies(const std::string& flag) {
   return std::vector<std::string>{flag};
 }
 
-std::vector<Task> SelectTasks(const std::vector<Task>& suite, const std::string& select,
-                              int limit) {
-  std::set<std::string> wanted;
-  std::stringstream ss(select);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (!item.empty()) wanted.insert(item);
-  }
-  std::vector<Task> chosen;
-  for (const Task& t : suite) {
-    if (!wanted.empty() && !wanted.count(t.name) && !wanted.count(t.id) &&
-        !wanted.count(fs::path(t.name).filename().string())) {
-      continue;
-    }
-    chosen.push_back(t);
-    if (limit > 0 && static_cast<int>(chosen.size()) >= limit) break;
-  }
-  return chosen;
-}
-
 ProgressState ParseProgress(const std::string& text) {
   ProgressState state;
   std::stringstream ss(text);

@@ -49,10 +49,6 @@ struct TaskCheckOptions {
 // TaskCheckPolicies parses --policy: all (strict, tf32-fair, paper) or one policy name.
 Result<std::vector<std::string>> TaskCheckPolicies(const std::string& flag);
 
-// SelectTasks keeps the tasks named in `select` (comma-separated names, ids or file stems; empty:
-// all), in suite order, at most `limit` of them (0: no limit).
-std::vector<Task> SelectTasks(const std::vector<Task>& suite, const std::string& select, int limit);
-
 // RunTaskCheck checks `tasks` and returns the report: {"suite", "device", "policies", "seed",
 // "env", "complete", "counts", "summary", "tasks": [record, ...]} (docs/cli.md). An error Status
 // means the check could not run at all (no harness, no toolchain, the job failing before any task).

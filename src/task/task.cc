@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "common/hash.h"
@@ -220,6 +221,26 @@ Result<Task> LoadTask(const std::string& reference) {
   Result<const TaskSource*> source = SourceFor(path);
   if (!source.ok()) return source.status();
   return source.value()->LoadOne(path, selector);
+}
+
+std::vector<Task> SelectTasks(const std::vector<Task>& suite, const std::string& select,
+                              int limit) {
+  std::set<std::string> wanted;
+  std::stringstream ss(select);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) wanted.insert(item);
+  }
+  std::vector<Task> chosen;
+  for (const Task& t : suite) {
+    if (!wanted.empty() && !wanted.count(t.name) && !wanted.count(t.id) &&
+        !wanted.count(fs::path(t.name).filename().string())) {
+      continue;
+    }
+    chosen.push_back(t);
+    if (limit > 0 && static_cast<int>(chosen.size()) >= limit) break;
+  }
+  return chosen;
 }
 
 }  // namespace cuda_agent

@@ -49,6 +49,10 @@ const std::vector<std::unique_ptr<TaskSource>>& TaskSources();
 // LoadSuite loads every task at `path` (a file, a KernelBench directory, a .jsonl dataset).
 Result<std::vector<Task>> LoadSuite(const fs::path& path);
 
+// SelectTasks keeps the tasks named in `select` (comma-separated names, ids or file stems; empty:
+// all), in suite order, at most `limit` of them (0: no limit).
+std::vector<Task> SelectTasks(const std::vector<Task>& suite, const std::string& select, int limit);
+
 // LoadTask takes "PATH" or "PATH#SELECTOR" (selector: a task name like level1/19_ReLU, a file stem
 // like 19_ReLU, an id, or a JSONL row index).
 Result<Task> LoadTask(const std::string& reference);
