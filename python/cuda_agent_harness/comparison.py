@@ -255,7 +255,9 @@ def _chunks(e: torch.Tensor, a: torch.Tensor):
 
 def _rms_of_finite(e: torch.Tensor) -> float:
     total, count = 0.0, 0
-    for _, e64, _ in _chunks(e, e):
+    e_flat = e.reshape(-1)
+    for start in range(0, e_flat.numel(), CHUNK_ELEMENTS):
+        e64 = e_flat[start:start + CHUNK_ELEMENTS].to(torch.float64)
         finite = torch.isfinite(e64)
         total += float(torch.where(finite, e64 * e64, torch.zeros_like(e64)).sum().item())
         count += int(finite.sum().item())
