@@ -164,7 +164,8 @@ def candidate_spec(tmp_path, ref_spec: dict, candidate_dir: str, extension_dir: 
         "extension_dir": extension_dir,
         "init_inputs_path": os.path.join(data, "init_inputs.pt"),
         "state_dict_path": os.path.join(data, "state_dict.pt"),
-        "input_paths": [os.path.join(data, f"inputs_{i}.pt") for i in range(len(ref_spec["check_seeds"]))],
+        "task_path": ref_spec["task_path"],
+        "check_seeds": list(ref_spec["check_seeds"]),
         "output_dir": str(tmp_path / f"{name}_out"),
     }
 

@@ -6,9 +6,8 @@ import pytest
 import torch
 from torch.autograd import DeviceType
 
-from cuda_agent_harness import timing
+from cuda_agent_harness import inputs, timing
 from cuda_agent_harness.comparison import Tolerance, compare
-from cuda_agent_harness.task_module import import_task
 from helpers import FUNCTIONAL_CANDIDATE, GOOD_CANDIDATE, make_reference, profile_spec, run, write_candidate
 
 
@@ -80,20 +79,21 @@ def test_compile_profile_on_cpu(tmp_path):
 
 
 def test_input_sets_respect_the_memory_budget():
-    def get_inputs():
-        return [torch.randn(256), 1]   # 1 KiB of tensors per set
-
-    sets = timing.make_input_sets(get_inputs, 0, 10, "cpu", budget_bytes=3 * 1024)
+    task = SimpleNamespace(get_inputs=lambda: [torch.randn(256), 1])   # 1 KiB of tensors per set
+    sets = inputs.make_timing_sets(task, 0, 10, "cpu", budget_bytes=3 * 1024)
     assert len(sets) == 3
     assert not torch.equal(sets[0][0], sets[1][0])
-    assert len(timing.make_input_sets(get_inputs, 0, 10, "cpu")) == 10
-    assert len(timing.make_input_sets(get_inputs, 0, 10, "cpu", budget_bytes=10)) == 1
+    assert len(inputs.make_timing_sets(task, 0, 10, "cpu")) == 10
+    assert len(inputs.make_timing_sets(task, 0, 10, "cpu", budget_bytes=10)) == 1
 
 
-def test_input_sets_follow_the_seed():
-    a = timing.make_input_sets(lambda: torch.randn(4), 3, 2, "cpu")
-    b = timing.make_input_sets(lambda: torch.randn(4), 3, 2, "cpu")
+def test_input_sets_follow_the_seed_set_by_set():
+    task = SimpleNamespace(get_inputs=lambda: torch.randn(4))
+    a = inputs.make_timing_sets(task, 3, 2, "cpu")
+    b = inputs.make_timing_sets(task, 3, 2, "cpu")
     assert torch.equal(a[1][0], b[1][0])
+    # any set can be made on its own, as the reference job does for spot-checked calls
+    assert torch.equal(inputs.make_input_set(task, inputs.timing_set_seed(3, 1), "cpu")[0], a[1][0])
 
 
 def event(name, device_type, start, end, annotation=False):
@@ -177,21 +177,15 @@ def test_spot_checked_calls_are_written_and_match_the_reference(tmp_path):
     assert result["ok"], result
     assert [s["call"] for s in result["spot_checks"]] == [3, 1]
     assert [s["input_set"] for s in result["spot_checks"]] == [5, 3]   # warm-up 2: call i uses set 2 + i
-    # what the judge will do: the reference on the saved inputs, compared with the saved outputs
-    task = import_task(ref["task_path"])
-    torch.manual_seed(7)
-    model = task.Model(*torch.load(f"{ref['data_dir']}/init_inputs.pt", weights_only=True))
-    model.load_state_dict(torch.load(f"{ref['data_dir']}/state_dict.pt", weights_only=True))
-    for entry in result["spot_checks"]:
-        inputs = torch.load(entry["input_path"], weights_only=True)
-        output = torch.load(entry["output_path"], weights_only=True)
-        with torch.no_grad():
-            expected = model(*inputs)
-        assert compare(expected, output, Tolerance.fixed(0.01, 0.01)).ok
-    # the saved inputs are those of the timed call: the seed's input sets, in order
-    sets = timing.make_input_sets(task.get_inputs, 999, 6, "cpu")
-    saved = torch.load(result["spot_checks"][0]["input_path"], weights_only=True)
-    assert torch.equal(saved[0], sets[5][0]) and saved[1] == 3
+    # what the judge does: the reference job's outputs for those calls, compared with the saved ones
+    ref["timing"] = {"seed": 999, "warmup": 2, "iters": 4, "spot_check_calls": [3, 1]}
+    expected = run("reference", ref)
+    assert expected["ok"], expected
+    for entry, saved in zip(expected["spot_expected"], result["spot_checks"]):
+        assert entry["call"] == saved["call"] and entry["input_set"] == saved["input_set"]
+        report = compare(torch.load(entry["path"], weights_only=True),
+                         torch.load(saved["output_path"], weights_only=True), Tolerance.fixed(0.01, 0.01))
+        assert report.ok, report.reason
 
 
 def test_profile_reports_threads_ops_and_min_bytes(tmp_path):

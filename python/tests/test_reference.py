@@ -4,6 +4,8 @@ import os
 
 import torch
 
+from cuda_agent_harness.inputs import make_input_set, timed_call_set, timing_set_seed, transformed
+from cuda_agent_harness.task_module import import_task
 from helpers import TASK, make_reference, reference_spec, run, write
 
 
@@ -11,7 +13,7 @@ def load(path):
     return torch.load(path, weights_only=True)
 
 
-def test_reference_writes_inputs_and_expected_outputs(tmp_path):
+def test_reference_writes_expected_outputs_of_the_seeded_inputs(tmp_path):
     spec = make_reference(tmp_path)
     result = run("reference", spec)
     assert result["num_checks"] == 3
@@ -21,8 +23,10 @@ def test_reference_writes_inputs_and_expected_outputs(tmp_path):
     assert load(os.path.join(data, "init_inputs.pt")) == [8]
     state_dict = load(os.path.join(data, "state_dict.pt"))
     assert sorted(state_dict) == ["lin.bias", "lin.weight"]
-    for i in range(3):
-        inputs = load(os.path.join(data, f"inputs_{i}.pt"))
+    assert not [f for f in os.listdir(data) if f.startswith("inputs")]  # inputs never travel as files
+    task = import_task(spec["task_path"])
+    for i, seed in enumerate(spec["check_seeds"]):
+        inputs = make_input_set(task, seed, "cpu")
         assert isinstance(inputs, list) and len(inputs) == 2
         x, offset = inputs
         assert x.device.type == "cpu" and x.shape == (16, 8)
@@ -35,12 +39,31 @@ def test_reference_writes_inputs_and_expected_outputs(tmp_path):
 
 def test_inputs_follow_the_seeds(tmp_path):
     spec = make_reference(tmp_path, seeds=(5, 6, 5))
-    data = spec["data_dir"]
-    x0, x1, x2 = (load(os.path.join(data, f"inputs_{i}.pt"))[0] for i in range(3))
+    task = import_task(spec["task_path"])
+    x0, x1, x2 = (make_input_set(task, seed, "cpu")[0] for seed in spec["check_seeds"])
     assert torch.equal(x0, x2)
     assert not torch.equal(x0, x1)
     torch.manual_seed(5)
     assert torch.equal(x0, torch.randn(16, 8))
+    expected = [load(os.path.join(spec["data_dir"], f"expected_{i}.pt")) for i in range(3)]
+    assert torch.equal(expected[0], expected[2]) and not torch.equal(expected[0], expected[1])
+
+
+def test_spot_checked_timed_calls_get_expected_outputs(tmp_path):
+    spec = make_reference(tmp_path)
+    spec["timing"] = {"seed": 999, "warmup": 2, "iters": 4, "spot_check_calls": [3, 1]}
+    result = run("reference", spec)
+    assert result["ok"], result
+    assert result["timing_input_sets"] == 6
+    assert [e["call"] for e in result["spot_expected"]] == [3, 1]
+    assert [e["input_set"] for e in result["spot_expected"]] == [5, 3]  # warm-up 2: call i uses set 2 + i
+    task = import_task(spec["task_path"])
+    state_dict = load(os.path.join(spec["data_dir"], "state_dict.pt"))
+    for entry in result["spot_expected"]:
+        x, offset = make_input_set(task, timing_set_seed(999, timed_call_set(entry["call"], 2, 6)), "cpu")
+        recomputed = (x @ state_dict["lin.weight"].t() + state_dict["lin.bias"]) * 2 + 1 + offset
+        torch.testing.assert_close(load(entry["path"]), recomputed)
+    assert result["min_bytes"] == (16 * 8 + 16 * 8) * 4
 
 
 def test_weights_follow_the_init_seed(tmp_path):
@@ -78,7 +101,7 @@ def test_single_input_and_tuple_init_inputs_are_wrapped(tmp_path):
     """
     spec = make_reference(tmp_path, source)
     assert load(os.path.join(spec["data_dir"], "init_inputs.pt")) == [2.5]
-    inputs = load(os.path.join(spec["data_dir"], "inputs_0.pt"))
+    inputs = make_input_set(import_task(spec["task_path"]), spec["check_seeds"][0], "cpu")
     assert isinstance(inputs, list) and len(inputs) == 1
     assert torch.equal(load(os.path.join(spec["data_dir"], "expected_0.pt")), torch.full((3,), 2.5))
 
@@ -174,11 +197,16 @@ def test_floating_inputs_are_scaled_and_shifted_and_integers_kept(tmp_path):
     spec, result = transformed_reference(tmp_path, NON_NEGATIVE_RELU)
     assert result["ok"], result
     assert result["input_scales"] == [1, 1, 8, 0.125, 2] and result["input_shifts"] == [0, 0, 0, 0, -1]
-    shifted, idx = torch.load(os.path.join(spec["data_dir"], "inputs_4.pt"))
+    # the inputs as the candidate job makes them: the seed's set, then the check's transform
+    task = import_task(spec["task_path"])
+    shifted, idx = transformed(make_input_set(task, 5, "cpu"), 2, -1)
     assert shifted.min() < 0, "x * 2 - 1 gives the non-negative task negative inputs"
     assert torch.equal(idx, torch.arange(4))
-    big, _ = torch.load(os.path.join(spec["data_dir"], "inputs_2.pt"))
+    expected = load(os.path.join(spec["data_dir"], "expected_4.pt"))
+    torch.testing.assert_close(expected, torch.relu(shifted) + idx.float().sum())
+    big, _ = transformed(make_input_set(task, 3, "cpu"), 8, 0)
     assert big.max() > 1.0
+    torch.testing.assert_close(load(os.path.join(spec["data_dir"], "expected_2.pt")), torch.relu(big) + 6)
     assert result["float_dtypes"] == ["float32"]
 
 
@@ -187,5 +215,7 @@ def test_a_transform_the_task_does_not_allow_falls_back(tmp_path):
     assert result["ok"], result
     # BCE refuses inputs outside [0, 1]: x * 8 and x * 2 - 1 fall back; x / 8 stays.
     assert result["input_scales"] == [1, 1, 1, 0.125, 1] and result["input_shifts"] == [0, 0, 0, 0, 0]
-    p, = torch.load(os.path.join(spec["data_dir"], "inputs_2.pt"))
+    p, = make_input_set(import_task(spec["task_path"]), 3, "cpu")
     assert 0 <= p.min() and p.max() <= 1
+    bce = torch.nn.functional.binary_cross_entropy(p, torch.full_like(p, 0.5))
+    torch.testing.assert_close(load(os.path.join(spec["data_dir"], "expected_2.pt")), bce)

@@ -1,6 +1,8 @@
 // binary_inspector.cc — cuobjdump/nm output parsing and kernel-name normalisation.
 #include "build/binary_inspector.h"
 
+#include "common/hash.h"
+
 #include <cxxabi.h>
 
 #include <cstdlib>
@@ -200,6 +202,52 @@ BinaryInspection InspectExtension(const fs::path& library, const std::string& cu
   out.source = "symbols";
   out.kernels = FunctionSymbols(r->out);
   return out;
+}
+
+Json InspectionToJson(const BinaryInspection& inspection) {
+  Json kernels = Json::array();
+  for (const auto& k : inspection.kernels) {
+    kernels.push_back({{"mangled", k.mangled}, {"name", k.name}, {"opcodes", k.opcodes}});
+  }
+  return {{"source", inspection.source}, {"note", inspection.note}, {"kernels", kernels}};
+}
+
+Result<BinaryInspection> InspectionFromJson(const Json& j) {
+  if (!j.is_object() || !j.contains("kernels") || !j["kernels"].is_array()) {
+    return InvalidArgument("not an inspection record");
+  }
+  BinaryInspection out;
+  out.source = j.value("source", std::string("none"));
+  out.note = j.value("note", std::string());
+  for (const auto& k : j["kernels"]) {
+    DeviceKernel kernel;
+    kernel.mangled = k.value("mangled", std::string());
+    kernel.name = k.value("name", std::string());
+    for (const auto& op : k.value("opcodes", Json::array())) kernel.opcodes.insert(op.get<std::string>());
+    out.kernels.push_back(std::move(kernel));
+  }
+  return out;
+}
+
+BinaryInspection InspectExtensionCached(const fs::path& library, const std::string& cuda_home,
+                                        const ToolRunner& run, const fs::path& cache_dir) {
+  Result<std::string> digest = cache_dir.empty() ? Result<std::string>(NotFound("no cache"))
+                                                 : Sha256File(library.string());
+  fs::path record = digest.ok() ? cache_dir / "inspections" / (digest.value() + ".json") : fs::path();
+  if (!record.empty()) {
+    Result<Json> stored = ReadJsonFile(record);
+    if (stored.ok()) {
+      Result<BinaryInspection> parsed = InspectionFromJson(stored.value());
+      if (parsed.ok()) return std::move(parsed).value();
+    }
+  }
+  BinaryInspection inspection = InspectExtension(library, cuda_home, run);
+  if (!record.empty() && inspection.source == "sass") {
+    std::error_code ec;
+    fs::create_directories(record.parent_path(), ec);
+    (void)WriteJsonFile(record, InspectionToJson(inspection));
+  }
+  return inspection;
 }
 
 }  // namespace cuda_agent

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/fs.h"
+#include "common/json.h"
 #include "common/status.h"
 #include "common/subprocess.h"
 
@@ -41,6 +42,14 @@ using ToolRunner = std::function<Result<RunResult>(const RunOptions&)>;
 // their instructions. Never fails: what could not be read is in `note`.
 BinaryInspection InspectExtension(const fs::path& library, const std::string& cuda_home,
                                   const ToolRunner& run);
+
+// InspectExtensionCached: InspectExtension, remembered under `cache_dir`/inspections by the
+// library's SHA-256 (an unchanged candidate's library is not read again). Empty cache_dir: no cache.
+BinaryInspection InspectExtensionCached(const fs::path& library, const std::string& cuda_home,
+                                        const ToolRunner& run, const fs::path& cache_dir);
+
+Json InspectionToJson(const BinaryInspection& inspection);
+Result<BinaryInspection> InspectionFromJson(const Json& j);
 
 // ParseCuobjdumpSass turns `cuobjdump -sass` output into kernels (one per "Function :" section;
 // the same function for several architectures is merged).

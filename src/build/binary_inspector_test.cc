@@ -51,6 +51,20 @@ TEST(BinaryInspectorTest, ParsesKernelsAndTheirOpcodes) {
   EXPECT_TRUE(k[1].opcodes.count("FFMA"));
 }
 
+TEST(BinaryInspectorTest, InspectionSurvivesItsJsonForm) {
+  BinaryInspection in;
+  in.source = "sass";
+  in.note = "n";
+  in.kernels.push_back({"_Z1kv", "k()", {"HMMA", "FFMA"}});
+  Result<BinaryInspection> back = InspectionFromJson(InspectionToJson(in));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->source, "sass");
+  ASSERT_EQ(back->kernels.size(), 1u);
+  EXPECT_EQ(back->kernels[0].opcodes, (std::set<std::string>{"FFMA", "HMMA"}));
+  EXPECT_EQ(back->kernels[0].mangled, "_Z1kv");
+  EXPECT_FALSE(InspectionFromJson(Json::object()).ok());
+}
+
 TEST(BinaryInspectorTest, TensorCoreOpcodesAreReducedPrecisionOnly) {
   std::vector<DeviceKernel> k = ParseCuobjdumpSass(kSass);
   EXPECT_EQ(TensorCoreOpcodes(k[0]), std::vector<std::string>{"HMMA"});

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "build/precompiled_header.h"
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/subprocess.h"
@@ -50,6 +51,7 @@ struct CompileStep {
   fs::path object;   // absolute, in out_dir
   std::vector<std::string> argv;
   std::string cache_key;
+  fs::path pch_dir;  // the precompiled header this step includes, if any
 };
 
 std::string NvccPath(const Toolchain& tc) {
@@ -90,6 +92,19 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
   Result<std::string> content = ReadFile(req.source_dir / rel);
   step.cache_key = Sha256Hex(flags_key + "|" + tc.Fingerprint() + "|" + headers_hash + "|" +
                              (content.ok() ? content.value() : ""));
+  // A binding file: its torch/pybind11 headers from the precompiled header, once it is made (the
+  // object is the same either way, so the cache key above does not depend on it).
+  if (!cuda && content.ok() && UsesHeavyHeaders(content.value())) {
+    std::vector<std::string> pch_flags;
+    std::string own_include = "-I" + req.source_dir.string();
+    for (const auto& a : step.argv) {
+      if (a != "-c" && a != own_include) pch_flags.push_back(a);
+    }
+    if (std::optional<fs::path> pch = PrecompiledHeader(req.cache_dir, pch_flags, tc)) {
+      step.pch_dir = *pch;
+      step.argv.insert(step.argv.end(), {"-include", (*pch / kPchHeader).string()});
+    }
+  }
   step.argv.insert(step.argv.end(), {(req.source_dir / rel).string(), "-o", step.object.string()});
   return step;
 }
@@ -115,12 +130,14 @@ bool CopyIntoCache(const fs::path& object, const fs::path& cached) {
   return !ec;
 }
 
-// RunTool runs one compiler or linker invocation, contained when the request says so.
-Result<RunResult> RunTool(const BuildRequest& req, const RunOptions& opt) {
+// RunTool runs one compiler or linker invocation, contained when the request says so (`also` is
+// read-only besides the sources: a precompiled header).
+Result<RunResult> RunTool(const BuildRequest& req, const RunOptions& opt, const fs::path& also = {}) {
   if (req.sandbox == nullptr) return RunProcess(opt);
   SandboxPolicy policy = req.policy;
   policy.writable.push_back(req.out_dir);
   policy.read_only.push_back(req.source_dir);
+  if (!also.empty()) policy.read_only.push_back(also);
   Result<SandboxRun> run = req.sandbox->Run(policy, opt);
   if (!run.ok()) return run.status();
   return std::move(run->process);
@@ -210,7 +227,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       opt.cwd = req.source_dir.string();
       opt.timeout_seconds = req.timeout_seconds;
       opt.max_output_bytes = 256 * 1024;
-      Result<RunResult> run = RunTool(req, opt);
+      Result<RunResult> run = RunTool(req, opt, step.pch_dir);
       std::lock_guard<std::mutex> lock(mutex);
       if (!run.ok()) {
         launch_error = run.status().message();
@@ -276,6 +293,20 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   }
   link.cwd = req.out_dir.string();
   link.timeout_seconds = req.timeout_seconds;
+  // An unchanged candidate is not linked again: the library is cached under the objects' keys.
+  Sha256 link_key;
+  for (const auto& step : steps) link_key.Update(step.cache_key + "|");
+  for (const auto& a : link.argv) link_key.Update(StripPrefixEverywhere(a, req.out_dir.string()) + "\x1f");
+  fs::path cached_library = req.cache_dir.empty() ? fs::path()
+                                                  : req.cache_dir / "libraries" / (link_key.HexDigest() + ".so");
+  if (!cached_library.empty() && fs::exists(cached_library, ec)) {
+    fs::copy_file(cached_library, report.library, fs::copy_options::overwrite_existing, ec);
+    if (!ec) {
+      report.library_cached = true;
+      report.ok = true;
+      return finish(report);
+    }
+  }
   Result<RunResult> linked = RunTool(req, link);
   if (!linked.ok() || !linked->Succeeded()) {
     std::string out = linked.ok() ? linked->err + linked->out : linked.status().message();
@@ -284,6 +315,9 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
     report.failure = "link failed" + (report.errors.empty() ? std::string()
                                                             : ": " + report.errors.front().message);
     return finish(report);
+  }
+  if (!cached_library.empty() && !CopyIntoCache(report.library, cached_library)) {
+    LogWarn("cannot store the linked extension in the cache");
   }
   report.ok = true;
   return finish(report);

@@ -37,7 +37,8 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"reward", true, "reward schedule", "paper"},
       {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
       {"baseline-store", true, "SQLite file of stored baseline times, or none (default: <cache-dir>/store.sqlite)", ""},
-      {"baseline-drift", true, "relative change of the fresh eager time that re-measures stored baselines", "0.10"},
+      {"baseline-drift", true, "relative change of the device calibration that re-measures stored baselines", "0.10"},
+      {"baseline-max-age", true, "hours after which stored baselines are re-measured (0: never)", "24"},
       {"sanitize", true, "CUDA: rerun check 1 under compute-sanitizer: memcheck | racecheck | initcheck | synccheck", ""},
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
@@ -89,6 +90,10 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   Result<double> drift = ParseDoubleFlag(a, "baseline-drift");
   if (!drift.ok()) return drift.status();
   opt.baseline_drift = drift.value();
+  Result<double> max_age = ParseDoubleFlag(a, "baseline-max-age");
+  if (!max_age.ok()) return max_age.status();
+  if (max_age.value() < 0) return InvalidArgument("--baseline-max-age must be >= 0 hours");
+  opt.baseline_max_age_hours = max_age.value();
   if (a.Get("baseline-store") == "none") {
     opt.use_baseline_store = false;
   } else {

@@ -48,26 +48,6 @@ class CappedBuffer {
   std::string tail_;
 };
 
-std::vector<std::string> BuildEnvironment(const RunOptions& options) {
-  std::map<std::string, std::string> env;
-  if (options.inherit_env) {
-    for (char** e = environ; e && *e; ++e) {
-      std::string kv(*e);
-      size_t eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-  }
-  for (const auto& name : options.env_unset) env.erase(name);
-  for (const auto& kv : options.env_set) {
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  std::vector<std::string> out;
-  out.reserve(env.size());
-  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
-}
-
 void SetLimit(int resource, uint64_t value) {
   struct rlimit lim;
   lim.rlim_cur = value;
@@ -132,6 +112,26 @@ void FormatPid(pid_t pid, char* out, size_t* len) {
 }
 
 }  // namespace
+
+std::vector<std::string> BuildEnvironment(const RunOptions& options) {
+  std::map<std::string, std::string> env;
+  if (options.inherit_env) {
+    for (char** e = environ; e && *e; ++e) {
+      std::string kv(*e);
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  for (const auto& name : options.env_unset) env.erase(name);
+  for (const auto& kv : options.env_set) {
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
 
 std::string SignalName(int signal_number) {
   switch (signal_number) {
@@ -309,6 +309,40 @@ Result<RunResult> RunProcess(const RunOptions& options) {
   result.out = out_buf.Take();
   result.err = err_buf.Take();
   return result;
+}
+
+// SpawnDetached: only async-signal-safe calls between fork and exec (the judge may have threads).
+Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                     const std::string& log) {
+  std::vector<char*> args, envp;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  Result<std::string> exe = FindExecutable(argv[0]);
+  if (!exe.ok()) return exe.status();
+  std::string path = exe.value();
+  pid_t child = fork();
+  if (child < 0) return Internal(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    setsid();
+    if (fork() != 0) _exit(0);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in >= 0) dup2(in, 0);
+    if (out >= 0) {
+      dup2(out, 1);
+      dup2(out, 2);
+    }
+    for (int fd = 3; fd < 1024; ++fd) close(fd);
+    if (chdir("/") != 0) _exit(127);
+    signal(SIGPIPE, SIG_DFL);
+    execve(path.c_str(), args.data(), envp.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  return OkStatus();
 }
 
 }  // namespace cuda_agent

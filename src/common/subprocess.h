@@ -68,6 +68,16 @@ Result<RunResult> RunProcess(const RunOptions& options);
 // SignalName returns "SIGSEGV" etc., or "signal N".
 std::string SignalName(int signal_number);
 
+// BuildEnvironment: the environment a child of RunProcess gets ("KEY=VALUE"): the inherited one
+// (unless !inherit_env), minus env_unset, plus env_set.
+std::vector<std::string> BuildEnvironment(const RunOptions& options);
+
+// SpawnDetached starts `argv` (environment `env`, "KEY=VALUE") in a session of its own whose parent
+// is init, stdout and stderr appended to `log`, and returns at once: for helpers that outlive the
+// caller (the fork server, a precompiled header being made).
+Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                     const std::string& log);
+
 // FindExecutable resolves a bare name through $PATH; a name containing '/' is returned as is.
 Result<std::string> FindExecutable(const std::string& name);
 

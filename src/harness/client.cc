@@ -5,8 +5,12 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <mutex>
 #include <sstream>
 #include <vector>
+
+#include "common/log.h"
+#include "harness/fork_server.h"
 
 namespace cuda_agent {
 
@@ -62,6 +66,71 @@ std::string JobOutcome::StderrTail(int lines) const {
   return err.substr(pos, end - pos);
 }
 
+namespace {
+
+// SharedForkServer: this process's client of the fork server, found or started on first use; null
+// when it is switched off ($CUDA_AGENT_FORK_SERVER=0) or cannot start (then jobs are processes).
+const ForkServer* SharedForkServer(const HarnessEnv& env) {
+  static std::mutex mutex;
+  static std::optional<ForkServer> server;
+  static bool tried = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (tried) return server ? &*server : nullptr;
+  tried = true;
+  if (const char* v = std::getenv("CUDA_AGENT_FORK_SERVER"); v && std::string(v) == "0") return nullptr;
+  ForkServerOptions options;
+  if (const char* idle = std::getenv("CUDA_AGENT_FORK_SERVER_IDLE"); idle && *idle) {
+    options.idle_seconds = std::atof(idle);
+  }
+  Result<ForkServer> started = ForkServer::Ensure(env, options);
+  if (!started.ok()) {
+    LogWarn("fork server unavailable, every job starts its own interpreter: " + started.status().message());
+    return nullptr;
+  }
+  server = std::move(started).value();
+  if (server->Jail() != "ok") {
+    LogWarn("fork server without a working jail (" + server->Jail() +
+            "): contained jobs start their own interpreter under bubblewrap");
+  }
+  return &*server;
+}
+
+// ViaForkServer runs the job as a child of the fork server, in the jail when `sandbox` contains.
+Result<JobOutcome> ViaForkServer(const ForkServer& server, const std::string& job,
+                                 const fs::path& job_dir, const fs::path& spec_path,
+                                 const RunOptions& options, const JobSandbox* sandbox,
+                                 const HarnessEnv& env) {
+  ForkServerJob request;
+  request.job = job;
+  request.spec_path = spec_path.string();
+  request.cwd = job_dir.string();
+  request.env = BuildEnvironment(options);
+  request.stdout_path = (job_dir / "stdout.txt").string();
+  request.stderr_path = (job_dir / "stderr.txt").string();
+  request.max_output_bytes = options.max_output_bytes;
+  JobOutcome outcome;
+  JobContainment containment;
+  if (sandbox && sandbox->sandbox && sandbox->sandbox->JailAllowed()) {
+    SandboxPolicy policy = sandbox->policy;
+    policy.writable.push_back(job_dir);
+    policy.read_only.push_back(env.home / "python");
+    Result<JobContainment> prepared = sandbox->sandbox->PrepareJail(policy, {}, job_dir.string());
+    if (!prepared.ok()) return FailedPrecondition("cannot contain the job: " + prepared.status().message());
+    containment = std::move(prepared).value();
+    request.jail = containment.jail;
+    outcome.isolation = containment.isolation;
+  }
+  Result<RunResult> run = server.Run(request, options.timeout_seconds);
+  if (!run.ok()) return run.status();
+  outcome.process = std::move(run).value();
+  SandboxRun settled;
+  Sandbox::Settle(containment, &settled);
+  outcome.oom_killed = settled.oom_killed;
+  return outcome;
+}
+
+}  // namespace
+
 Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
                                  const fs::path& jobs_dir, double timeout_seconds,
                                  const JobSandbox* sandbox) {
@@ -85,15 +154,24 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
   options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
                      "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
   if (sandbox) options.env_set.insert(options.env_set.end(), sandbox->env_set.begin(), sandbox->env_set.end());
+  if (sandbox && sandbox->sandbox) options.env_set.push_back("HOME=/tmp");  // caches go to the private /tmp
   options.cwd = job_dir.string();
   options.timeout_seconds = timeout_seconds;
 
   JobOutcome outcome;
-  if (sandbox && sandbox->sandbox) {
+  // A wrapped job (compute-sanitizer) needs an exec of its own; a contained job uses the fork server
+  // only where its children can enter the jail.
+  bool wrapped = sandbox && !sandbox->wrapper.empty();
+  bool contained = sandbox && sandbox->sandbox && sandbox->sandbox->JailAllowed();
+  const ForkServer* server = wrapped ? nullptr : SharedForkServer(env);
+  if (server && (!contained || server->Jail() == "ok")) {
+    Result<JobOutcome> via = ViaForkServer(*server, job, job_dir, spec_path, options, sandbox, env);
+    if (!via.ok()) return via.status();
+    outcome = std::move(via).value();
+  } else if (sandbox && sandbox->sandbox) {
     SandboxPolicy policy = sandbox->policy;
     policy.writable.push_back(job_dir);
     policy.read_only.push_back(env.home / "python");
-    options.env_set.push_back("HOME=/tmp");  // caches (triton, inductor) go to the private /tmp
     Result<SandboxRun> run = sandbox->sandbox->Run(policy, options);
     if (!run.ok()) return FailedPrecondition("cannot start the sandboxed harness: " + run.status().message());
     outcome.process = std::move(run->process);

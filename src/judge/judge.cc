@@ -6,12 +6,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
+#include <future>
 #include <random>
 #include <set>
 #include <thread>
 
 #include "build/binary_inspector.h"
 #include "build/extension_builder.h"
+#include "gpu/lease.h"
 #include "judge/job_policy.h"
 #include "judge/library_kernels.h"
 #include "judge/reward.h"
@@ -241,7 +244,8 @@ class Pipeline {
     }
     r_.build = {{"ok", built.ok}, {"seconds", built.seconds}, {"errors", errors},
                 {"log_tail", built.log_tail}, {"objects_compiled", built.objects_compiled},
-                {"objects_cached", built.objects_cached}, {"sources", built.sources}};
+                {"objects_cached", built.objects_cached}, {"library_cached", built.library_cached},
+                {"sources", built.sources}};
     r_.stage_seconds["build"] = built.seconds;
     if (!built.ok) return Fail(Stage::kBuild, "build", "build failed: " + built.failure);
     if (opt_.until != Stage::kBuild) return Next::kContinue;
@@ -255,52 +259,108 @@ class Pipeline {
     return Next::kStop;
   }
 
-  // Reference (trusted): inputs and expected outputs for `checks` secret seeds.
-  Next Reference(int checks) {
+  // ReferenceRun is what the reference job's thread hands back.
+  struct ReferenceRun {
+    Result<JobOutcome> job = cuda_agent::Internal("the reference job did not run");
+    double lease_wait = 0;
+    double seconds = 0;
+  };
+
+  // StartReference launches the reference job (trusted: secret seeds; scaled/shifted checks; with
+  // `timing`, the expected outputs of the candidate profile's spot-checked calls) on a thread of its
+  // own: it needs no build, so it runs while the candidate compiles. FinishReference collects it.
+  std::future<ReferenceRun> StartReference(int checks, bool timing) {
     r_.stage = Stage::kVerify;
-    auto t = Clock::now();
     std::vector<int64_t> seeds = SecretSeeds(checks + 1);
     int64_t init_seed = seeds.back();
     seeds.pop_back();
+    check_seeds_ = seeds;
     Json spec = {{"task_path", dirs_->task_file.string()}, {"device", r_.device},
                  {"data_dir", dirs_->shared.string()}, {"expected_dir", dirs_->private_.string()},
                  {"init_seed", init_seed}, {"check_seeds", seeds},
                  {"input_scales", InputTransforms(checks).first},
                  {"input_shifts", InputTransforms(checks).second},
                  {"backend_flags", opt_.policy.reference.ToJson()}};
-    JobSandbox box = Contain({dirs_->task_file}, {dirs_->shared, dirs_->private_});
-    Result<JobOutcome> ref = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
-    if (!ref.ok()) return Internal(ref.status().message());
-    Track(ref.value());
-    r_.stage_seconds["reference"] = SecondsSince(t);
-    if (!ref->Ok()) {
-      if (ref->has_result && ref->ErrorKind() == "task") return TaskError(ref->Reason());
-      if (ref->has_result) return Internal("reference job: " + ref->Reason());
-      return TaskError("the reference run ended with " + ref->process.Describe() + ": " +
-                       ref->StderrTail(5));
+    if (timing) {
+      MakeTimingSecrets();
+      spec["timing"] = {{"seed", timing_seed_}, {"warmup", opt_.warmup}, {"iters", opt_.iters},
+                        {"spot_check_calls", spot_calls_}};
     }
-    output_signature_ = ref->result.value("output_signature", "");
-    input_scales_ = ref->result.value("input_scales", Json::array());
-    input_shifts_ = ref->result.value("input_shifts", Json::array());
-    for (const auto& d : ref->result.value("float_dtypes", Json::array())) float_dtypes_.push_back(d);
+    JobSandbox box = Contain({dirs_->task_file}, {dirs_->shared, dirs_->private_});
+    return std::async(std::launch::async, [this, spec, box]() {
+      ReferenceRun run;
+      auto t = Clock::now();
+      Result<DeviceLease> lease = DeviceLease::Acquire(LeaseKey(opt_.device), LeaseMode::kShared);
+      if (!lease.ok()) {
+        run.job = lease.status();
+        return run;
+      }
+      run.lease_wait = lease->waited_seconds();
+      run.job = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
+      run.seconds = SecondsSince(t);
+      return run;
+    });
+  }
+
+  Next FinishReference(std::future<ReferenceRun>& pending) {
+    ReferenceRun run = pending.get();
+    AddLeaseWait(run.lease_wait);
+    r_.stage_seconds["reference"] = run.seconds;
+    if (!run.job.ok()) return Internal(run.job.status().message());
+    const JobOutcome& ref = run.job.value();
+    Track(ref);
+    if (!ref.Ok()) {
+      if (ref.has_result && ref.ErrorKind() == "task") return TaskError(ref.Reason());
+      if (ref.has_result) return Internal("reference job: " + ref.Reason());
+      return TaskError("the reference run ended with " + ref.process.Describe() + ": " + ref.StderrTail(5));
+    }
+    output_signature_ = ref.result.value("output_signature", "");
+    input_scales_ = ref.result.value("input_scales", Json::array());
+    input_shifts_ = ref.result.value("input_shifts", Json::array());
+    for (const auto& d : ref.result.value("float_dtypes", Json::array())) float_dtypes_.push_back(d);
+    spot_expected_ = ref.result.value("spot_expected", Json::array());
+    min_bytes_ = ref.result.value("min_bytes", Json());
     return Next::kContinue;
   }
 
-  // InspectBinary reads the built extension's kernels and their machine code (CUDA only): the
-  // kernel audit needs their names, and in an fp32 task the `strict` policy refuses reduced-precision
-  // tensor-core instructions (HACKS B11).
-  Next InspectBinary() {
-    if (opt_.device != Device::kCuda) return Next::kContinue;
-    auto t = Clock::now();
+  void AddLeaseWait(double seconds) {
+    r_.stage_seconds["lease_wait"] = r_.stage_seconds.value("lease_wait", 0.0) + seconds;
+  }
+
+  // Lease takes the device lease a stage needs (shared for correctness, exclusive for timing).
+  Result<DeviceLease> Lease(LeaseMode mode) {
+    Result<DeviceLease> lease = DeviceLease::Acquire(LeaseKey(opt_.device), mode);
+    if (lease.ok()) AddLeaseWait(lease->waited_seconds());
+    return lease;
+  }
+
+  // StartInspect reads the built extension's kernels and their machine code (CUDA only) on a
+  // thread, while the candidate is verified: the kernel audit needs their names, and in an fp32 task
+  // the `strict` policy refuses reduced-precision tensor-core instructions (HACKS B11).
+  std::future<BinaryInspection> StartInspect() {
+    if (opt_.device != Device::kCuda) return {};
     JobSandbox box = Contain({dirs_->build}, {});
     box.policy.gpu = false;
-    ToolRunner run = [&](const RunOptions& o) -> Result<RunResult> {
-      Result<SandboxRun> sr = sandbox_.Run(box.policy, o);
-      if (!sr.ok()) return sr.status();
-      return std::move(sr->process);
-    };
-    inspection_ = InspectExtension(dirs_->build / (std::string(kExtensionName) + ".so"),
-                                   toolchain_.cuda_home, run);
+    fs::path library = dirs_->build / (std::string(kExtensionName) + ".so");
+    std::string cuda_home = toolchain_.cuda_home;
+    return std::async(std::launch::async, [this, box, library, cuda_home]() {
+      auto t = Clock::now();
+      ToolRunner run = [&](const RunOptions& o) -> Result<RunResult> {
+        Result<SandboxRun> sr = sandbox_.Run(box.policy, o);
+        if (!sr.ok()) return sr.status();
+        return std::move(sr->process);
+      };
+      BinaryInspection inspection = InspectExtensionCached(library, cuda_home, run, cache_dir_);
+      inspect_seconds_ = SecondsSince(t);
+      return inspection;
+    });
+  }
+
+  // FinishInspect applies what StartInspect found; its verdict comes before verification's.
+  Next FinishInspect(std::future<BinaryInspection>& pending) {
+    if (!pending.valid()) return Next::kContinue;
+    inspection_ = pending.get();
+    r_.stage_seconds["inspect"] = inspect_seconds_;
     Json kernels = Json::array();
     for (const auto& k : inspection_.kernels) {
       if (inspection_.source == "sass") kernels.push_back({{"name", k.name}, {"tensor_core", TensorCoreOpcodes(k)}});
@@ -308,7 +368,6 @@ class Pipeline {
     }
     r_.build["inspection"] = {{"source", inspection_.source}, {"note", inspection_.note}};
     if (inspection_.source == "sass") r_.build["kernels"] = kernels;
-    r_.stage_seconds["inspect"] = SecondsSince(t);
     for (const auto& key : own_keys_) {
       // The profile's stream-order fences are torch.cuda._sleep's spin_kernel, told apart by name.
       if (key.find("spin_kernel") != std::string::npos) {
@@ -337,24 +396,29 @@ class Pipeline {
   // then the comparison (trusted process).
   Next Verify() {
     auto t = Clock::now();
-    std::vector<std::string> inputs, expected, actual;
+    Result<DeviceLease> lease = Lease(LeaseMode::kShared);
+    if (!lease.ok()) return Internal(lease.status().message());
+    std::vector<std::string> expected, actual;
     for (int i = 0; i < opt_.checks; ++i) {
       std::string n = std::to_string(i);
-      inputs.push_back((dirs_->shared / ("inputs_" + n + ".pt")).string());
       expected.push_back((dirs_->private_ / ("expected_" + n + ".pt")).string());
       actual.push_back((dirs_->outputs / ("output_" + n + ".pt")).string());
     }
+    // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
     Json cand_spec = {{"device", r_.device},
                       {"candidate_dir", fs::absolute(dirs_->src).string()},
                       {"extension_dir", fs::absolute(dirs_->build).string()},
                       {"init_inputs_path", dirs_->InitInputs()},
                       {"state_dict_path", dirs_->StateDict()},
-                      {"input_paths", inputs},
+                      {"task_path", dirs_->task_file.string()},
+                      {"check_seeds", check_seeds_},
+                      {"input_scales", input_scales_},
+                      {"input_shifts", input_shifts_},
                       {"output_dir", dirs_->outputs.string()},
                       {"repeat_first_check", true},
                       {"backend_flags", opt_.policy.candidate.ToJson()}};
-    // The candidate sees its inputs, weights, sources and extension; never dirs_->private_.
-    JobSandbox cand_box = Contain({dirs_->shared, dirs_->src, dirs_->build}, {dirs_->outputs});
+    // The candidate sees its weights, the task, its sources and extension; never dirs_->private_.
+    JobSandbox cand_box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {dirs_->outputs});
     Result<JobOutcome> cand = RunHarnessJob(env_, "candidate", cand_spec, dirs_->jobs, opt_.candidate_timeout_s, &cand_box);
     if (!cand.ok()) return Internal(cand.status().message());
     Track(cand.value());
@@ -366,11 +430,7 @@ class Pipeline {
     // The repeat of check 0 under another allocator state (HACKS B12) is one more pair.
     expected.push_back(expected.front());
     actual.push_back((dirs_->outputs / ("output_" + std::to_string(opt_.checks) + ".pt")).string());
-    Json cmp_spec = {{"expected_paths", expected}, {"actual_paths", actual},
-                     {"tolerance", opt_.policy.Tolerance()}};
-    JobSandbox cmp_box = Contain({dirs_->private_, dirs_->outputs}, {});
-    cmp_box.policy.gpu = false;
-    Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", cmp_spec, dirs_->jobs, opt_.trusted_timeout_s, &cmp_box);
+    Result<JobOutcome> cmp = Compare(expected, actual, {dirs_->private_, dirs_->outputs});
     if (!cmp.ok()) return Internal(cmp.status().message());
     Track(cmp.value());
     r_.stage_seconds["verify"] = SecondsSince(t);
@@ -412,6 +472,17 @@ class Pipeline {
     return Next::kStop;
   }
 
+  // Compare runs the trusted comparison of expected and actual output files; on the GPU for CUDA
+  // judgements (a KernelBench output of a GiB compares in milliseconds there, in seconds on a CPU).
+  Result<JobOutcome> Compare(const std::vector<std::string>& expected, const std::vector<std::string>& actual,
+                             const std::vector<fs::path>& readable) {
+    Json spec = {{"expected_paths", expected}, {"actual_paths", actual},
+                 {"tolerance", opt_.policy.Tolerance()}, {"device", r_.device}};
+    JobSandbox box = Contain(readable, {});
+    box.policy.gpu = opt_.device == Device::kCuda;
+    return RunHarnessJob(env_, "compare", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
+  }
+
   // Sanitize runs check 1 again under compute-sanitizer (opt_.sanitizer), with torch's caching
   // allocator off so that every buffer has exact bounds (HACKS B12: races, out-of-bounds accesses,
   // uninitialised reads that passed by luck).
@@ -426,10 +497,12 @@ class Pipeline {
     }
     fs::path out = dirs_->root / "sanitize";
     fs::create_directories(out);
-    spec["input_paths"] = Json::array({spec["input_paths"][0]});
+    spec["check_seeds"] = Json::array({spec["check_seeds"][0]});
+    spec["input_scales"] = Json::array({spec["input_scales"][0]});
+    spec["input_shifts"] = Json::array({spec["input_shifts"][0]});
     spec["output_dir"] = out.string();
     spec["repeat_first_check"] = false;
-    JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build}, {out});
+    JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {out});
     constexpr int kSanitizerExit = 86;
     box.wrapper = {tool.string(), "--tool", opt_.sanitizer, "--error-exitcode",
                    std::to_string(kSanitizerExit), "--print-limit", "10"};
@@ -474,6 +547,8 @@ class Pipeline {
   // ProfileCandidate times the candidate in its own process.
   Next ProfileCandidate() {
     r_.stage = Stage::kProfile;
+    Result<DeviceLease> lease = Lease(LeaseMode::kExclusive);
+    if (!lease.ok()) return Internal(lease.status().message());
     auto t = Clock::now();
     Json spec = ProfileSpec("candidate");
     spec["candidate_dir"] = fs::absolute(dirs_->src).string();
@@ -491,6 +566,7 @@ class Pipeline {
     }
     r_.timing["candidate"] = ProfileSummary(cp.value());
     candidate_spots_ = cp->result.value("spot_checks", Json::array());
+    calibration_ = cp->result.value("calibration", Json());
     if (!r_.timing["candidate"]["time_us"].is_number()) {
       return Internal("the candidate profile reported no time");
     }
@@ -586,63 +662,50 @@ class Pipeline {
                        [](const std::string& d) { return d == "float32" || d == "complex64"; });
   }
 
-  // ProfileBaselines times eager and torch.compile, each in a process that never saw candidate code.
-  // With the store (and `reuse`), a stored compile time is used unless the fresh eager time drifted
-  // from its stored value; every fresh time is stored.
+  // ProfileBaselines: eager and torch.compile times. From the store when it holds them for this
+  // task × GPU × torch × policy × settings, they are younger than --baseline-max-age and the device
+  // has not drifted since (this judgement's calibration, taken in the candidate's profile before its
+  // code loaded, against the one stored with them); else measured now — each in a process that never
+  // saw candidate code, under the exclusive lease — and stored. `reuse` false re-measures.
   Next ProfileBaselines(bool reuse) {
     r_.stage = Stage::kProfile;
     auto t = Clock::now();
     OpenStore();
-    bool drifted = false;
+    bool noted = false;
     for (const std::string target : {"eager", "compile"}) {
       if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
       std::optional<StoredBaseline> stored = store_ ? store_->Get(Key(target)) : std::nullopt;
-      if (target == "compile" && reuse && stored && !drifted) {
-        r_.timing["compile"] = stored->summary;
-        r_.timing["compile"]["stored_at"] = stored->measured_at;
-        r_.timing["baseline_store"]["compile"] = "stored";
+      std::string why = reuse ? WhyRemeasure(stored) : "asked to re-measure";
+      if (why.empty()) {
+        r_.timing[target] = stored->summary;
+        r_.timing[target]["stored_at"] = stored->measured_at;
+        r_.timing["baseline_store"][target] = "stored";
         continue;
       }
-      Json spec = ProfileSpec(target);
-      std::vector<fs::path> writable;
-      if (target == "eager") {
-        spec["output_dir"] = dirs_->spot_eager.string();
-        writable.push_back(dirs_->spot_eager);
-      } else {
-        spec.erase("spot_check_calls");
+      if (stored && reuse && !noted) {
+        notes_.push_back("baselines re-measured: " + why);
+        noted = true;
       }
-      JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, writable);
-      Result<JobOutcome> bp = RunHarnessJob(env_, "profile", spec, dirs_->jobs,
-                                            opt_.trusted_timeout_s, &box);
+      Result<DeviceLease> lease = Lease(LeaseMode::kExclusive);
+      if (!lease.ok()) return Internal(lease.status().message());
+      Json spec = ProfileSpec(target);
+      spec.erase("spot_check_calls");
+      JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
+      Result<JobOutcome> bp = RunHarnessJob(env_, "profile", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
       if (!bp.ok()) return Internal(bp.status().message());
       Track(bp.value());
       if (!bp->Ok()) {
-        std::string why =
+        std::string failure =
             bp->has_result ? bp->Reason() : bp->process.Describe() + ": " + bp->StderrTail(3);
-        if (target == "eager") return TaskError("eager baseline failed: " + why);
-        r_.timing["compile_error"] = why;
-        notes_.push_back("torch.compile baseline unavailable: " + why);
+        if (target == "eager") return TaskError("eager baseline failed: " + failure);
+        r_.timing["compile_error"] = failure;
+        notes_.push_back("torch.compile baseline unavailable: " + failure);
         continue;
       }
       r_.timing[target] = ProfileSummary(bp.value());
-      if (target == "eager") {
-        eager_spots_ = bp->result.value("spot_checks", Json::array());
-        eager_min_bytes_ = bp->result.value("min_bytes", Json());
-        if (stored) {
-          double before = stored->summary["time_us"].get<double>();
-          double now = r_.timing["eager"]["time_us"].is_number() ? r_.timing["eager"]["time_us"].get<double>() : 0;
-          r_.timing["baseline_store"]["eager_change"] = before > 0 ? Json(now / before - 1.0) : Json();
-          drifted = Drifted(before, now, opt_.baseline_drift);
-          if (drifted) {
-            char buf[160];
-            std::snprintf(buf, sizeof(buf), "eager time %.2f us drifted from the stored %.2f us (%s): "
-                          "baselines re-measured", now, before, stored->measured_at.c_str());
-            notes_.push_back(buf);
-          }
-        }
-      } else if (r_.timing.contains("baseline_store")) {
-        r_.timing["baseline_store"]["compile"] = "measured";
-      }
+      r_.timing[target]["calibration"] = bp->result.value("calibration", Json());
+      r_.timing[target]["measured_unix"] = static_cast<int64_t>(std::time(nullptr));
+      if (r_.timing.contains("baseline_store")) r_.timing["baseline_store"][target] = "measured (" + why + ")";
       if (store_) {
         if (Status put = store_->Put(Key(target), r_.timing[target]); !put.ok()) {
           notes_.push_back("baseline store: " + put.message());
@@ -651,6 +714,33 @@ class Pipeline {
     }
     r_.stage_seconds["profile_baselines"] = SecondsSince(t);
     return Next::kContinue;
+  }
+
+  // WhyRemeasure: "" when a stored baseline may be used, else why not.
+  std::string WhyRemeasure(const std::optional<StoredBaseline>& stored) const {
+    if (!stored) return "none stored";
+    const Json& s = stored->summary;
+    int64_t at = s.value("measured_unix", int64_t{0});
+    double age_h = (static_cast<double>(std::time(nullptr)) - static_cast<double>(at)) / 3600.0;
+    if (at <= 0 || (opt_.baseline_max_age_hours > 0 && age_h > opt_.baseline_max_age_hours)) {
+      char buf[96];
+      std::snprintf(buf, sizeof(buf), "stored %.1f h ago (--baseline-max-age %.0f h)", age_h,
+                    opt_.baseline_max_age_hours);
+      return at <= 0 ? "stored without a measurement time" : buf;
+    }
+    if (!calibration_.is_object()) return "";  // nothing to compare with (no candidate profile)
+    const Json then = s.value("calibration", Json());
+    if (!then.is_object()) return "stored without a device calibration";
+    for (const char* key : {"copy_us", "gemm_us"}) {
+      double before = then.value(key, 0.0), now = calibration_.value(key, 0.0);
+      if (before > 0 && now > 0 && Drifted(before, now, opt_.baseline_drift)) {
+        char buf[200];
+        std::snprintf(buf, sizeof(buf), "the device's %s calibration moved from %.2f to %.2f us since "
+                      "they were measured (more than %.0f%%)", key, before, now, 100 * opt_.baseline_drift);
+        return buf;
+      }
+    }
+    return "";
   }
 
   void OpenStore() {
@@ -676,28 +766,34 @@ class Pipeline {
   // measured peak bandwidth (HACKS A10).
   Next CheckTimedCalls() {
     auto t = Clock::now();
-    if (!eager_spots_.empty() && eager_spots_.size() == candidate_spots_.size()) {
+    if (!spot_expected_.empty()) {
       std::vector<std::string> expected, actual;
-      for (size_t i = 0; i < eager_spots_.size(); ++i) {
-        expected.push_back(eager_spots_[i].value("output_path", ""));
-        actual.push_back(candidate_spots_[i].value("output_path", ""));
+      std::vector<int> calls;
+      for (const auto& e : spot_expected_) {
+        int call = e.value("call", -1);
+        for (const auto& c : candidate_spots_) {
+          if (c.value("call", -2) != call) continue;
+          expected.push_back(e.value("path", ""));
+          actual.push_back(c.value("output_path", ""));
+          calls.push_back(call);
+        }
       }
-      Json spec = {{"expected_paths", expected}, {"actual_paths", actual},
-                   {"tolerance", opt_.policy.Tolerance()}};
-      JobSandbox box = Contain({dirs_->spot_eager, dirs_->spot_candidate}, {});
-      box.policy.gpu = false;
-      Result<JobOutcome> cmp = RunHarnessJob(env_, "compare", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
+      if (calls.size() != spot_expected_.size()) {
+        return Internal("the candidate profile did not write the spot-checked timed outputs");
+      }
+      Result<DeviceLease> lease = Lease(LeaseMode::kShared);
+      if (!lease.ok()) return Internal(lease.status().message());
+      Result<JobOutcome> cmp = Compare(expected, actual, {dirs_->private_, dirs_->spot_candidate});
       if (!cmp.ok()) return Internal(cmp.status().message());
       Track(cmp.value());
       if (!cmp->has_result) return Internal("spot-check compare: " + cmp->process.Describe());
-      r_.timing["spot_checks"] = eager_spots_.size();
+      r_.timing["spot_checks"] = calls.size();
       if (!cmp->Ok()) {
         std::string why = cmp->Reason();
         const Json checks = cmp->result.value("checks", Json::array());
-        for (size_t i = 0; i < checks.size(); ++i) {
+        for (size_t i = 0; i < checks.size() && i < calls.size(); ++i) {
           if (checks[i].value("ok", true)) continue;
-          why = "timed call " + std::to_string(eager_spots_[i].value("call", 0) + 1) + ": " +
-                checks[i].value("reason", why);
+          why = "timed call " + std::to_string(calls[i] + 1) + ": " + checks[i].value("reason", why);
           break;
         }
         return Fail(Stage::kProfile, "timed_mismatch",
@@ -706,18 +802,18 @@ class Pipeline {
     }
     const Json bandwidth = toolchain_.raw.value("measured_peak_bandwidth_bytes_per_s", Json());
     const Json cand = r_.timing["candidate"]["time_us"];
-    if (bandwidth.is_number() && eager_min_bytes_.is_number() && cand.is_number() &&
+    if (bandwidth.is_number() && min_bytes_.is_number() && cand.is_number() &&
         bandwidth.get<double>() > 0) {
       // Half the time the bytes take at peak: outputs may still sit in L2 when the kernel ends
       // (write-back), so only a time far below the physics is called impossible.
-      double floor_us = 0.5 * eager_min_bytes_.get<double>() / bandwidth.get<double>() * 1e6;
+      double floor_us = 0.5 * min_bytes_.get<double>() / bandwidth.get<double>() * 1e6;
       r_.timing["speed_of_light_us"] = floor_us;
       if (cand.get<double>() < floor_us) {
         char buf[200];
         std::snprintf(buf, sizeof(buf),
                       "impossible time: %.2f us is below %.2f us, half the time the task's %.0f "
                       "bytes take at the measured peak bandwidth", cand.get<double>(), floor_us,
-                      eager_min_bytes_.get<double>());
+                      min_bytes_.get<double>());
         return Fail(Stage::kProfile, "impossible_time", buf);
       }
     }
@@ -753,15 +849,19 @@ class Pipeline {
   const std::vector<std::string>& Notes() const { return notes_; }
 
  private:
+  // MakeTimingSecrets draws the timing seed and two distinct timed calls whose outputs are checked;
+  // the candidate cannot know which.
+  void MakeTimingSecrets() {
+    if (timing_seed_ != 0) return;
+    std::vector<int64_t> secret = SecretSeeds(3);
+    timing_seed_ = secret[0] | 1;
+    int a = static_cast<int>(secret[1] % opt_.iters);
+    int b = opt_.iters > 1 ? static_cast<int>((a + 1 + secret[2] % (opt_.iters - 1)) % opt_.iters) : a;
+    spot_calls_ = a == b ? Json::array({a}) : Json::array({std::min(a, b), std::max(a, b)});
+  }
+
   Json ProfileSpec(const std::string& target) {
-    if (timing_seed_ == 0) {
-      std::vector<int64_t> secret = SecretSeeds(3);
-      timing_seed_ = secret[0] | 1;
-      // Two distinct timed calls whose outputs are checked; the candidate cannot know which.
-      int a = static_cast<int>(secret[1] % opt_.iters);
-      int b = opt_.iters > 1 ? static_cast<int>((a + 1 + secret[2] % (opt_.iters - 1)) % opt_.iters) : a;
-      spot_calls_ = a == b ? Json::array({a}) : Json::array({std::min(a, b), std::max(a, b)});
-    }
+    MakeTimingSecrets();
     const BackendFlags& flags = target == "candidate" ? opt_.policy.candidate : opt_.policy.baselines;
     return {{"target", target}, {"device", r_.device}, {"task_path", dirs_->task_file.string()},
             {"backend_flags", flags.ToJson()},
@@ -813,11 +913,14 @@ class Pipeline {
   std::vector<std::string> float_dtypes_;
   BinaryInspection inspection_;
   std::set<std::string> own_keys_;     // KernelKey of every kernel the built extension contains
+  std::vector<int64_t> check_seeds_;
   int64_t timing_seed_ = 0;
   Json spot_calls_ = Json::array();
   Json candidate_spots_ = Json::array();
-  Json eager_spots_ = Json::array();
-  Json eager_min_bytes_;
+  Json spot_expected_ = Json::array();  // the reference's outputs of the spot-checked timed calls
+  Json min_bytes_;                      // bytes of one timed call's inputs and output (reference)
+  Json calibration_;                    // the device calibration of this judgement's candidate profile
+  double inspect_seconds_ = 0;
   std::vector<std::string> notes_;
   std::unique_ptr<BaselineStore> store_;
   const Sandbox& sandbox_;
@@ -861,10 +964,18 @@ JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const Ju
     if (task && p.CheckTask(*task) == Next::kStop) return Next::kStop;
     if (p.StaticChecks(candidate_dir) == Next::kStop) return Next::kStop;
     if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
-    if (p.Build(candidate_dir) == Next::kStop) return Next::kStop;
-    if (p.Reference(opt.checks) == Next::kStop) return Next::kStop;
-    if (p.InspectBinary() == Next::kStop) return Next::kStop;
-    if (p.Verify() == Next::kStop) return Next::kStop;
+    // The reference needs no build: it runs while the candidate compiles.
+    std::future<Pipeline::ReferenceRun> reference;
+    if (opt.until != Stage::kBuild) reference = p.StartReference(opt.checks, opt.until == Stage::kDone);
+    if (p.Build(candidate_dir) == Next::kStop) {
+      if (reference.valid()) reference.wait();  // a build failure is the verdict; the job just ends
+      return Next::kStop;
+    }
+    if (reference.valid() && p.FinishReference(reference) == Next::kStop) return Next::kStop;
+    // The machine code is read while the candidate is verified; its verdict comes first.
+    std::future<BinaryInspection> inspection = p.StartInspect();
+    Next verified = p.Verify();
+    if (p.FinishInspect(inspection) == Next::kStop || verified == Next::kStop) return Next::kStop;
     p.StartTiming();
     if (p.ProfileCandidate() == Next::kStop) return Next::kStop;
     if (p.ProfileBaselines(/*reuse=*/true) == Next::kStop) return Next::kStop;
@@ -882,7 +993,8 @@ JudgeResult Judge::Baselines(const Task& task, const JudgeOptions& opt) {
     if (p.PrepareWork() == Next::kStop) return Next::kStop;
     if (p.CheckTask(task) == Next::kStop) return Next::kStop;
     if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
-    if (p.Reference(1) == Next::kStop) return Next::kStop;
+    std::future<Pipeline::ReferenceRun> reference = p.StartReference(1, /*timing=*/false);
+    if (p.FinishReference(reference) == Next::kStop) return Next::kStop;
     p.StartTiming();
     if (p.ProfileBaselines(/*reuse=*/false) == Next::kStop) return Next::kStop;  // re-measures the store
     r.stage = Stage::kDone;

@@ -1,7 +1,9 @@
-// judge.h — orchestrates one judgement: task check → static checks → build → verify (reference in a
-// trusted process, candidate in its own process, comparison in a trusted process) → profile
-// (candidate and baselines in separate processes) → reward. Never throws; every failure is a
-// JudgeResult with a reason.
+// judge.h — orchestrates one judgement: task check → static checks → build (while the trusted
+// reference job makes the expected outputs) → verify (candidate in its own process while the
+// extension's machine code is read, comparison in a trusted process) → profile (the candidate under
+// the exclusive device lease; eager and torch.compile from the baseline store, measured in processes
+// of their own when missing or drifted) → reward. Never throws; every failure is a JudgeResult with a
+// reason.
 //
 //   JudgeOptions opt; opt.device = Device::kCpu;
 //   JudgeResult r = Judge(env).Run(task, "examples/relu_scale/candidates/cpu_correct", opt);
@@ -45,10 +47,13 @@ struct JudgeOptions {
   // (memcheck, racecheck, initcheck, synccheck); any error it reports fails the candidate (HACKS B12).
   std::string sanitizer;
   // Eager/compile timings kept per task × device × torch × policy × warmup/iters (store/); empty:
-  // <cache_dir>/store.sqlite. The compile baseline comes from the store unless eager drifted.
+  // <cache_dir>/store.sqlite. Stored baselines are used unless older than baseline_max_age_hours or
+  // the device drifted: its calibration (timing.calibrate, taken in the candidate's profile) moved by
+  // more than baseline_drift (relative) from the one stored with them.
   fs::path baseline_store;
   bool use_baseline_store = true;
-  double baseline_drift = 0.10;      // relative change of the fresh eager time that re-measures all
+  double baseline_drift = 0.10;
+  double baseline_max_age_hours = 24;  // 0: no age limit
   // Containment of every job that runs task or candidate code, and of the compilers.
   const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
   uint64_t job_memory_bytes = 0;     // cgroup memory limit per job; 0: 3/4 of the machine's memory

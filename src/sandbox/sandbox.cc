@@ -1,8 +1,12 @@
 // sandbox.cc — the bubblewrap backend and the unisolated fallback.
 #include "sandbox/sandbox.h"
 
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <atomic>
 #include <cstdlib>
@@ -19,7 +23,7 @@ namespace {
 constexpr int kNobody = 65534;
 
 // Probe runs `bwrap ... true` once, so a bwrap that cannot create namespaces here is not trusted.
-bool BubblewrapWorks(const Sandbox& sandbox, std::string* why) {
+bool BubblewrapWorks(const Sandbox& sandbox, std::string* why) {  // (or the jail)
   RunOptions probe;
   probe.argv = {"/bin/true"};
   probe.timeout_seconds = 20;
@@ -61,6 +65,14 @@ void GiveToNobody(const std::vector<fs::path>& dirs) {
   }
 }
 
+// HiddenFolders: the home folders and the policy's hidden folders.
+std::vector<fs::path> HiddenFolders(const SandboxPolicy& policy) {
+  std::vector<fs::path> hidden = {"/root", "/home"};
+  if (const char* home = std::getenv("HOME"); home && *home && fs::path(home) != "/") hidden.push_back(home);
+  hidden.insert(hidden.end(), policy.hidden.begin(), policy.hidden.end());
+  return hidden;
+}
+
 std::string FindBubblewrap() {
   if (const char* env = std::getenv("CUDA_AGENT_BWRAP"); env && *env) return env;
   std::error_code ec;
@@ -91,6 +103,12 @@ Sandbox Sandbox::WithBubblewrap(std::string bwrap_path) {
   return s;
 }
 
+Sandbox Sandbox::WithJail(std::string self_path) {
+  Sandbox s;
+  s.jail_ = std::move(self_path);
+  return s;
+}
+
 Sandbox Sandbox::Unisolated(std::string why) {
   Sandbox s;
   s.why_ = std::move(why);
@@ -99,16 +117,30 @@ Sandbox Sandbox::Unisolated(std::string why) {
 
 const Sandbox& Sandbox::Default() {
   static const Sandbox sandbox = [] {
-    const char* mode = std::getenv("CUDA_AGENT_SANDBOX");
-    if (mode && std::string(mode) == "none") {
-      return Unisolated("sandbox disabled by CUDA_AGENT_SANDBOX=none");
+    const char* mode_env = std::getenv("CUDA_AGENT_SANDBOX");
+    std::string mode = mode_env ? mode_env : "";
+    if (mode == "none") {
+      Sandbox off = Unisolated("sandbox disabled by CUDA_AGENT_SANDBOX=none");
+      off.jail_allowed_ = false;
+      return off;
     }
-    std::string bwrap = FindBubblewrap();
-    if (bwrap.empty()) return Unisolated("bubblewrap not found (install it, or set CUDA_AGENT_BWRAP)");
-    Sandbox s = WithBubblewrap(bwrap);
     std::string why;
-    if (!BubblewrapWorks(s, &why)) return Unisolated(why);
-    return s;
+    if (mode != "jail") {
+      std::string bwrap = FindBubblewrap();
+      if (bwrap.empty()) {
+        why = "bubblewrap not found (install it, or set CUDA_AGENT_BWRAP)";
+      } else {
+        Sandbox s = WithBubblewrap(bwrap);
+        if (BubblewrapWorks(s, &why)) return s;
+      }
+      if (mode == "bwrap") return Unisolated(why);
+    }
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    Sandbox jail = WithJail(self.string());
+    std::string jail_why;
+    if (!ec && BubblewrapWorks(jail, &jail_why)) return jail;
+    return Unisolated((why.empty() ? "" : why + "; ") + "the jail does not work here either: " + jail_why);
   }();
   static std::atomic<bool> warned{false};
   if (sandbox.Level() != Isolation::kFull && !warned.exchange(true)) {
@@ -118,14 +150,17 @@ const Sandbox& Sandbox::Default() {
 }
 
 Isolation Sandbox::Level() const {
-  if (bwrap_.empty()) return Isolation::kNone;
+  if (bwrap_.empty() && jail_.empty()) return Isolation::kNone;
   return Cgroups::Detect().Available() ? Isolation::kFull : Isolation::kDegraded;
 }
 
 std::string Sandbox::Describe() const {
-  if (bwrap_.empty()) return std::string("none: ") + why_ + "; only rlimits and the watchdog apply";
-  std::string text = std::string(IsolationName(Level())) + ": bubblewrap " + bwrap_ + "; " +
-                     Cgroups::Detect().Why();
+  if (bwrap_.empty() && jail_.empty()) {
+    return std::string("none: ") + why_ + "; only rlimits and the watchdog apply";
+  }
+  std::string backend = bwrap_.empty() ? "jail (cuda-agent's own namespaces, " + jail_ + " __jail)"
+                                       : "bubblewrap " + bwrap_;
+  std::string text = std::string(IsolationName(Level())) + ": " + backend + "; " + Cgroups::Detect().Why();
   if (geteuid() == 0) {
     text += "; uid 65534 in its namespace, and on the host too when the job's paths are reachable by it";
   }
@@ -140,9 +175,7 @@ std::vector<std::string> Sandbox::BubblewrapArgs(const SandboxPolicy& policy,
                                 "--size", tmp_size, "--tmpfs", "/tmp", "--size", tmp_size,
                                 "--tmpfs", "/dev/shm"};
   // Home folders and caches disappear; what the job needs is bound back below.
-  std::vector<fs::path> hidden = {"/root", "/home"};
-  if (const char* home = std::getenv("HOME"); home && *home && fs::path(home) != "/") hidden.push_back(home);
-  hidden.insert(hidden.end(), policy.hidden.begin(), policy.hidden.end());
+  std::vector<fs::path> hidden = HiddenFolders(policy);
   std::error_code ec;
   std::vector<fs::path> hidden_here = {"/tmp", "/dev/shm"};
   for (const auto& h : hidden) {
@@ -182,61 +215,117 @@ std::vector<std::string> Sandbox::BubblewrapArgs(const SandboxPolicy& policy,
   return a;
 }
 
-Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& inner) const {
+Result<JobContainment> Sandbox::PrepareJail(const SandboxPolicy& policy,
+                                            const std::vector<fs::path>& needed,
+                                            const std::string& cwd) const {
   // A writable folder that does not exist would be silently missing inside, and writes to it would
   // land in the sandbox's tmpfs and vanish: refuse instead.
   for (const auto& dir : policy.writable) {
     std::error_code ec;
     if (!fs::exists(dir, ec)) return Internal("sandbox: writable folder does not exist: " + dir.string());
   }
-  SandboxRun out;
-  out.isolation = Level();
-  std::vector<std::pair<fs::path, std::string>> fingerprints;
+  JobContainment c;
+  c.isolation = Cgroups::Detect().Available() ? Isolation::kFull : Isolation::kDegraded;
   for (const auto& file : policy.protected_files) {
     Result<std::string> digest = Sha256File(file);
-    fingerprints.emplace_back(file, digest.ok() ? digest.value() : "missing");
+    c.fingerprints.emplace_back(file, digest.ok() ? digest.value() : "missing");
   }
-  SandboxPolicy effective = policy;
-  effective.read_only.insert(effective.read_only.end(), policy.protected_files.begin(),
-                             policy.protected_files.end());
+  // As root, drop the host uid too when everything the job needs is reachable by 65534; else the
+  // job is uid 65534 only inside its user namespace (no capabilities; homes and caches hidden).
+  std::vector<fs::path> reach = needed;
+  reach.insert(reach.end(), policy.read_only.begin(), policy.read_only.end());
+  reach.insert(reach.end(), policy.writable.begin(), policy.writable.end());
+  if (geteuid() == 0 && ReachableByNobody(reach)) {
+    GiveToNobody(policy.writable);
+    c.host_uid_dropped = true;
+  }
+  const Cgroups& cgroups = Cgroups::Detect();
+  if (cgroups.Available() && (policy.memory_bytes || policy.max_pids)) {
+    static std::atomic<int> counter{0};
+    std::string name = "cuda-agent-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+    Result<std::unique_ptr<CgroupJob>> job = cgroups.Create(name, policy.memory_bytes, policy.max_pids);
+    if (job.ok()) {
+      c.cgroup = std::move(job).value();
+    } else {
+      LogWarn("cgroup limits not applied: " + job.status().message());
+      c.isolation = Isolation::kDegraded;
+    }
+  }
+  JailSpec& j = c.jail;
+  auto strings = [](const std::vector<fs::path>& paths) {
+    std::vector<std::string> out;
+    for (const auto& p : paths) out.push_back(p.string());
+    return out;
+  };
+  j.writable = strings(policy.writable);
+  j.read_only = strings(policy.read_only);
+  j.hidden = strings(HiddenFolders(policy));
+  j.protected_files = strings(policy.protected_files);
+  j.gpu = policy.gpu;
+  j.network = policy.network;
+  j.tmp_bytes = policy.tmp_bytes;
+  j.limits = policy.limits;
+  if (!cgroups.Available() && policy.memory_bytes && !policy.gpu) {
+    // No cgroup: cap the address space instead (not for GPU jobs: CUDA reserves huge ranges).
+    j.limits.address_space_bytes = policy.memory_bytes;
+  }
+  if (c.cgroup) j.cgroup_procs = c.cgroup->ProcsFiles();
+  j.drop_host_uid = c.host_uid_dropped;
+  j.cwd = cwd;
+  return c;
+}
+
+void Sandbox::Settle(const JobContainment& c, SandboxRun* run) {
+  if (c.cgroup) run->oom_killed = c.cgroup->OomKilled();
+  for (const auto& [file, before] : c.fingerprints) {
+    Result<std::string> after = Sha256File(file);
+    if ((after.ok() ? after.value() : "missing") != before) run->tampered.push_back(file.string());
+  }
+}
+
+Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& inner) const {
+  SandboxRun out;
   RunOptions run = inner;
   run.limits = policy.limits;
-  std::unique_ptr<CgroupJob> cgroup;
-  if (!bwrap_.empty()) {
-    run.argv = BubblewrapArgs(effective, inner);
-    run.cwd.clear();  // bwrap --chdir sets it inside
-    // As root, drop the host uid too when everything the job needs is reachable by 65534; else the
-    // job is uid 65534 only inside its user namespace (no capabilities; homes and caches hidden).
-    std::vector<fs::path> needed = policy.read_only;
-    needed.insert(needed.end(), policy.writable.begin(), policy.writable.end());
-    needed.push_back(bwrap_);
+  JobContainment c;
+  if (!jail_.empty()) {
+    std::vector<fs::path> needed;
     for (const auto& a : inner.argv) {
       if (!a.empty() && a[0] == '/') needed.push_back(a);
     }
-    if (geteuid() == 0 && ReachableByNobody(needed)) {
-      GiveToNobody(policy.writable);
+    Result<JobContainment> prepared = PrepareJail(policy, needed, inner.cwd);
+    if (!prepared.ok()) return prepared.status();
+    c = std::move(prepared).value();
+    run.argv = {jail_, "__jail", JailSpecToJson(c.jail).dump(), "--"};
+    run.argv.insert(run.argv.end(), inner.argv.begin(), inner.argv.end());
+    run.cwd.clear();  // the jail changes into it inside
+  } else if (!bwrap_.empty()) {
+    SandboxPolicy effective = policy;
+    effective.read_only.insert(effective.read_only.end(), policy.protected_files.begin(),
+                               policy.protected_files.end());
+    std::vector<fs::path> needed = {bwrap_};
+    for (const auto& a : inner.argv) {
+      if (!a.empty() && a[0] == '/') needed.push_back(a);
+    }
+    Result<JobContainment> prepared = PrepareJail(policy, needed, inner.cwd);
+    if (!prepared.ok()) return prepared.status();
+    c = std::move(prepared).value();
+    run.argv = BubblewrapArgs(effective, inner);
+    run.cwd.clear();  // bwrap --chdir sets it inside
+    if (c.host_uid_dropped) {
       run.run_as_uid = kNobody;
       run.run_as_gid = kNobody;
-      out.host_uid_dropped = true;
     }
-    const Cgroups& cgroups = Cgroups::Detect();
-    if (!cgroups.Available() && policy.memory_bytes && !policy.gpu) {
-      // No cgroup: cap the address space instead (not for GPU jobs: CUDA reserves huge ranges).
-      run.limits.address_space_bytes = policy.memory_bytes;
-    }
-    if (cgroups.Available() && (policy.memory_bytes || policy.max_pids)) {
-      static std::atomic<int> counter{0};
-      std::string name = "cuda-agent-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-      Result<std::unique_ptr<CgroupJob>> job = cgroups.Create(name, policy.memory_bytes, policy.max_pids);
-      if (job.ok()) {
-        cgroup = std::move(job).value();
-        run.join_cgroup_files = cgroup->ProcsFiles();
-      } else {
-        LogWarn("cgroup limits not applied: " + job.status().message());
-        out.isolation = Isolation::kDegraded;
-      }
+    run.limits.address_space_bytes = c.jail.limits.address_space_bytes;
+    run.join_cgroup_files = c.jail.cgroup_procs;
+  } else {
+    for (const auto& dir : policy.writable) {
+      std::error_code ec;
+      if (!fs::exists(dir, ec)) return Internal("sandbox: writable folder does not exist: " + dir.string());
     }
   }
+  out.isolation = bwrap_.empty() && jail_.empty() ? Isolation::kNone : c.isolation;
+  out.host_uid_dropped = c.host_uid_dropped;
   std::string line;
   for (const auto& a : run.argv) line += a + " ";
   LogDebug("sandbox: " + line);
@@ -249,12 +338,30 @@ Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& i
     p.term_signal = p.exit_code - 128;
     p.exit_code = -1;
   }
-  if (cgroup) out.oom_killed = cgroup->OomKilled();
-  for (const auto& [file, before] : fingerprints) {
-    Result<std::string> after = Sha256File(file);
-    if ((after.ok() ? after.value() : "missing") != before) out.tampered.push_back(file.string());
-  }
+  Settle(c, &out);
   return out;
+}
+
+int RunJailed(const std::vector<std::string>& args) {
+  auto fail = [](const std::string& why) {
+    std::string line = "cuda-agent jail: " + why + "\n";
+    (void)!write(STDERR_FILENO, line.data(), line.size());
+    return kJailSetupExit;
+  };
+  if (args.size() < 3 || args[1] != "--") return fail("usage: cuda-agent __jail SPEC_JSON -- COMMAND...");
+  Result<Json> parsed = ParseJson(args[0], "jail spec");
+  if (!parsed.ok()) return fail(parsed.status().message());
+  Result<JailSpec> spec = JailSpecFromJson(parsed.value());
+  if (!spec.ok()) return fail(spec.status().message());
+  if (Status s = EnterJail(spec.value(), -1); !s.ok()) return fail(s.message());
+  std::vector<char*> argv;
+  for (size_t i = 2; i < args.size(); ++i) argv.push_back(const_cast<char*>(args[i].c_str()));
+  argv.push_back(nullptr);
+  signal(SIGPIPE, SIG_DFL);
+  execvp(argv[0], argv.data());
+  std::string line = std::string("cuda-agent jail: cannot run ") + argv[0] + ": " + std::strerror(errno) + "\n";
+  (void)!write(STDERR_FILENO, line.data(), line.size());
+  _exit(127);
 }
 
 }  // namespace cuda_agent

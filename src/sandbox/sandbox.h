@@ -1,5 +1,6 @@
 // sandbox.h — runs an untrusted command contained: its own user/mount/pid/net/ipc/uts namespaces
-// (bubblewrap), the root filesystem read-only, home folders and the judge's cache hidden, a private
+// (bubblewrap, or our own jail: sandbox/jail.h, entered by re-executing this binary), the root
+// filesystem read-only, home folders and the judge's cache hidden, a private
 // /tmp, only the folders the job needs bound back (read-only, or writable for its outputs), no
 // network, no capabilities, uid 65534 when the judge runs as root, rlimits, cgroup memory and pids
 // limits where a hierarchy is writable, GPU device nodes only for jobs that hold the GPU, and the
@@ -16,6 +17,8 @@
 
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/jail.h"
 
 namespace cuda_agent {
 
@@ -43,12 +46,25 @@ struct SandboxRun {
   std::vector<std::string> tampered;  // protected files whose content changed during the run
 };
 
+// JobContainment is the host side of containing one job: what Run does around the command, shared
+// with jobs that enter the jail themselves (the fork server's children, harness/fork_server.h).
+struct JobContainment {
+  JailSpec jail;                                // the policy, as the jail reads it
+  std::unique_ptr<CgroupJob> cgroup;            // the job's cgroup; removed with this object
+  std::vector<std::pair<fs::path, std::string>> fingerprints;  // protected files before the run
+  Isolation isolation = Isolation::kNone;
+  bool host_uid_dropped = false;
+};
+
 class Sandbox {
  public:
-  // Default detects bubblewrap ($CUDA_AGENT_BWRAP, <home>/dist/bin/bwrap, PATH) once; the mode can
-  // be forced with $CUDA_AGENT_SANDBOX=bwrap|none.
+  // Default detects bubblewrap ($CUDA_AGENT_BWRAP, <home>/dist/bin/bwrap, PATH) once and uses it
+  // when it works, else the jail when it works, else nothing (and says so); the backend can be
+  // forced with $CUDA_AGENT_SANDBOX=bwrap|jail|none.
   static const Sandbox& Default();
   static Sandbox WithBubblewrap(std::string bwrap_path);
+  // WithJail: `cuda-agent __jail SPEC -- COMMAND...` (RunJailed) enters the jail and execs COMMAND.
+  static Sandbox WithJail(std::string self_path);
   static Sandbox Unisolated(std::string why);
 
   Isolation Level() const;
@@ -56,12 +72,30 @@ class Sandbox {
   std::string Describe() const;
   Result<SandboxRun> Run(const SandboxPolicy& policy, const RunOptions& inner) const;
 
+  // JailAllowed: false only when containment was switched off ($CUDA_AGENT_SANDBOX=none).
+  bool JailAllowed() const { return jail_allowed_; }
+  // PrepareJail does, for a job that will enter the jail itself, what Run does around a command:
+  // refuses missing writable folders, fingerprints protected files, drops the host uid when
+  // everything in `needed` (and the policy's folders) is reachable by uid 65534 (giving the writable
+  // folders to it), creates the cgroup, and fills `jail` (cwd inside: `cwd`).
+  Result<JobContainment> PrepareJail(const SandboxPolicy& policy, const std::vector<fs::path>& needed,
+                                     const std::string& cwd) const;
+  // Settle reports, once the job ended, whether the cgroup's memory limit killed it and which
+  // protected files changed.
+  static void Settle(const JobContainment& containment, SandboxRun* run);
+
   // BubblewrapArgs builds the bwrap command line for `policy` around `inner_argv` (for tests).
   std::vector<std::string> BubblewrapArgs(const SandboxPolicy& policy, const RunOptions& inner) const;
 
  private:
-  std::string bwrap_;  // empty: unisolated
+  std::string bwrap_;  // bubblewrap's path; empty: another backend
+  std::string jail_;   // this binary's path when the jail backend runs commands
   std::string why_;
+  bool jail_allowed_ = true;
 };
+
+// RunJailed is `cuda-agent __jail SPEC_JSON -- COMMAND...`: enters the jail described by SPEC_JSON
+// (JailSpecToJson) and execs COMMAND; exit status kJailSetupExit with a message when it cannot.
+int RunJailed(const std::vector<std::string>& args);
 
 }  // namespace cuda_agent

@@ -62,6 +62,45 @@ TEST(Sandbox, MissingWritableFolderIsAnError) {
   EXPECT_NE(r.status().message().find("does not exist"), std::string::npos);
 }
 
+TEST(Jail, SpecSurvivesItsJsonForm) {
+  JailSpec spec;
+  spec.writable = {"/w"};
+  spec.read_only = {"/r1", "/r2"};
+  spec.hidden = {"/h"};
+  spec.protected_files = {"/p"};
+  spec.cgroup_procs = {"/sys/fs/cgroup/x/cgroup.procs"};
+  spec.gpu = true;
+  spec.drop_host_uid = true;
+  spec.tmp_bytes = 123;
+  spec.cwd = "/w";
+  spec.limits.file_size_bytes = 77;
+  Result<JailSpec> back = JailSpecFromJson(JailSpecToJson(spec));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->read_only, spec.read_only);
+  EXPECT_EQ(back->protected_files, spec.protected_files);
+  EXPECT_EQ(back->cgroup_procs, spec.cgroup_procs);
+  EXPECT_TRUE(back->gpu && back->drop_host_uid && !back->network);
+  EXPECT_EQ(back->tmp_bytes, 123u);
+  EXPECT_EQ(back->limits.file_size_bytes, 77u);
+  EXPECT_EQ(back->cwd, "/w");
+}
+
+TEST(Jail, RelativePathsAreRefused) {
+  Result<JailSpec> spec = JailSpecFromJson(Json{{"writable", {"relative/out"}}});
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("relative/out"), std::string::npos);
+  EXPECT_FALSE(JailSpecFromJson(Json::array()).ok());
+}
+
+TEST(Sandbox, PrepareJailRefusesAMissingWritableFolder) {
+  Sandbox sb = Sandbox::WithJail("/proc/self/exe");
+  SandboxPolicy p;
+  p.writable = {"/nonexistent/cuda-agent/out"};
+  Result<JobContainment> c = sb.PrepareJail(p, {}, "/");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("does not exist"), std::string::npos);
+}
+
 TEST(Sandbox, UnisolatedSaysSoAndStillEnforcesTheWatchdog) {
   Sandbox sb = Sandbox::Unisolated("testing");
   EXPECT_EQ(sb.Level(), Isolation::kNone);

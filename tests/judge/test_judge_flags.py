@@ -39,28 +39,34 @@ def test_the_chosen_policy_is_recorded(binary, policy, mode):
     assert result["policy"]["fast_math"] is (policy == "paper")
 
 
-def test_compile_baseline_comes_from_the_store_the_second_time(binary, tmp_path):
+def test_baselines_come_from_the_store_the_second_time(binary, tmp_path):
     store = tmp_path / "store.sqlite"
-    # CPU wall times of 3 calls are noisy: a drift bound of 100x keeps this test about reuse.
+    # CPU timings are noisy: a drift bound of 100x keeps this test about reuse.
     common = ("--baselines", "eager,compile", "--warmup", "1", "--iters", "3", "--json",
               "--baseline-drift", "100", "--baseline-store", str(store))
     first = json.loads(judge(binary, *common).stdout)
     assert first["reward"] in (1, 2, 3), first["reason"]
-    assert first["timing"]["baseline_store"]["compile"] == "measured"
+    for target in ("eager", "compile"):
+        assert first["timing"]["baseline_store"][target] == "measured (none stored)"
+        assert set(first["timing"][target]["calibration"]) == {"copy_us", "gemm_us"}
     second = json.loads(judge(binary, *common).stdout)
     assert second["reward"] in (1, 2, 3), second["reason"]
-    assert second["timing"]["baseline_store"]["compile"] == "stored"
-    assert second["timing"]["compile"]["time_us"] == first["timing"]["compile"]["time_us"]
-    assert second["timing"]["compile"]["stored_at"]
-    assert "eager_change" in second["timing"]["baseline_store"]
-    # Any change of the fresh eager time beyond the bound re-measures compile, with a note.
-    strict = json.loads(judge(binary, "--baselines", "eager,compile", "--warmup", "1", "--iters", "3",
-                              "--json", "--baseline-drift", "1e-9", "--baseline-store", str(store)).stdout)
-    assert strict["timing"]["baseline_store"]["compile"] == "measured"
-    assert "drifted from the stored" in strict["reason"], strict["reason"]
+    for target in ("eager", "compile"):
+        assert second["timing"]["baseline_store"][target] == "stored"
+        assert second["timing"][target]["time_us"] == first["timing"][target]["time_us"]
+        assert second["timing"][target]["stored_at"]
+    # A device calibration that moved beyond the bound re-measures both, with a note.
+    strict = json.loads(judge(binary, *common[:-4], "--baseline-drift", "1e-9",
+                              "--baseline-store", str(store)).stdout)
+    assert strict["timing"]["baseline_store"]["eager"].startswith("measured (the device's")
+    assert strict["timing"]["baseline_store"]["compile"].startswith("measured")
+    assert "baselines re-measured" in strict["reason"] and "calibration moved" in strict["reason"]
+    # So do baselines older than --baseline-max-age.
+    old = json.loads(judge(binary, *common, "--baseline-max-age", "0.0000001").stdout)
+    assert "h ago" in old["timing"]["baseline_store"]["eager"], old["timing"]["baseline_store"]
     # Other timing settings are another key: measured again.
     third = json.loads(judge(binary, *common[:-2], "--iters", "4", "--baseline-store", str(store)).stdout)
-    assert third["timing"]["baseline_store"]["compile"] == "measured"
+    assert third["timing"]["baseline_store"]["compile"] == "measured (none stored)"
     off = json.loads(judge(binary, "--baselines", "eager", "--iters", "3", "--json",
                            "--baseline-store", "none").stdout)
     assert "baseline_store" not in off["timing"]

@@ -1,6 +1,6 @@
 """Abuse probes: each runs a hostile command through `cuda-agent sandbox run` and asserts it is
-contained. They need bubblewrap (the judge's sandbox); where it cannot run they are skipped, and
-`cuda-agent sandbox info` says why.
+contained — once for each backend: bubblewrap and the jail (sandbox/jail.h, the same code the fork
+server's jobs enter). A backend that cannot run here is skipped, and `cuda-agent sandbox info` says why.
 
 The commands use sh, bash and perl (always on Debian), so no interpreter has to be bound in.
 """
@@ -19,22 +19,32 @@ REPO = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("CUDA_AGENT_BIN") or REPO / "build" / "cuda-agent")
 
 
-def sandbox_level():
+BACKENDS = ("bwrap", "jail")
+ENV = dict(os.environ)
+
+
+def sandbox_info(backend):
     if not BIN.exists():
         return "missing binary"
-    out = subprocess.run([str(BIN), "sandbox", "info"], capture_output=True, text=True).stdout
-    return out.split(":", 1)[0]
+    env = dict(os.environ, CUDA_AGENT_SANDBOX=backend)
+    return subprocess.run([str(BIN), "sandbox", "info"], capture_output=True, text=True, env=env).stdout
 
 
-pytestmark = pytest.mark.skipif(sandbox_level() not in ("full", "degraded"),
-                                reason="bubblewrap sandbox unavailable here")
+@pytest.fixture(autouse=True, params=BACKENDS)
+def backend(request):
+    """Every probe runs under each backend that works here."""
+    info = sandbox_info(request.param)
+    if info.split(":", 1)[0] not in ("full", "degraded") or request.param not in info.split(";")[0]:
+        pytest.skip(f"{request.param} sandbox unavailable here: {info.strip()}")
+    ENV["CUDA_AGENT_SANDBOX"] = request.param
+    return request.param
 
 
 def run(command, *flags, timeout=20):
     """Runs `sh -c command` in the sandbox; returns the JSON outcome."""
     argv = [str(BIN), "sandbox", "run", "--json", "--timeout", str(timeout), *flags, "--",
             "/bin/sh", "-c", command]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 30)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout + 30, env=ENV)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

@@ -1,7 +1,10 @@
 """The `candidate` job (untrusted: runs candidate code; never sees expected outputs).
 
-Loads the judge's files first (before any candidate code runs), then imports model_new, builds ModelNew
-with the reference weights, and runs one guarded forward per input file, writing output_{i}.pt. Around
+Loads the judge's files and the task first (before any candidate code runs), then imports model_new,
+builds ModelNew with the reference weights, and runs one guarded forward per check seed on the input
+set made from that seed (inputs.make_input_set, with the check's scale and shift, exactly as the
+reference job made it), writing output_{i}.pt. Making the inputs after candidate code is loaded gives
+it nothing: it sees its inputs anyway, and inputs it altered would only be the wrong ones. Around
 every forward (docs/harness-protocol.md, `candidate`): free memory poisoned with NaN, torch.nn.functional
 blocked, every dispatched op counted and compute ops refused, thread counts compared, the output checked
 (plain dense tensors of their own), and inputs and weights compared with exact copies. The backend
@@ -9,7 +12,7 @@ flags of the precision policy are set first and must be unchanged after every fo
 
 With "repeat_first_check", the first input set runs once more at the end under another allocator state
 (free memory filled with a huge finite value instead of NaN, allocations shifted, shared memory
-scribbled on by a reduction) and its output is written as output_{n}.pt, n = the number of input files:
+scribbled on by a reduction) and its output is written as output_{n}.pt, n = the number of checks:
 undefined behaviour that passed by luck rarely passes twice (HACKS B12).
 """
 
@@ -22,12 +25,15 @@ import torch
 
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
+from ..inputs import make_input_set, transformed
 from ..integrity import (POISON_HUGE, Frozen, check_output, check_weights, frozen_budget,
                          poison_free_memory, reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, load_trusted, synchronize
-from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu, to_device
+from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..spec import require, require_device
+from ..task_module import import_task
+from .reference import per_check
 
 
 def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: OpGuard, what: str):
@@ -45,11 +51,28 @@ def scribble_shared_memory(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def run_check(i: int, model: torch.nn.Module, inputs_cpu: list, device: str, guard: OpGuard,
+class CheckInputs:
+    """The input set of each check, made from its seed with its scale and shift."""
+
+    def __init__(self, spec: dict, device: str):
+        self.task = import_task(require(spec, "task_path", str))
+        self.seeds = require(spec, "check_seeds", list)
+        self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, positive=True)
+        self.shifts = per_check(spec, "input_shifts", len(self.seeds), 0.0, positive=False)
+        self.device = device
+
+    def __len__(self) -> int:
+        return len(self.seeds)
+
+    def make(self, i: int) -> list:
+        inputs = make_input_set(self.task, self.seeds[i], self.device, f"check {i}")
+        return transformed(inputs, self.scales[i], self.shifts[i])
+
+
+def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: OpGuard,
               threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict, flags: dict,
               what: str = "", poison: float = math.nan) -> None:
     what = what or f"check {i}"
-    inputs = to_device(inputs_cpu, device)
     named_inputs = named_tensors(inputs, "input")
     frozen_inputs = Frozen(named_inputs, device, frozen_budget(device))
     result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs), poison)
@@ -73,7 +96,6 @@ def run(spec: dict, result: dict) -> None:
     extension_dir = require(spec, "extension_dir", str)
     init_inputs_path = require(spec, "init_inputs_path", str)
     state_dict_path = require(spec, "state_dict_path", str)
-    input_paths = require(spec, "input_paths", list)
     output_dir = require(spec, "output_dir", str)
     repeat = require(spec, "repeat_first_check", bool, default=False)
     result.update({"checks_run": 0, "aten_ops": {}})
@@ -83,7 +105,7 @@ def run(spec: dict, result: dict) -> None:
 
     init_inputs = as_arg_list(load_trusted(init_inputs_path))
     state_dict = load_trusted(state_dict_path)
-    input_sets = [as_arg_list(load_trusted(path)) for path in input_paths]
+    checks = CheckInputs(spec, device)
     start_torch_threads(device)
 
     model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
@@ -92,13 +114,13 @@ def run(spec: dict, result: dict) -> None:
     guard = OpGuard()
     threads = ThreadWatch()
     try:
-        for i, inputs_cpu in enumerate(input_sets):
-            run_check(i, model, inputs_cpu, device, guard, threads, weights, output_dir, result, flags)
+        for i in range(len(checks)):
+            run_check(i, model, checks.make(i), device, guard, threads, weights, output_dir, result, flags)
             result["checks_run"] = i + 1
-        if repeat and input_sets:
+        if repeat and len(checks):
             scribble_shared_memory(device)
             shift = torch.empty(4096 + 96, dtype=torch.uint8, device=device)  # noqa: F841 - moves allocations
-            run_check(len(input_sets), model, input_sets[0], device, guard, threads, weights, output_dir,
+            run_check(len(checks), model, checks.make(0), device, guard, threads, weights, output_dir,
                       result, flags, what="repeat of check 0", poison=POISON_HUGE)
             result["repeated_check"] = True
     finally:

@@ -1,7 +1,9 @@
 """The `compare` job (trusted): expected outputs against the candidate's, by comparison.compare.
 
 An actual output that torch.load(weights_only=True) refuses is error_kind "output_type"; any failed
-check makes the job's error_kind "mismatch". Every check is reported, passing or not.
+check makes the job's error_kind "mismatch". Every check is reported, passing or not. With "device":
+"cuda" both sides are moved to the GPU first (the comparison's passes over a GiB-sized output take
+milliseconds there, seconds on a CPU); the device check of the comparison then sees both alike.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import torch
 from ..comparison import Report, Tolerance, compare
 from ..errors import JobError, describe
 from ..models import load_trusted
+from ..nested import to_device
 from ..spec import require
 
 
@@ -43,6 +46,9 @@ def run(spec: dict, result: dict) -> None:
     if len(expected_paths) != len(actual_paths):
         raise JobError("internal", f"spec: {len(expected_paths)} expected_paths but "
                                    f"{len(actual_paths)} actual_paths")
+    device = spec.get("device") or "cpu"
+    if device not in ("cpu", "cuda"):
+        raise JobError("internal", f"spec: device must be 'cpu' or 'cuda', not {device!r}")
     checks: list[dict] = []
     result["checks"] = checks
     unloadable = False
@@ -50,6 +56,8 @@ def run(spec: dict, result: dict) -> None:
         expected = load_trusted(expected_path)
         actual, report = load_actual(actual_path)
         if report is None:
+            if device != "cpu":
+                expected, actual = to_device(expected, device), to_device(actual, device)
             report = compare(expected, actual, tol)
         else:
             unloadable = True

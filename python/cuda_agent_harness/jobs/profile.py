@@ -1,12 +1,15 @@
 """The `profile` job: per-call times of the candidate, or of a baseline (eager / torch.compile).
 
 A candidate process never builds the reference model; a baseline process never imports candidate code.
-Input sets are built first (seeded, kept alive), then the model; `warmup` calls, then `iters` timed
-calls, each on the next input set, with their outputs kept alive until the end. The candidate's calls run
+Input sets are built first (inputs.make_timing_sets: set k from timing_set_seed(seed, k), kept
+alive), then a calibration of the device (timing.calibrate: a copy and a float64 GEMM, before any
+task or candidate code runs; the judge compares it with the calibration stored with the baselines to
+tell whether the machine drifted), then the model; `warmup` calls, then `iters` timed calls, each on
+the next input set, with their outputs kept alive until the end. The candidate's calls run
 under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
 output checks after each call, weights compared at the end), so profiling looks the same as checking. The
-outputs of the timed calls named in `spot_check_calls` are written with untouched copies of their inputs,
-so the judge can check them against the reference (HACKS.md A5, A6).
+outputs of the timed calls named in `spot_check_calls` are written, so the judge can check them against
+the reference job's outputs on the same input sets (HACKS.md A5, A6).
 
 The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
 anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
@@ -26,8 +29,9 @@ import torch
 from .. import timing
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts
-from ..integrity import (Frozen, check_output, check_weights, poison_free_memory, reference_weights,
-                         summarize, weight_tensors)
+from ..inputs import make_timing_sets, timed_call_set
+from ..integrity import (Frozen, check_output, check_weights, frozen_budget, poison_free_memory,
+                         reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, build_reference, load_trusted
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
@@ -96,28 +100,24 @@ class CandidateChecks:
                                              f"returned (work must be finished when the forward returns)")
 
 
-def save_spot_checks(calls: list[int], pristine: dict[int, list], input_sets: list[list], warmup: int,
-                     outputs: list | dict, output_dir: str) -> list[dict]:
-    """Writes timed_output_{i}.pt (outputs[i], moved to the CPU) and timed_input_{i}.pt for each
-    spot-checked call i."""
+def save_spot_checks(calls: list[int], sets: int, warmup: int, outputs: list | dict,
+                     output_dir: str) -> list[dict]:
+    """Writes timed_output_{i}.pt (outputs[i], moved to the CPU) for each spot-checked call i."""
     os.makedirs(output_dir, exist_ok=True)
     entries = []
     for i in calls:
-        input_path = os.path.join(output_dir, f"timed_input_{i}.pt")
         output_path = os.path.join(output_dir, f"timed_output_{i}.pt")
-        torch.save(pristine[i], input_path)
         torch.save(to_cpu(outputs[i]), output_path)
-        entries.append({"call": i, "input_set": (warmup + i) % len(input_sets),
-                        "input_path": input_path, "output_path": output_path})
+        entries.append({"call": i, "input_set": timed_call_set(i, warmup, sets), "output_path": output_path})
     return entries
 
 
-def check_spot_inputs(calls: list[int], pristine: dict[int, list], input_sets: list[list],
+def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets: list[list],
                       warmup: int) -> None:
     """The input sets of spot-checked calls must still equal their copies taken before any call."""
     for i in calls:
-        used = named_tensors(input_sets[(warmup + i) % len(input_sets)], "input")
-        differences = Frozen.adopt(named_tensors(pristine[i], "input")).differences(used)
+        used = named_tensors(input_sets[timed_call_set(i, warmup, len(input_sets))], "input")
+        differences = pristine[i].differences(used)
         if differences:
             raise JobError("mutated_input", f"timed call {i}: the candidate changed its inputs: "
                                             f"{summarize(differences)} (inputs must be left untouched)")
@@ -151,10 +151,13 @@ def run(spec: dict, result: dict) -> None:
     init_inputs = as_arg_list(load_trusted(require(spec, "init_inputs_path", str)))
     state_dict = load_trusted(require(spec, "state_dict_path", str))
     task = import_task(task_path)
-    input_sets = timing.make_input_sets(task.get_inputs, seed, warmup + iters, device)
+    input_sets = make_timing_sets(task, seed, warmup + iters, device)
     result["input_sets"] = len(input_sets)
-    # Copies taken before any model code runs: what the judge computes the reference on.
-    pristine = {i: cpu_copy(input_sets[(warmup + i) % len(input_sets)]) for i in calls}
+    # Copies taken before any model code runs: the spot-checked calls' inputs must stay untouched.
+    budget = frozen_budget(device) // max(1, len(calls))
+    pristine = {i: Frozen(named_tensors(input_sets[timed_call_set(i, warmup, len(input_sets))], "input"),
+                          device, budget) for i in calls}
+    result["calibration"] = timing.calibrate(device)
     start_torch_threads(device)
     model = build_model(spec, target, task, init_inputs, state_dict, device)
 
@@ -210,10 +213,11 @@ def run(spec: dict, result: dict) -> None:
     if target == "compile":
         result["compile_seconds"] = first_seconds
     if iters > 0:
-        result["min_bytes"] = timing.bytes_moved(input_sets[warmup % len(input_sets)], timings.outputs[0])
+        result["min_bytes"] = timing.bytes_moved(input_sets[timed_call_set(0, warmup, len(input_sets))],
+                                                 timings.outputs[0])
     if calls:
         outputs = checks.snapshots if checks is not None else timings.outputs
-        result["spot_checks"] = save_spot_checks(calls, pristine, input_sets, warmup, outputs, output_dir)
+        result["spot_checks"] = save_spot_checks(calls, len(input_sets), warmup, outputs, output_dir)
     result.update({
         "device_us": timings.device_us,
         "wall_us": timings.wall_us,

@@ -1,8 +1,15 @@
-"""The `reference` job (trusted: never loads candidate code): inputs and expected outputs of a task.
+"""The `reference` job (trusted: never loads candidate code): expected outputs of a task.
 
-Writes to data_dir: init_inputs.pt, state_dict.pt (CPU), and per check seed inputs_{i}.pt (CPU); and to
-expected_dir (default: data_dir) expected_{i}.pt (the reference output moved to the CPU). The judge keeps
+Writes to data_dir: init_inputs.pt and state_dict.pt (CPU); and to expected_dir (default: data_dir)
+expected_{i}.pt, the reference output for check seed i (moved to the CPU). The inputs themselves are
+not written: every process makes them from the seeds (inputs.make_input_set). The judge keeps
 expected_dir where the candidate's sandbox cannot see it. Every task failure is error_kind "task".
+
+With "timing" ({"seed", "warmup", "iters", "spot_check_calls"}, the candidate profile's secret
+parameters), it also writes spot_expected_{c}.pt for each spot-checked timed call c: the reference
+output on the very input set that call will run on, so the judge can check timed calls without
+timing eager PyTorch again (HACKS A5, A6); and `min_bytes`, the bytes of one timed call's inputs and
+output (the speed-of-light numerator, A10).
 
 "input_scales" and "input_shifts" (optional, one number per check each) map the floating inputs of a check
 to x * scale + shift, so a closed form that only matches the task's own input distribution fails (HACKS
@@ -23,18 +30,12 @@ from collections import OrderedDict
 import torch
 
 from ..errors import JobError, phase
+from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
 from ..models import build_reference, synchronize
-from ..nested import as_arg_list, map_tensors, named_tensors, signature, to_cpu, to_device
+from ..nested import as_arg_list, named_tensors, signature, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags
 from ..spec import require, require_device
 from ..task_module import import_task
-
-
-def transformed(inputs: list, scale: float, shift: float) -> list:
-    """The inputs with every floating tensor mapped to x * scale + shift (other values untouched)."""
-    if scale == 1.0 and shift == 0.0:
-        return inputs
-    return map_tensors(inputs, lambda t: t * scale + shift if t.is_floating_point() else t)
 
 
 def all_finite(value) -> bool:
@@ -52,9 +53,10 @@ def float_dtypes(*values) -> list[str]:
 
 
 def run_forward(model, inputs: list, device: str, what: str):
+    """The reference output on `inputs` (already on the device), moved to the CPU."""
     with phase("task", f"Model.forward ({what})"):
         with torch.no_grad():
-            output = model(*to_device(inputs, device))
+            output = model(*inputs)
         synchronize(device)
         return to_cpu(output)
 
@@ -96,9 +98,7 @@ def run(spec: dict, result: dict) -> None:
 
     unscaled_finite = True
     for i, seed in enumerate(check_seeds):
-        torch.manual_seed(seed)
-        with phase("task", f"get_inputs() (check {i})"):
-            inputs = to_cpu(as_arg_list(task.get_inputs()))
+        inputs = make_input_set(task, seed, device, f"check {i}")
         scale, shift = (scales[i], shifts[i]) if i > 0 else (1.0, 0.0)
         output = None
         if scale != 1.0 or shift != 0.0:
@@ -111,16 +111,46 @@ def run(spec: dict, result: dict) -> None:
                 output = None
             if output is None:
                 scale, shift = 1.0, 0.0  # the task does not allow this transform
-            else:
-                inputs = moved
+            del moved
         if output is None:
             output = run_forward(model, inputs, device, f"check {i}")
         if i == 0:
             unscaled_finite = all_finite(output)
             result["output_signature"] = signature(output)
             result["float_dtypes"] = float_dtypes(inputs, init_inputs, state_dict, output)
-        torch.save(inputs, os.path.join(data_dir, f"inputs_{i}.pt"))
+        del inputs
         torch.save(output, os.path.join(expected_dir, f"expected_{i}.pt"))
         result["input_scales"].append(scale)
         result["input_shifts"].append(shift)
         result["num_checks"] = i + 1
+    if spec.get("timing") is not None:
+        spot_expected(spec, task, model, device, expected_dir, result)
+
+
+def spot_expected(spec: dict, task, model, device: str, out_dir: str, result: dict) -> None:
+    """spot_expected_{c}.pt for each spot-checked timed call c of the candidate's profile, and
+    `min_bytes` (see the module docstring)."""
+    timing = require(spec, "timing", dict)
+    seed = require(timing, "seed", int)
+    warmup = require(timing, "warmup", int)
+    iters = require(timing, "iters", int)
+    calls = require(timing, "spot_check_calls", list, default=[])
+    first = make_input_set(task, timing_set_seed(seed, 0), device, "timing input set 0")
+    sets = input_set_count(tensor_bytes(first), warmup + iters)
+    result["timing_input_sets"] = sets
+    entries = []
+    outputs: dict[int, object] = {}
+    for c in calls:
+        k = timed_call_set(c, warmup, sets)
+        if k not in outputs:
+            inputs = first if k == 0 else make_input_set(task, timing_set_seed(seed, k), device,
+                                                         f"timing input set {k}")
+            outputs[k] = run_forward(model, inputs, device, f"timed call {c}")
+        path = os.path.join(out_dir, f"spot_expected_{c}.pt")
+        torch.save(outputs[k], path)
+        entries.append({"call": c, "input_set": k, "path": path})
+    result["spot_expected"] = entries
+    output = outputs.get(0)
+    if output is None:
+        output = run_forward(model, first, device, "timing input set 0")
+    result["min_bytes"] = tensor_bytes(first) + tensor_bytes(output)

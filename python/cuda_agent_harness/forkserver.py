@@ -1,0 +1,426 @@
+"""The fork server: one long-lived process that imports torch and the harness once, then forks one
+child per harness job, so a job costs its work and a CUDA initialisation, not an interpreter start.
+
+    python3 -m cuda_agent_harness.forkserver --socket PATH [--jail-library LIB] [--idle-timeout S]
+
+The parent never initialises CUDA (a forked child could not use it then) and never imports task or
+candidate code. Each child: a session of its own, stdin from /dev/null, stdout/stderr into the files
+the request names, the request's environment, then the jail (libcuda_agent_jail.so, src/sandbox/jail.h:
+new namespaces, read-only root, only the job's folders, no network, uid 65534, no capabilities,
+rlimits, the cgroup the judge made), then the job exactly as `python3 -m cuda_agent_harness JOB --spec
+SPEC` runs it (runner.run_job), then os._exit.
+
+Protocol (docs/harness-protocol.md, "Fork server"): a client connects to the Unix socket and sends one
+JSON line; the server answers with JSON lines on the same connection.
+  {"op": "ping"}  ->  {"event": "pong", "pid", "torch", "jail": "ok" | "unavailable: ..." | null,
+                       "threads", "cuda_initialized"}
+  {"op": "run", "job", "spec_path", "env": {..}, "cwd", "stdout_path", "stderr_path", "jail": {..}|null}
+      ->  {"event": "started", "pid"}, later {"event": "ended", "exit_code", "signal", "jail", "seconds"}
+  A client that disconnects before "ended" has its job killed. Malformed requests get
+  {"event": "error", "message"}.
+The server exits after --idle-timeout seconds without a connection or a running job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+
+JAIL_SETUP_EXIT = 125  # src/sandbox/jail.h kJailSetupExit
+MAX_REQUEST_BYTES = 1 << 20
+MAX_FD = 1 << 20
+
+
+class Job:
+    """One running child and the connection that asked for it."""
+
+    def __init__(self, pid: int, conn: socket.socket, ready_fd: int):
+        self.pid = pid
+        self.conn = conn
+        self.ready_fd = ready_fd
+        self.ready = b""
+        self.start = time.monotonic()
+
+
+def _preload() -> dict:
+    """Imports what every job needs, without touching CUDA."""
+    import torch  # noqa: F401
+    import torch.nn  # noqa: F401
+    import torch.profiler  # noqa: F401
+    from . import runner
+    for module in runner.JOB_MODULES.values():
+        __import__(module)
+    return {"torch": torch.__version__, "cuda_initialized": bool(torch.cuda.is_initialized())}
+
+
+def _load_jail(path: str | None):
+    if not path:
+        return None
+    lib = ctypes.CDLL(path)
+    lib.cuda_agent_enter_jail.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+    lib.cuda_agent_enter_jail.restype = ctypes.c_int
+    return lib
+
+
+def _open_output(path: str) -> int:
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+
+
+def _run_child(request: dict, jail_lib, ready_w: int) -> None:
+    """The forked child: never returns."""
+    code = 1
+    try:
+        os.setsid()
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, signal.SIG_DFL)
+        signal.set_wakeup_fd(-1)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        out = _open_output(request["stdout_path"])
+        err = _open_output(request["stderr_path"])
+        os.dup2(devnull, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        # Nothing of the server's (its socket, other jobs' connections) stays open in the job.
+        os.closerange(3, ready_w)
+        os.closerange(ready_w + 1, MAX_FD)
+        env = request.get("env")
+        if isinstance(env, dict):
+            os.environ.clear()
+            os.environ.update({str(k): str(v) for k, v in env.items()})
+        jail = request.get("jail")
+        if jail is not None:
+            if jail_lib is None:
+                os.write(ready_w, b"error: no jail library loaded\n")
+                os._exit(JAIL_SETUP_EXIT)
+            jail = dict(jail)
+            jail["cwd"] = request.get("cwd") or "/"
+            message = ctypes.create_string_buffer(2048)
+            if jail_lib.cuda_agent_enter_jail(json.dumps(jail).encode(), ready_w, message, 2048) != 0:
+                text = message.value.decode(errors="replace")
+                os.write(ready_w, f"error: {text}\n".encode())
+                os.write(2, f"cuda-agent jail: {text}\n".encode())
+                os._exit(JAIL_SETUP_EXIT)
+            # In the jail: only descriptors 0-2 are left (ready_w went with the others).
+        else:
+            os.write(ready_w, b"ok\n")
+            os.close(ready_w)
+            if request.get("cwd"):
+                os.chdir(request["cwd"])
+        code = _run_job(request)
+    except BaseException:  # noqa: BLE001 - the child must end here whatever happens
+        try:
+            traceback.print_exc()
+        except Exception:  # noqa: BLE001
+            pass
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # noqa: BLE001 - candidate code may have replaced the streams
+            pass
+    os._exit(code)
+
+
+def _run_job(request: dict) -> int:
+    """The job, as `python3 -m cuda_agent_harness JOB --spec SPEC` would run it."""
+    from .__main__ import JOBS_RUNNING_CANDIDATE_CODE
+    from .runner import JOB_MODULES, run_job
+    from .spec import SpecError, read_spec
+
+    job = request.get("job")
+    spec_path = request.get("spec_path")
+    if job not in JOB_MODULES or not isinstance(spec_path, str):
+        print(f"cuda_agent_harness: unknown job {job!r} or no spec path", file=sys.stderr)
+        return 2
+    sys.argv = ["cuda_agent_harness", job]
+    try:
+        spec = read_spec(spec_path)
+    except SpecError as exc:
+        print(f"cuda_agent_harness: {exc}", file=sys.stderr)
+        return 2
+    if job in JOBS_RUNNING_CANDIDATE_CODE:
+        try:
+            os.unlink(spec_path)  # it holds secrets candidate code must not read
+        except OSError:
+            pass
+    run_job(job, spec)
+    return 0
+
+
+def _probe_jail(jail_lib) -> str | None:
+    """Enters a trivial jail in a child: "ok", or why the jail does not work here."""
+    if jail_lib is None:
+        return None
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        message = ctypes.create_string_buffer(2048)
+        spec = json.dumps({"cwd": "/"}).encode()
+        if jail_lib.cuda_agent_enter_jail(spec, w, message, 2048) != 0:
+            os.write(w, f"error: {message.value.decode(errors='replace')}\n".encode())
+            os._exit(JAIL_SETUP_EXIT)
+        os._exit(0 if os.getuid() == 65534 else 3)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 4096):
+        data += chunk
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    text = data.decode(errors="replace").strip()
+    if os.waitstatus_to_exitcode(status) == 0 and text.startswith("ok"):
+        return "ok"
+    return "unavailable: " + (text.removeprefix("error: ") or f"exit status {os.waitstatus_to_exitcode(status)}")
+
+
+class Server:
+    def __init__(self, path: str, jail_lib, idle_timeout: float, info: dict):
+        self.path = path
+        self.jail_lib = jail_lib
+        self.idle_timeout = idle_timeout
+        self.info = info
+        self.jobs: dict[int, Job] = {}
+        self.pending: dict[socket.socket, bytes] = {}
+        self.sel = selectors.DefaultSelector()
+        self.last_activity = time.monotonic()
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o177)
+        try:
+            self.listener.bind(path)
+        finally:
+            os.umask(old_umask)
+        self.path_inode = os.stat(path).st_ino
+        self.listener.listen(128)
+        self.listener.setblocking(False)
+        self.sel.register(self.listener, selectors.EVENT_READ, "accept")
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_w, False)
+        os.set_blocking(self.wake_r, False)
+        signal.set_wakeup_fd(self.wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        signal.signal(signal.SIGTERM, self._stop)
+        self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
+        self.running = True
+
+    def _stop(self, *_):
+        self.running = False
+
+    def serve(self) -> None:
+        while self.running:
+            for key, _ in self.sel.select(timeout=0.5):
+                kind = key.data
+                if kind == "accept":
+                    self._accept()
+                elif kind == "wake":
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
+                elif isinstance(kind, tuple) and kind[0] == "request":
+                    self._read_request(key.fileobj)
+                elif isinstance(kind, tuple) and kind[0] == "job":
+                    self._read_job_conn(kind[1])
+                elif isinstance(kind, tuple) and kind[0] == "ready":
+                    self._read_ready(kind[1])
+            self._reap()
+            if self.jobs or self.pending:
+                self.last_activity = time.monotonic()
+            elif time.monotonic() - self.last_activity > self.idle_timeout:
+                break
+        self._shutdown()
+
+    def _shutdown(self) -> None:
+        for job in list(self.jobs.values()):
+            try:
+                os.kill(job.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            if os.stat(self.path).st_ino == self.path_inode:  # not a successor's socket
+                os.unlink(self.path)
+        except OSError:
+            pass
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self.listener.accept()
+        except BlockingIOError:
+            return
+        conn.setblocking(False)
+        self.pending[conn] = b""
+        self.sel.register(conn, selectors.EVENT_READ, ("request", None))
+
+    def _drop(self, conn: socket.socket) -> None:
+        self.pending.pop(conn, None)
+        try:
+            self.sel.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        conn.close()
+
+    @staticmethod
+    def _send(conn: socket.socket, message: dict) -> None:
+        data = (json.dumps(message) + "\n").encode()
+        conn.setblocking(True)
+        try:
+            conn.sendall(data)
+        except OSError:
+            pass
+        finally:
+            conn.setblocking(False)
+
+    def _read_request(self, conn: socket.socket) -> None:
+        try:
+            chunk = conn.recv(65536)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._drop(conn)
+            return
+        buffer = self.pending[conn] + chunk
+        if b"\n" not in buffer:
+            if len(buffer) > MAX_REQUEST_BYTES:
+                self._send(conn, {"event": "error", "message": "request too long"})
+                self._drop(conn)
+            else:
+                self.pending[conn] = buffer
+            return
+        line = buffer.split(b"\n", 1)[0]
+        self.pending.pop(conn, None)
+        self.sel.unregister(conn)
+        try:
+            request = json.loads(line)
+            if not isinstance(request, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as exc:
+            self._send(conn, {"event": "error", "message": f"malformed request: {exc}"})
+            conn.close()
+            return
+        op = request.get("op")
+        if op == "ping":
+            self._send(conn, {"event": "pong", "pid": os.getpid(), "threads": threading.active_count(),
+                              "os_threads": len(os.listdir("/proc/self/task")), **self.info})
+            conn.close()
+        elif op == "run":
+            self._start(conn, request)
+        else:
+            self._send(conn, {"event": "error", "message": f"unknown op {op!r}"})
+            conn.close()
+
+    def _start(self, conn: socket.socket, request: dict) -> None:
+        for key in ("job", "spec_path", "stdout_path", "stderr_path"):
+            if not isinstance(request.get(key), str):
+                self._send(conn, {"event": "error", "message": f"request: '{key}' missing"})
+                conn.close()
+                return
+        ready_r, ready_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            _run_child(request, self.jail_lib, ready_w)
+        os.close(ready_w)
+        job = Job(pid, conn, ready_r)
+        self.jobs[pid] = job
+        os.set_blocking(ready_r, False)
+        self.sel.register(ready_r, selectors.EVENT_READ, ("ready", pid))
+        self.sel.register(conn, selectors.EVENT_READ, ("job", pid))
+        self._send(conn, {"event": "started", "pid": pid})
+
+    def _read_ready(self, pid: int) -> None:
+        job = self.jobs.get(pid)
+        if job is None:
+            return
+        try:
+            chunk = os.read(job.ready_fd, 4096)
+        except BlockingIOError:
+            return
+        if chunk:
+            job.ready += chunk
+        else:
+            self.sel.unregister(job.ready_fd)
+            os.close(job.ready_fd)
+            job.ready_fd = -1
+
+    def _read_job_conn(self, pid: int) -> None:
+        """Data or EOF from a client whose job runs: EOF (the client went away) kills the job."""
+        job = self.jobs.get(pid)
+        if job is None:
+            return
+        try:
+            chunk = job.conn.recv(4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def _reap(self) -> None:
+        while self.jobs:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            job = self.jobs.pop(pid, None)
+            if job is None:
+                continue
+            if job.ready_fd >= 0:
+                try:
+                    while chunk := os.read(job.ready_fd, 4096):
+                        job.ready += chunk
+                except (BlockingIOError, OSError):
+                    pass
+                self.sel.unregister(job.ready_fd)
+                os.close(job.ready_fd)
+            text = job.ready.decode(errors="replace").strip().splitlines()
+            message = {"event": "ended", "seconds": time.monotonic() - job.start,
+                       "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                       "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                       "jail": text[0] if text else None}
+            try:
+                self.sel.unregister(job.conn)
+            except (KeyError, ValueError):
+                pass
+            self._send(job.conn, message)
+            job.conn.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m cuda_agent_harness.forkserver",
+                                     description="Serve harness jobs by forking a warm interpreter.")
+    parser.add_argument("--socket", required=True, help="Unix socket path to listen on")
+    parser.add_argument("--jail-library", help="libcuda_agent_jail.so (without it jobs run unjailed)")
+    parser.add_argument("--idle-timeout", type=float, default=600.0,
+                        help="seconds without a connection or a job before exiting")
+    args = parser.parse_args(argv)
+    sys.dont_write_bytecode = True
+    info = _preload()
+    jail_lib = _load_jail(args.jail_library)
+    info["jail"] = _probe_jail(jail_lib)
+    try:
+        server = Server(args.socket, jail_lib, args.idle_timeout, info)
+    except OSError as exc:
+        print(f"forkserver: cannot listen on {args.socket}: {exc}", file=sys.stderr)
+        return 3
+    print(json.dumps({"event": "listening", "socket": args.socket, **info}), flush=True)
+    server.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""The fork server (cuda_agent_harness.forkserver): jobs as forked children, contained by the jail.
+
+Each test talks to a server of its own over its Unix socket, as the judge does (docs/harness-protocol.md,
+"Fork server"). The jail needs build/libcuda_agent_jail.so and user namespaces; tests that need it are
+skipped where either is missing.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+JAIL = REPO / "build" / "libcuda_agent_jail.so"
+
+
+TOLERANCES = {"paper": {"mode": "fixed", "limits": {"default": {"atol": 0.01, "rtol": 0.01}}}}
+
+
+def call(path, request, timeout=60):
+    """Sends one request; returns every answer line until the server closes the connection."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(timeout)
+    s.connect(str(path))
+    s.sendall((json.dumps(request) + "\n").encode())
+    answers = [json.loads(line) for line in s.makefile() if line.strip()]
+    s.close()
+    return answers
+
+
+@pytest.fixture
+def server(tmp_path):
+    sock = tmp_path / "fs.sock"
+    args = [sys.executable, "-m", "cuda_agent_harness.forkserver", "--socket", str(sock),
+            "--idle-timeout", "60"]
+    if JAIL.exists():
+        args += ["--jail-library", str(JAIL)]
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"), PYTHONHASHSEED="0")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    hello = json.loads(proc.stdout.readline())
+    assert hello["event"] == "listening" and hello["cuda_initialized"] is False
+    yield sock, hello, proc
+    proc.terminate()
+    proc.wait(10)
+
+
+def job(tmp_path, name, spec, jail=None, env=None):
+    folder = tmp_path / name
+    folder.mkdir()
+    os.chmod(folder, 0o777)
+    spec = dict(spec, result_path=str(folder / "result.json"))
+    (folder / "spec.json").write_text(json.dumps(spec))
+    return folder, {"op": "run", "job": name.split("-")[0], "spec_path": str(folder / "spec.json"),
+                    "cwd": str(folder), "env": env or {"PATH": "/usr/bin:/bin", "HOME": "/tmp"},
+                    "stdout_path": str(folder / "out.txt"), "stderr_path": str(folder / "err.txt"),
+                    "jail": jail}
+
+
+def python_paths():
+    """What a jailed job needs to read: the interpreter's installation and the harness."""
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return sorted(prefixes | {str(REPO / "python")} | {os.path.dirname(os.path.realpath(sys.executable))})
+
+
+def test_ping_reports_a_clean_parent(server):
+    sock, hello, _ = server
+    pong = call(sock, {"op": "ping"})[0]
+    assert pong["event"] == "pong" and pong["cuda_initialized"] is False
+    assert pong["threads"] == 1, "the parent must stay single-threaded to fork safely"
+
+
+def test_a_job_runs_with_the_requested_environment(server, tmp_path):
+    sock, _, _ = server
+    folder, request = job(tmp_path, "static-1", {"candidate_dir": str(tmp_path / "missing")},
+                          env={"PATH": "/bin", "HOME": "/tmp", "MARKER": "m1"})
+    started, ended = call(sock, request)
+    assert started["event"] == "started" and ended["event"] == "ended", ended
+    assert ended["exit_code"] == 0 and ended["jail"] == "ok"
+    result = json.loads((folder / "result.json").read_text())
+    assert result["error_kind"] == "missing_model_new"
+
+
+def test_a_malformed_request_is_answered_not_fatal(server):
+    sock, _, _ = server
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(str(sock))
+    s.sendall(b"{not json\n")
+    answer = json.loads(s.makefile().readline())
+    assert answer["event"] == "error" and "malformed" in answer["message"]
+    assert call(sock, {"op": "ping"})[0]["event"] == "pong"
+    assert call(sock, {"op": "run"})[0]["event"] == "error"
+
+
+def test_a_disconnected_client_kills_its_job(server, tmp_path):
+    sock, _, proc = server
+    # a task_check job that sleeps in get_inputs: it stays in the job until killed
+    task = tmp_path / "slow.py"
+    task.write_text("import time, torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\n"
+                    "def get_inputs():\n    time.sleep(120)\n    return [torch.ones(1)]\n"
+                    "def get_init_inputs(): return []\n")
+    _, request = job(tmp_path, "task_check-1", {"device": "cpu", "tasks": [{"name": "slow", "path": str(task)}],
+                                                "tolerances": TOLERANCES, "seed": 1,
+                                                "progress_path": str(tmp_path / "progress.jsonl")})
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(str(sock))
+    s.sendall((json.dumps(request) + "\n").encode())
+    pid = json.loads(s.makefile().readline())["pid"]
+    os.kill(pid, 0)  # running
+    s.close()
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        call(sock, {"op": "ping"})  # lets the server reap
+        time.sleep(0.1)
+    else:
+        pytest.fail("the job outlived its client")
+
+
+@pytest.mark.skipif(not JAIL.exists(), reason="build/libcuda_agent_jail.so not built")
+def test_jailed_job_sees_only_its_folders(server, tmp_path):
+    sock, hello, _ = server
+    if hello.get("jail") != "ok":
+        pytest.skip(f"jail unavailable: {hello.get('jail')}")
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "expected.txt").write_text("42")
+    task = tmp_path / "task" / "model.py"
+    task.parent.mkdir()
+    # The task's get_inputs probes the sandbox from inside the job, and records what it found.
+    task.write_text(f"""
+import os, socket, torch
+def probe():
+    found = {{}}
+    found["uid"] = os.getuid()
+    found["secret"] = os.path.exists({str(secret / 'expected.txt')!r})
+    found["server_socket"] = os.path.exists({str(sock)!r})
+    found["pids"] = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+    try:
+        socket.create_connection(("127.0.0.1", 9), timeout=1); found["net"] = True
+    except OSError:
+        found["net"] = False
+    fds = {{}}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            fds[fd] = os.readlink("/proc/self/fd/" + fd)
+        except OSError:
+            pass
+    found["fds"] = fds
+    return found
+class Model(torch.nn.Module):
+    def forward(self, x): return x
+def get_inputs():
+    print("PROBE", repr(probe()), flush=True)
+    return [torch.ones(2)]
+def get_init_inputs(): return []
+""")
+    folder, request = job(tmp_path, "task_check-2", {
+        "device": "cpu", "tasks": [{"name": "probe", "path": str(task)}], "tolerances": TOLERANCES, "seed": 1,
+        "progress_path": str(tmp_path / "task_check-2" / "progress.jsonl")},
+        jail={"writable": [], "read_only": python_paths() + [str(task.parent)],
+              "hidden": [str(tmp_path)], "drop_host_uid": False})
+    request["jail"]["writable"] = [str(folder)]
+    started, ended = call(sock, request)
+    assert ended["exit_code"] == 0 and ended["jail"] == "ok", (folder / "err.txt").read_text()
+    line = next(l for l in (folder / "out.txt").read_text().splitlines() if l.startswith("PROBE"))
+    found = eval(line[len("PROBE "):])  # noqa: S307 - our own repr of plain values
+    assert found["uid"] == 65534
+    assert found["secret"] is False, "a hidden folder was visible in the jail"
+    assert found["server_socket"] is False, "the fork server's socket was visible in the jail"
+    assert found["pids"] == [1, 2], "the job saw processes outside its own namespace"
+    assert found["net"] is False
+    inherited = [t for t in found["fds"].values() if t.startswith(("socket:", "pipe:", "anon_inode:"))]
+    assert not inherited, f"the job inherited descriptors of the server: {found['fds']}"
+
+
+@pytest.mark.skipif(not JAIL.exists(), reason="build/libcuda_agent_jail.so not built")
+def test_a_crash_in_the_jail_reports_the_signal(server, tmp_path):
+    sock, hello, _ = server
+    if hello.get("jail") != "ok":
+        pytest.skip(f"jail unavailable: {hello.get('jail')}")
+    task = tmp_path / "crash" / "crash.py"
+    task.parent.mkdir()
+    task.write_text("import ctypes, torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\n"
+                    "def get_inputs():\n    ctypes.string_at(0)\n"
+                    "def get_init_inputs(): return []\n")
+    folder, request = job(tmp_path, "task_check-3", {
+        "device": "cpu", "tasks": [{"name": "crash", "path": str(task)}], "tolerances": TOLERANCES, "seed": 1,
+        "progress_path": str(tmp_path / "p.jsonl")},
+        jail={"read_only": python_paths() + [str(task.parent)], "drop_host_uid": False})
+    request["jail"]["writable"] = [str(folder)]
+    _, ended = call(sock, request)
+    assert ended["signal"] == signal.SIGSEGV and ended["jail"] == "ok", ended

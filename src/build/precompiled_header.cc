@@ -1,0 +1,87 @@
+// precompiled_header.cc — the binding files' precompiled header: made once in the background, used
+// when ready.
+#include "build/precompiled_header.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <ctime>
+
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/subprocess.h"
+
+namespace cuda_agent {
+namespace {
+
+constexpr double kStaleAttemptSeconds = 3600;  // an attempt older than this without a .gch failed
+
+std::string ShellQuote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+double AgeSeconds(const fs::path& p) {
+  struct stat st;
+  if (stat(p.c_str(), &st) != 0) return 1e18;
+  return std::difftime(std::time(nullptr), st.st_mtime);
+}
+
+}  // namespace
+
+bool UsesHeavyHeaders(const std::string& source) {
+  for (const char* prefix : {"<torch/", "<ATen/", "<c10/", "<pybind11/"}) {
+    if (source.find(prefix) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string PchHeaderText(Device device) {
+  std::string text =
+      "// cuda_agent_pch.h — precompiled by the judge (build/precompiled_header.h); not a candidate file.\n"
+      "#pragma once\n"
+      "#include <torch/extension.h>\n"
+      "#include <torch/types.h>\n"
+      "#include <torch/csrc/utils/pybind.h>\n"
+      "#include <pybind11/pybind11.h>\n";
+  if (device == Device::kCuda) {
+    text += "#include <cuda_runtime.h>\n#include <c10/cuda/CUDAGuard.h>\n#include <c10/cuda/CUDAStream.h>\n";
+  }
+  return text;
+}
+
+std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir, const std::vector<std::string>& flags,
+                                          const Toolchain& toolchain) {
+  if (cache_dir.empty() || flags.empty()) return std::nullopt;
+  std::string header = PchHeaderText(toolchain.device);
+  std::string joined;
+  for (const auto& f : flags) joined += f + "\x1f";
+  fs::path dir = cache_dir / "pch" / Sha256Hex(joined + toolchain.Fingerprint() + header).substr(0, 16);
+  fs::path gch = dir / (std::string(kPchHeader) + ".gch");
+  std::error_code ec;
+  if (fs::exists(gch, ec)) return dir;
+  fs::create_directories(dir, ec);
+  if (ec) return std::nullopt;
+  // One attempt at a time (and a new one only when an old one clearly failed).
+  fs::path marker = dir / "started";
+  if (fs::exists(marker, ec) && AgeSeconds(marker) < kStaleAttemptSeconds) return std::nullopt;
+  fs::remove(marker, ec);
+  int fd = open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return std::nullopt;  // another judgement just started it
+  close(fd);
+  fs::path header_path = dir / kPchHeader;
+  if (!WriteFileAtomic(header_path, header).ok()) return std::nullopt;
+  std::string command = "exec >" + ShellQuote((dir / "log.txt").string()) + " 2>&1; ";
+  for (const auto& f : flags) command += ShellQuote(f) + " ";
+  fs::path tmp = dir / (std::string(kPchHeader) + ".gch.tmp");
+  command += "-x c++-header " + ShellQuote(header_path.string()) + " -o " + ShellQuote(tmp.string()) +
+             " && mv -f " + ShellQuote(tmp.string()) + " " + ShellQuote(gch.string());
+  RunOptions env;
+  Status spawned = SpawnDetached({"/bin/sh", "-c", command}, BuildEnvironment(env), "/dev/null");
+  if (!spawned.ok()) LogWarn("precompiled header not started: " + spawned.message());
+  return std::nullopt;
+}
+
+}  // namespace cuda_agent
