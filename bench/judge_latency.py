@@ -19,8 +19,9 @@ hit a time limit goes on where it stopped; `report` reads whatever exists):
               GPU utilisation sampled meanwhile
   report      OUT/summary.md and OUT/summary.json from the phases' records
 
-Cases: the bundled examples' `<device>_correct` candidates plus bench/candidates/kernelbench
-(mirrored: level1/19_ReLU/ judged against --suite#level1/19_ReLU).
+Cases: the bundled examples' `<device>_correct` candidates plus, with --suite on a GPU, the
+KernelBench candidates that bench/candidates/kernelbench.py writes (mirrored: level2/76_Gemm_Add_ReLU/
+judged against --suite#level2/76_Gemm_Add_ReLU).
 
     python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out OUT \\
         --phases warmup,ours,rebuild,cv,reference,throughput,report
@@ -44,6 +45,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "bench" / "candidates"))
+import kernelbench as kernelbench_candidates  # noqa: E402
 import reference_pipeline  # noqa: E402
 
 
@@ -51,15 +54,16 @@ def binary() -> str:
     return os.environ.get("CUDA_AGENT_BIN") or str(REPO / "build" / "cuda-agent")
 
 
-def discover_cases(device: str, suite: Path | None, only: set[str]) -> list[dict]:
+def discover_cases(device: str, suite: Path | None, only: set[str], work: Path) -> list[dict]:
     cases = []
     for task_dir in sorted((REPO / "examples").iterdir()):
         cand = task_dir / "candidates" / f"{device}_correct"
         if cand.is_dir():
             cases.append({"name": f"examples/{task_dir.name}", "task": str(task_dir / "model.py"),
                           "task_file": str(task_dir / "model.py"), "candidate": str(cand)})
-    root = REPO / "bench" / "candidates" / "kernelbench"
-    if suite is not None and root.is_dir() and device == "cuda":
+    root = work / "kernelbench-candidates"
+    if suite is not None and device == "cuda":
+        kernelbench_candidates.write(root, set())
         for level in sorted(root.iterdir()):
             for cand in sorted(p for p in level.iterdir() if (p / "model_new.py").exists()):
                 task_file = suite / level.name / f"{cand.name}.py"
@@ -375,7 +379,7 @@ PHASES = {"warmup": phase_warmup, "ours": phase_ours, "reference": phase_referen
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
-    ap.add_argument("--suite", type=Path, help="KernelBench folder for bench/candidates/kernelbench")
+    ap.add_argument("--suite", type=Path, help="KernelBench folder: adds the cases of bench/candidates/kernelbench.py")
     ap.add_argument("--out", type=Path, required=True, help="records and the summary")
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "judge-latency-work",
                     help="the candidates' editable copies")
@@ -394,12 +398,12 @@ def main() -> int:
     args.judge_args = args.judge_args.split()
     args.cv_cases = set(filter(None, args.cv_cases.split(",")))
     args.concurrency = [int(x) for x in args.concurrency.split(",") if x]
-    cases = discover_cases(args.device, args.suite, set(filter(None, args.only.split(","))))
+    work = args.work
+    work.mkdir(parents=True, exist_ok=True)
+    cases = discover_cases(args.device, args.suite, set(filter(None, args.only.split(","))), work)
     if not cases:
         print("no cases", file=sys.stderr)
         return 2
-    work = args.work
-    work.mkdir(parents=True, exist_ok=True)
     for name in args.phases.split(","):
         if name not in PHASES:
             print(f"unknown phase {name}", file=sys.stderr)

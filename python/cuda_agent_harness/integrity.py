@@ -194,6 +194,25 @@ def digest(t: torch.Tensor) -> str:
     return h.hexdigest()
 
 
+CHECKSUM_CHUNK = 1 << 26
+CHECKSUM_MODULUS = 65521
+
+
+def checksum(t: torch.Tensor) -> list[int]:
+    """Two sums over the bits of `t` where it lives (the GPU: fast for gigabytes, unlike digest()):
+    of the values read as integers of their width, and of each times (its index mod 65521) + 1, in
+    int64 arithmetic that wraps alike in every process on one device. Tells
+    weights made from another random stream apart; not meant to resist a forger (its inputs are ours)."""
+    flat = _bits(t.detach().contiguous()).reshape(-1)
+    total = weighted = 0
+    for start in range(0, flat.numel(), CHECKSUM_CHUNK):
+        part = flat[start:start + CHECKSUM_CHUNK].to(torch.int64)
+        index = torch.arange(start, start + part.numel(), device=part.device) % CHECKSUM_MODULUS + 1
+        total += int(part.sum())
+        weighted += int((part * index).sum())
+    return [total, weighted]
+
+
 class Frozen:
     """Named tensors as they were, kept as exact copies on `device` within `budget_bytes`, else digests."""
 
@@ -271,9 +290,12 @@ def weight_tensors(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
     return found + [(f"weight '{n}'", t) for n, t in model_weights(model)]
 
 
-def reference_weights(state_dict: dict, device: str) -> Frozen:
-    """The reference state_dict (as loaded from the judge's file), frozen on `device`."""
+def reference_weights(state_dict: dict, device: str, private: bool = False) -> Frozen:
+    """The reference state_dict frozen on `device`: its own tensors when `private` (rebuilt from the
+    seed by this job, referred to by nothing else) and on the device, else copies within the budget."""
     named = [(n, t) for n, t in state_dict.items() if isinstance(t, torch.Tensor)]
+    if private and all(t.device.type == torch.device(device).type for _, t in named):
+        return Frozen.adopt(named)
     return Frozen(named, device, frozen_budget(device))
 
 

@@ -1,20 +1,33 @@
 """Building the models a job runs: trusted file loading, the candidate's `ModelNew`, the task's `Model`.
 
-Used by the `candidate` and `profile` jobs. Every step raises `JobError` with the protocol's kind for the
-side that is at fault (`import`/`construct`/`state_dict` for a candidate, `task` for a reference).
+Used by the `reference`, `candidate` and `profile` jobs. Every step raises `JobError` with the
+protocol's kind for the side that is at fault (`import`/`construct`/`state_dict` for a candidate, `task`
+for a reference).
+
+Models are built on the device they run on (inside `torch.device(device)`, so parameter
+initialisation runs there: a 32768² Linear takes milliseconds on a GPU and seconds on the CPU); a
+constructor that fails there is run again on the CPU, as it was written.
+
+The reference weights travel as a seed, not a file, when the task builds them deterministically: the
+reference job writes state_dict.seed.json (the init seed and a checksum per tensor) and each consumer
+rebuilds the same weights on its device (`reference_state_dict`); otherwise it writes state_dict.pt.
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import os
 import sys
+from collections import OrderedDict
 from typing import Any
 
 import torch
 
 from .errors import JobError, describe, phase
+from .integrity import checksum
+from .nested import as_arg_list
 
 CANDIDATE_MODULES = ("model_new", "cuda_extension")
 MAX_KEYS_SHOWN = 8
@@ -60,10 +73,19 @@ def import_model_new(candidate_dir: str, extension_dir: str) -> type:
 
 
 def construct(model_class: type, init_inputs: list, device: str, kind: str) -> torch.nn.Module:
-    """`model_class(*init_inputs).eval().to(device)`; any failure is `JobError(kind)`."""
+    """`model_class(*init_inputs).eval().to(device)`, built inside `torch.device(device)` first and on
+    the CPU where that raises; a failure on the CPU too is `JobError(kind)`."""
     name = model_class.__name__
     with phase(kind, f"{name}(*init_inputs)"):
-        model = model_class(*init_inputs)
+        model = None
+        if device != "cpu":
+            try:
+                with torch.device(device):
+                    model = model_class(*init_inputs)
+            except Exception:  # noqa: BLE001 - written for the CPU: built there below
+                model = None
+        if model is None:
+            model = model_class(*init_inputs)
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"{name} is not a torch.nn.Module")
         return model.eval().to(device)
@@ -110,3 +132,67 @@ def build_reference(task: Any, init_inputs: list, state_dict: dict | None, devic
     if state_dict is not None:
         load_state_dict_strict(model, state_dict, "task")
     return model
+
+
+def seeded_reference(task: Any, init_seed: int, device: str) -> tuple[list, torch.nn.Module]:
+    """(init_inputs, Model) as the reference job makes them: seed, get_init_inputs(), Model(...)."""
+    torch.manual_seed(init_seed)
+    with phase("task", "get_init_inputs()"):
+        init_inputs = as_arg_list(task.get_init_inputs())
+    return init_inputs, build_reference(task, init_inputs, None, device)
+
+
+def detached_state(model: torch.nn.Module) -> "OrderedDict[str, Any]":
+    with phase("task", "Model.state_dict()"):
+        return OrderedDict((k, v.detach() if isinstance(v, torch.Tensor) else v)
+                           for k, v in model.state_dict().items())
+
+
+def state_checksums(state: dict) -> dict:
+    return {k: checksum(v) for k, v in state.items() if isinstance(v, torch.Tensor)}
+
+
+def seed_file(state_dict_path: str) -> str:
+    """Where the reference job leaves the seed instead of state_dict.pt."""
+    return os.path.splitext(state_dict_path)[0] + ".seed.json"
+
+
+def write_reference_weights(task: Any, init_seed: int, state: dict, device: str, state_dict_path: str) -> str:
+    """Writes the seed file when a second build from the seed gives the same weights, else the
+    state_dict on the CPU; returns which ("seed" or "file")."""
+    sums = state_checksums(state)
+    _, again = seeded_reference(task, init_seed, device)
+    same = state_checksums(detached_state(again)) == sums
+    del again
+    if same:
+        with open(seed_file(state_dict_path), "w") as f:
+            json.dump({"init_seed": init_seed, "checksums": sums}, f)
+        return "seed"
+    torch.save(OrderedDict((k, v.cpu() if isinstance(v, torch.Tensor) else v) for k, v in state.items()),
+               state_dict_path)
+    return "file"
+
+
+def reference_state_dict(state_dict_path: str, task: Any, device: str) -> tuple[dict, bool]:
+    """The reference weights: state_dict.pt when the reference job wrote it, else rebuilt from its
+    seed file on `device` and checked against its checksums. Returns (state_dict, private): private
+    when the tensors are this function's own (nothing else refers to them)."""
+    if os.path.exists(state_dict_path):
+        return load_trusted(state_dict_path), False
+    meta = load_seed_file(seed_file(state_dict_path))
+    _, model = seeded_reference(task, meta["init_seed"], device)
+    state = detached_state(model)
+    del model
+    if state_checksums(state) != meta["checksums"]:
+        raise JobError("internal", "the reference weights rebuilt from the init seed differ from the "
+                                   "reference job's (the task's Model initialises non-deterministically)")
+    return state, True
+
+
+def load_seed_file(path: str) -> dict:
+    with phase("internal", f"loading {os.path.basename(path)}"):
+        with open(path) as f:
+            meta = json.load(f)
+        if not isinstance(meta.get("init_seed"), int) or not isinstance(meta.get("checksums"), dict):
+            raise ValueError("init_seed or checksums missing")
+        return meta

@@ -2,12 +2,14 @@
 
 Shared memory is not cleared between kernels: a kernel that reads slots it never wrote (HACKS B12)
 computes with whatever an earlier kernel left there, and passes while that happens to be harmless.
-Before the repeat of check 0 the judge scribbles on it. By default that is a row softmax over random
-data (what it leaves is luck). With $CUDA_AGENT_SMEM_FILL=1 it writes 3.0e38 into all of it: a kernel
-of our own (PTX, loaded through the CUDA driver API that torch already initialised), blocks asking
-for the largest shared memory a block may have, twice as many as there are SMs; a max-reduction that
-reads such a slot returns 3.0e38 and a sum overflows, so the repeat fails for sure. That kernel is
-opt-in until it has run on a GPU (docs/hacks.md, B12); where it cannot be loaded the softmax is used.
+Before the repeat of check 0 the judge writes 3.0e38 into all of it (unless $CUDA_AGENT_SMEM_FILL=0):
+a kernel of our own (PTX, loaded through the CUDA driver API that torch already initialised). Where a
+block's shared memory lies in the SM's unified L1/shared array depends on the carveout the launch
+runs under, so the kernel runs once per carveout size the GPU has (8 KB … the SM's whole shared
+memory), each time with blocks asking for all of it, twice as many as there are SMs; a max-reduction that
+reads such a slot returns 3.0e38 and a sum overflows, so the repeat fails for sure. Where the kernel
+cannot be loaded or launched, a row softmax over random data scribbles instead (what it leaves is luck)
+and the result says why (`shared_memory_fill_note`).
 """
 
 from __future__ import annotations
@@ -51,8 +53,13 @@ DONE:
 """
 
 _CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
+_CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR = 81
 _CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
+_CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK = 111
 _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 9
+# Shared-memory carveouts of sm_80/sm_90 (KiB); those above the SM's size are dropped.
+CARVEOUTS_KIB = (8, 16, 32, 64, 100, 132, 164, 196, 228)
 
 
 class SharedMemoryFiller:
@@ -60,8 +67,8 @@ class SharedMemoryFiller:
 
     def __init__(self):
         self.error = None
-        if os.environ.get("CUDA_AGENT_SMEM_FILL") != "1":
-            self.error = "the fill kernel is opt-in ($CUDA_AGENT_SMEM_FILL=1)"
+        if os.environ.get("CUDA_AGENT_SMEM_FILL") == "0":
+            self.error = "the fill kernel is switched off ($CUDA_AGENT_SMEM_FILL=0)"
             return
         try:
             self._load()
@@ -84,29 +91,51 @@ class SharedMemoryFiller:
                     "cuModuleGetFunction")
         device = ctypes.c_int()
         self._check(cu.cuCtxGetDevice(ctypes.byref(device)), "cuCtxGetDevice")
-        sms, smem = ctypes.c_int(), ctypes.c_int()
-        self._check(cu.cuDeviceGetAttribute(ctypes.byref(sms), _CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                                            device), "cuDeviceGetAttribute(SMs)")
-        self._check(cu.cuDeviceGetAttribute(ctypes.byref(smem), _CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
-                                            device), "cuDeviceGetAttribute(shared memory)")
-        self.sms, self.smem_bytes = sms.value, smem.value
+        attrs = {}
+        for name, attr in (("sms", _CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                           ("per_sm", _CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+                           ("per_block", _CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+                           ("reserved", _CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)):
+            value = ctypes.c_int()
+            self._check(cu.cuDeviceGetAttribute(ctypes.byref(value), attr, device), f"cuDeviceGetAttribute({name})")
+            attrs[name] = value.value
+        self.sms, self.smem_bytes = attrs["sms"], attrs["per_block"]
+        # (carveout percent, dynamic shared bytes) per carveout: a block then takes all of it.
+        self.launches = []
+        for kib in CARVEOUTS_KIB:
+            if kib * 1024 > attrs["per_sm"]:
+                break
+            nbytes = min(kib * 1024 - attrs["reserved"], attrs["per_block"])
+            percent = min(100, -(-kib * 1024 * 100 // attrs["per_sm"]))
+            self.launches.append((percent, nbytes - nbytes % 16))
         self._check(cu.cuFuncSetAttribute(self.function, _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           ctypes.c_int(self.smem_bytes)), "cuFuncSetAttribute")
 
+    def _launch(self, percent: int, nbytes: int) -> int:
+        code = self.cu.cuFuncSetAttribute(self.function, _CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                                          ctypes.c_int(percent))
+        if code != 0:
+            return code
+        words = ctypes.c_uint32(nbytes // 4)
+        value = ctypes.c_uint32(FILL_BITS)
+        params = (ctypes.c_void_p * 2)(ctypes.addressof(words), ctypes.addressof(value))
+        stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+        return self.cu.cuLaunchKernel(self.function, ctypes.c_uint(2 * self.sms), 1, 1,
+                                      ctypes.c_uint(BLOCK_THREADS), 1, 1, ctypes.c_uint(nbytes),
+                                      stream, params, None)
+
     def fill(self) -> str:
-        """Fills shared memory; returns how ("kernel" or "softmax")."""
+        """Fills shared memory under every carveout; returns how ("kernel" or "softmax")."""
         if self.error is None:
-            words = ctypes.c_uint32(self.smem_bytes // 4)
-            value = ctypes.c_uint32(FILL_BITS)
-            params = (ctypes.c_void_p * 2)(ctypes.addressof(words), ctypes.addressof(value))
-            stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-            code = self.cu.cuLaunchKernel(self.function, ctypes.c_uint(2 * self.sms), 1, 1,
-                                          ctypes.c_uint(BLOCK_THREADS), 1, 1, ctypes.c_uint(self.smem_bytes),
-                                          stream, params, None)
+            for percent, nbytes in self.launches:
+                code = self._launch(percent, nbytes)
+                if code != 0:
+                    self.error = (f"the fill kernel failed with CUDA driver error {code} "
+                                  f"(carveout {percent}%, {nbytes} bytes)")
+                    break
             torch.cuda.synchronize()
-            if code == 0:
+            if self.error is None:
                 return "kernel"
-            self.error = f"cuLaunchKernel failed with CUDA driver error {code}"
         torch.softmax(torch.randn(4096, 4096, device="cuda"), dim=1).sum()
         torch.cuda.synchronize()
         return "softmax"

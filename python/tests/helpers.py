@@ -202,3 +202,12 @@ def profile_spec(tmp_path, ref_spec: dict, target: str, candidate=None, warmup=2
     if candidate is not None:
         spec["candidate_dir"], spec["extension_dir"] = candidate
     return spec
+
+
+def reference_weights_of(ref_spec: dict) -> dict:
+    """The reference job's weights as a consumer gets them (state_dict.pt, or rebuilt from the seed)."""
+    from cuda_agent_harness.models import reference_state_dict
+    from cuda_agent_harness.task_module import import_task
+    path = os.path.join(ref_spec["data_dir"], "state_dict.pt")
+    state, _ = reference_state_dict(path, import_task(ref_spec["task_path"]), ref_spec["device"])
+    return state

@@ -29,6 +29,16 @@ def test_good_candidate_passes_compare(tmp_path):
     assert all(c["numel"] == 128 for c in compared["checks"])
 
 
+def test_candidate_gets_weights_that_travel_as_a_file(tmp_path):
+    from test_reference import NONDETERMINISTIC_INIT
+    ref = make_reference(tmp_path, NONDETERMINISTIC_INIT)
+    assert os.path.exists(os.path.join(ref["data_dir"], "state_dict.pt"))
+    spec, result = run_candidate(tmp_path, ref, GOOD_CANDIDATE)
+    assert result["ok"], result
+    compared = run("compare", compare_spec(tmp_path, ref, spec))
+    assert compared["ok"], compared
+
+
 def test_wrong_candidate_fails_compare_with_reason(tmp_path):
     ref = make_reference(tmp_path)
     spec, result = run_candidate(tmp_path, ref, WRONG_CANDIDATE)

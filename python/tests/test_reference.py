@@ -6,7 +6,7 @@ import torch
 
 from cuda_agent_harness.inputs import make_input_set, timed_call_set, timing_set_seed, transformed
 from cuda_agent_harness.task_module import import_task
-from helpers import TASK, make_reference, reference_spec, run, write
+from helpers import TASK, make_reference, reference_spec, reference_weights_of, run, write
 
 
 def load(path):
@@ -21,7 +21,9 @@ def test_reference_writes_expected_outputs_of_the_seeded_inputs(tmp_path):
     assert result["seconds"] > 0
     data = spec["data_dir"]
     assert load(os.path.join(data, "init_inputs.pt")) == [8]
-    state_dict = load(os.path.join(data, "state_dict.pt"))
+    assert result["weights_from"] == "seed"  # deterministic: no state_dict.pt, a seed file
+    assert not os.path.exists(os.path.join(data, "state_dict.pt"))
+    state_dict = reference_weights_of(spec)
     assert sorted(state_dict) == ["lin.bias", "lin.weight"]
     assert not [f for f in os.listdir(data) if f.startswith("inputs")]  # inputs never travel as files
     task = import_task(spec["task_path"])
@@ -58,7 +60,7 @@ def test_spot_checked_timed_calls_get_expected_outputs(tmp_path):
     assert [e["call"] for e in result["spot_expected"]] == [3, 1]
     assert [e["input_set"] for e in result["spot_expected"]] == [5, 3]  # warm-up 2: call i uses set 2 + i
     task = import_task(spec["task_path"])
-    state_dict = load(os.path.join(spec["data_dir"], "state_dict.pt"))
+    state_dict = reference_weights_of(spec)
     for entry in result["spot_expected"]:
         x, offset = make_input_set(task, timing_set_seed(999, timed_call_set(entry["call"], 2, 6)), "cpu")
         recomputed = (x @ state_dict["lin.weight"].t() + state_dict["lin.bias"]) * 2 + 1 + offset
@@ -69,9 +71,45 @@ def test_spot_checked_timed_calls_get_expected_outputs(tmp_path):
 def test_weights_follow_the_init_seed(tmp_path):
     a = make_reference(tmp_path / "a")
     b = make_reference(tmp_path / "b")
-    wa = load(os.path.join(a["data_dir"], "state_dict.pt"))["lin.weight"]
-    wb = load(os.path.join(b["data_dir"], "state_dict.pt"))["lin.weight"]
+    wa = reference_weights_of(a)["lin.weight"]
+    wb = reference_weights_of(b)["lin.weight"]
     assert torch.equal(wa, wb)
+
+
+# Each construction draws its own seed: a second build from the init seed gives other weights.
+NONDETERMINISTIC_INIT = TASK.replace(
+    "        self.lin = nn.Linear(features, features)",
+    "        torch.manual_seed(__import__('time').time_ns() % 2**31)\n"
+    "        self.lin = nn.Linear(features, features)")
+
+
+def test_weights_that_a_seed_cannot_rebuild_travel_as_a_file(tmp_path):
+    spec = make_reference(tmp_path, NONDETERMINISTIC_INIT)
+    result = run("reference", spec)
+    assert result["ok"] and result["weights_from"] == "file", result
+    written = load(os.path.join(spec["data_dir"], "state_dict.pt"))
+    assert torch.equal(reference_weights_of(spec)["lin.weight"], written["lin.weight"])
+    # the expected outputs were made with the written weights, not another build's
+    task = import_task(spec["task_path"])
+    x, offset = make_input_set(task, spec["check_seeds"][0], "cpu")
+    recomputed = (x @ written["lin.weight"].t() + written["lin.bias"]) * 2 + 1 + offset
+    torch.testing.assert_close(load(os.path.join(spec["data_dir"], "expected_0.pt")), recomputed)
+
+
+def test_a_rebuild_that_differs_from_the_checksums_is_an_internal_error(tmp_path):
+    import json
+    from cuda_agent_harness.errors import JobError
+    spec = make_reference(tmp_path)
+    seed_path = os.path.join(spec["data_dir"], "state_dict.seed.json")
+    meta = json.load(open(seed_path))
+    meta["init_seed"] += 1
+    json.dump(meta, open(seed_path, "w"))
+    try:
+        reference_weights_of(spec)
+    except JobError as exc:
+        assert exc.kind == "internal" and "differ from the reference job's" in str(exc)
+    else:
+        raise AssertionError("weights from another seed were accepted")
 
 
 def test_nested_outputs_are_written_on_cpu_with_their_types(tmp_path):
@@ -219,3 +257,24 @@ def test_a_transform_the_task_does_not_allow_falls_back(tmp_path):
     assert 0 <= p.min() and p.max() <= 1
     bce = torch.nn.functional.binary_cross_entropy(p, torch.full_like(p, 0.5))
     torch.testing.assert_close(load(os.path.join(spec["data_dir"], "expected_2.pt")), bce)
+
+
+def test_models_are_built_on_their_device_and_on_the_cpu_where_that_fails():
+    from cuda_agent_harness.models import construct
+
+    class Anywhere(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.built_on = torch.empty(0).device.type
+            self.lin = torch.nn.Linear(2, 2)
+
+    class CpuOnly(Anywhere):
+        def __init__(self):
+            super().__init__()
+            if self.built_on != "cpu":
+                raise RuntimeError("written for the CPU")
+
+    # "meta" stands in for the GPU: parameters are made there, or on the CPU and then moved
+    assert construct(Anywhere, [], "meta", "task").built_on == "meta"
+    model = construct(CpuOnly, [], "meta", "task")
+    assert model.built_on == "cpu" and model.lin.weight.device.type == "meta"

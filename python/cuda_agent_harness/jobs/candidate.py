@@ -28,7 +28,7 @@ from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
 from ..inputs import make_input_set, transformed
 from ..integrity import (POISON_HUGE, Frozen, check_output, check_weights, frozen_budget,
                          poison_free_memory, reference_weights, summarize, weight_tensors)
-from ..models import build_candidate, load_trusted, synchronize
+from ..models import build_candidate, load_trusted, reference_state_dict, synchronize
 from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..shared_memory import SharedMemoryFiller
@@ -109,12 +109,13 @@ def run(spec: dict, result: dict) -> None:
     result["backend_flags"] = flags
 
     init_inputs = as_arg_list(load_trusted(init_inputs_path))
-    state_dict = load_trusted(state_dict_path)
     checks = CheckInputs(spec, device)
+    state_dict, private = reference_state_dict(state_dict_path, checks.task, device)
     start_torch_threads(device)
 
     model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
-    weights = reference_weights(state_dict, device)
+    weights = reference_weights(state_dict, device, private)
+    del state_dict
     check_weights(weights, model, "after load_state_dict")
     guard = OpGuard()
     threads = ThreadWatch()

@@ -35,7 +35,7 @@ from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (Frozen, check_output, check_weights, frozen_budget, poison_free_memory,
                          reference_weights, summarize, weight_tensors)
-from ..models import build_candidate, build_reference, load_trusted
+from ..models import build_candidate, build_reference, load_trusted, reference_state_dict
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..spec import require, require_device
@@ -197,8 +197,8 @@ def run(spec: dict, result: dict) -> None:
     clock.lap("wait")
 
     init_inputs = as_arg_list(load_trusted(require(spec, "init_inputs_path", str)))
-    state_dict = load_trusted(require(spec, "state_dict_path", str))
     task = import_task(task_path)
+    state_dict, private = reference_state_dict(require(spec, "state_dict_path", str), task, device)
     input_sets = make_timing_sets(task, seed, warmup + iters, device)
     clock.lap("inputs")
     result["input_sets"] = len(input_sets)
@@ -214,7 +214,7 @@ def run(spec: dict, result: dict) -> None:
     guard = contextlib.nullcontext()
     threads = ThreadWatch()
     if target == "candidate":
-        weights = reference_weights(state_dict, device)
+        weights = reference_weights(state_dict, device, private)
         check_weights(weights, model, "after load_state_dict")
         checks = CandidateChecks(model, device, calls, flags)
         threads = checks.threads

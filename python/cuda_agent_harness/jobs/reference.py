@@ -1,6 +1,8 @@
 """The `reference` job (trusted: never loads candidate code): expected outputs of a task.
 
-Writes to data_dir: init_inputs.pt and state_dict.pt (CPU); and to expected_dir (default: data_dir)
+Writes to data_dir: init_inputs.pt (CPU) and the reference weights: state_dict.seed.json (the init seed
+and checksums: consumers rebuild them on their device, models.reference_state_dict) when a second
+build gives the same weights, else state_dict.pt (CPU; `weights_from` in the result says which); and to expected_dir (default: data_dir)
 expected_{i}.pt, the reference output for check seed i (moved to the CPU). The inputs themselves are
 not written: every process makes them from the seeds (inputs.make_input_set). The judge keeps
 expected_dir where the candidate's sandbox cannot see it. Every task failure is error_kind "task".
@@ -25,14 +27,13 @@ precision check needs to know an fp32 task).
 from __future__ import annotations
 
 import os
-from collections import OrderedDict
 
 import torch
 
 from ..errors import JobError, phase
 from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
-from ..models import build_reference, synchronize
-from ..nested import as_arg_list, named_tensors, signature, tensor_bytes, to_cpu
+from ..models import detached_state, seeded_reference, synchronize, write_reference_weights
+from ..nested import named_tensors, signature, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags
 from ..spec import require, require_device
 from ..task_module import import_task
@@ -87,14 +88,11 @@ def run(spec: dict, result: dict) -> None:
     os.makedirs(expected_dir, exist_ok=True)
 
     task = import_task(task_path)
-    torch.manual_seed(init_seed)
-    with phase("task", "get_init_inputs()"):
-        init_inputs = as_arg_list(task.get_init_inputs())
-    model = build_reference(task, init_inputs, None, device)
-    with phase("task", "Model.state_dict()"):
-        state_dict = OrderedDict((k, v.detach().cpu()) for k, v in model.state_dict().items())
+    init_inputs, model = seeded_reference(task, init_seed, device)
+    state_dict = detached_state(model)
     torch.save(to_cpu(init_inputs), os.path.join(data_dir, "init_inputs.pt"))
-    torch.save(state_dict, os.path.join(data_dir, "state_dict.pt"))
+    result["weights_from"] = write_reference_weights(task, init_seed, state_dict, device,
+                                                     os.path.join(data_dir, "state_dict.pt"))
 
     unscaled_finite = True
     for i, seed in enumerate(check_seeds):
