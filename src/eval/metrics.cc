@@ -78,11 +78,7 @@ Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
 Json VersusToJson(const std::optional<VersusMetrics>& v) {
   if (!v) return Json();
   Json fast = Json::object();
-  for (size_t i = 0; i < FastPThresholds().size(); ++i) {
-    char key[16];
-    std::snprintf(key, sizeof(key), "%g", FastPThresholds()[i]);
-    fast[key] = v->fast_p[i];
-  }
+  for (size_t i = 0; i < FastPThresholds().size(); ++i) fast[FastPKey(FastPThresholds()[i])] = v->fast_p[i];
   return {{"with_speedup", v->with_speedup}, {"faster", v->faster}, {"faster_rate", v->faster_rate},
           {"geomean_all", Optional(v->geomean_all)},
           {"geomean_correct", Optional(v->geomean_correct)}, {"fast_p", fast}};
@@ -99,6 +95,12 @@ Json GroupToJson(const GroupMetrics& g, bool overall) {
 const std::vector<double>& FastPThresholds() {
   static const std::vector<double> thresholds = {0.0, 0.5, 0.8, 1.0, 1.5, 2.0};
   return thresholds;
+}
+
+std::string FastPKey(double p) {
+  char key[32];
+  std::snprintf(key, sizeof(key), "%g", p);
+  return key;
 }
 
 std::optional<double> Speedup(const TaskScore& score, Baseline baseline) {

@@ -36,6 +36,9 @@ enum class Baseline { kEager, kCompile };
 // FastPThresholds are the p of fast_p, ascending: 0, 0.5, 0.8, 1, 1.5, 2.
 const std::vector<double>& FastPThresholds();
 
+// FastPKey is the key of threshold p in the JSON's "fast_p" object: "0", "0.5", "1", ...
+std::string FastPKey(double p);
+
 // Speedup is baseline time / candidate time for a correct task with both times, else nothing.
 std::optional<double> Speedup(const TaskScore& score, Baseline baseline);
 
