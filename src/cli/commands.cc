@@ -90,7 +90,7 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   Result<double> drift = ParseDoubleFlag(a, "baseline-drift");
   if (!drift.ok()) return drift.status();
   opt.baseline_drift = drift.value();
-  Result<double> max_age = ParseDoubleFlag(a, "baseline-max-age");
+  Result<double> max_age = ParseDoubleFlag(a, "baseline-max-age", /*allow_zero=*/true);
   if (!max_age.ok()) return max_age.status();
   if (max_age.value() < 0) return InvalidArgument("--baseline-max-age must be >= 0 hours");
   opt.baseline_max_age_hours = max_age.value();

@@ -24,7 +24,8 @@ std::string Describe(const Json& rec) {
   if (status != "measured") {
     return (status == "task_error" ? "cannot run: " : "internal error: ") + rec.value("reason", std::string());
   }
-  std::string text = "eager " + Micros(rec["eager_us"]) + ", compile " + Micros(rec["compile_us"]);
+  std::string text = "eager " + Micros(rec["eager_us"]);
+  if (rec["compile_us"].is_number() || rec["compile_error"].is_string()) text += ", compile " + Micros(rec["compile_us"]);
   if (rec["compile_error"].is_string()) text += " (torch.compile failed: " + rec["compile_error"].get<std::string>() + ")";
   if (rec.value("stored", false)) text += " (stored earlier)";
   return text;
