@@ -70,10 +70,38 @@ Result<Selection> SelectSuite(const ParsedArgs& a) {
   return sel;
 }
 
-Result<int> ParseJobs(const ParsedArgs& a) {
+// SuiteCommandSpecs: the judge's flags, the suite selection and --jobs, and a command's own flags.
+std::vector<OptionSpec> SuiteCommandSpecs(const std::vector<OptionSpec>& own) {
+  std::vector<OptionSpec> specs = {
+      {"levels", true, "only tasks of these levels, e.g. 1,2,3", ""},
+      {"select", true, "comma-separated task names or ids", ""},
+      {"limit", true, "at most this many tasks", "0"},
+      {"jobs", true, "tasks at once (timings still take the device one at a time)", "1"},
+  };
+  specs.insert(specs.end(), own.begin(), own.end());
+  return WithJudgeSpecs(specs);
+}
+
+// SuiteArgs are what both suite commands parse the same way.
+struct SuiteArgs {
+  JudgeOptions options;
+  int jobs = 1;
+  Selection selection;
+};
+
+Result<SuiteArgs> ParseSuiteArgs(const ParsedArgs& a) {
+  SuiteArgs s;
+  Result<JudgeOptions> opt = OptionsFromArgs(a);
+  if (!opt.ok()) return opt.status();
+  s.options = std::move(opt).value();
   Result<int> jobs = ParseIntFlag(a, "jobs");
-  if (jobs.ok() && jobs.value() < 1) return InvalidArgument("--jobs must be at least 1");
-  return jobs;
+  if (!jobs.ok()) return jobs.status();
+  if (jobs.value() < 1) return InvalidArgument("--jobs must be at least 1");
+  s.jobs = jobs.value();
+  Result<Selection> sel = SelectSuite(a);
+  if (!sel.ok()) return sel.status();
+  s.selection = std::move(sel).value();
+  return s;
 }
 
 fs::path CacheDir(const JudgeOptions& opt) { return opt.cache_dir.empty() ? DefaultCacheDir() : opt.cache_dir; }
@@ -102,16 +130,24 @@ std::string OverallLine(const Json& report) {
 
 // --- baselines export / import ---
 
-int BaselinesExport(const Args& args) {
-  const std::vector<OptionSpec> specs = {
+const std::vector<OptionSpec>& StoreSpecs() {
+  static const std::vector<OptionSpec> specs = {
       {"baseline-store", true, "SQLite file of stored baseline times (default: <cache-dir>/store.sqlite)", ""},
       {"cache-dir", true, "cache folder", ""},
-      {"out", true, "write the JSONL here instead of stdout", ""}};
+      {"out", true, "(export) write the JSONL here instead of stdout", ""}};
+  return specs;
+}
+
+fs::path StorePathFlag(const ParsedArgs& a) {
+  if (!a.Get("baseline-store").empty()) return a.Get("baseline-store");
+  return (a.Get("cache-dir").empty() ? DefaultCacheDir() : fs::path(a.Get("cache-dir"))) / "store.sqlite";
+}
+
+int BaselinesExport(const Args& args) {
+  const std::vector<OptionSpec>& specs = StoreSpecs();
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("baselines export", a.status().message(), specs);
-  fs::path path = a->Get("baseline-store").empty()
-                      ? (a->Get("cache-dir").empty() ? DefaultCacheDir() : fs::path(a->Get("cache-dir"))) / "store.sqlite"
-                      : fs::path(a->Get("baseline-store"));
+  const fs::path path = StorePathFlag(a.value());
   if (!fs::exists(path)) return UsageError("baselines export", "no store at " + path.string(), specs);
   Result<BaselineStore> store = BaselineStore::Open(path);
   if (!store.ok()) return Internal("baselines export", store.status().message());
@@ -129,17 +165,13 @@ int BaselinesExport(const Args& args) {
 }
 
 int BaselinesImport(const Args& args) {
-  const std::vector<OptionSpec> specs = {
-      {"baseline-store", true, "SQLite file of stored baseline times (default: <cache-dir>/store.sqlite)", ""},
-      {"cache-dir", true, "cache folder", ""}};
+  const std::vector<OptionSpec>& specs = StoreSpecs();
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("baselines import", a.status().message(), specs);
   if (a->positional().size() != 1) return UsageError("baselines import", "expected one FILE.jsonl", specs);
   Result<std::string> text = ReadFile(a->positional()[0]);
   if (!text.ok()) return UsageError("baselines import", text.status().message(), specs);
-  fs::path path = a->Get("baseline-store").empty()
-                      ? (a->Get("cache-dir").empty() ? DefaultCacheDir() : fs::path(a->Get("cache-dir"))) / "store.sqlite"
-                      : fs::path(a->Get("baseline-store"));
+  const fs::path path = StorePathFlag(a.value());
   Result<BaselineStore> store = BaselineStore::Open(path);
   if (!store.ok()) return Internal("baselines import", store.status().message());
   std::istringstream lines(text.value());
@@ -174,43 +206,38 @@ int BaselinesImport(const Args& args) {
 int BaselinesCommand(const Args& args) {
   if (!args.empty() && args[0] == "export") return BaselinesExport(Args(args.begin() + 1, args.end()));
   if (!args.empty() && args[0] == "import") return BaselinesImport(Args(args.begin() + 1, args.end()));
-  const std::vector<OptionSpec> specs = WithJudgeSpecs({
-      {"levels", true, "only tasks of these levels, e.g. 1,2,3", ""},
-      {"select", true, "comma-separated task names or ids", ""},
-      {"limit", true, "at most this many tasks", "0"},
-      {"jobs", true, "tasks at once (timings still take the GPU one at a time)", "1"},
-      {"force", false, "measure again tasks whose baselines are stored", ""},
-  });
+  const std::vector<OptionSpec> specs =
+      SuiteCommandSpecs({{"force", false, "measure again tasks whose baselines are stored", ""}});
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("baselines", a.status().message(), specs);
-  Result<JudgeOptions> opt = OptionsFromArgs(a.value());
-  if (!opt.ok()) return UsageError("baselines", opt.status().message(), specs);
-  if (!opt->use_baseline_store) return UsageError("baselines", "baselines are kept in the store: --baseline-store none is not possible here", specs);
-  Result<int> jobs = ParseJobs(a.value());
-  if (!jobs.ok()) return UsageError("baselines", jobs.status().message(), specs);
-  Result<Selection> sel = SelectSuite(a.value());
-  if (!sel.ok()) return UsageError("baselines", sel.status().message(), specs);
+  Result<SuiteArgs> parsed = ParseSuiteArgs(a.value());
+  if (!parsed.ok()) return UsageError("baselines", parsed.status().message(), specs);
+  const JudgeOptions& opt = parsed->options;
+  const Selection& sel = parsed->selection;
+  if (!opt.use_baseline_store) {
+    return UsageError("baselines", "baselines are kept in the store: --baseline-store none is not possible here", specs);
+  }
   Result<HarnessEnv> env = HarnessEnv::Discover();
   if (!env.ok()) return Internal("baselines", env.status().message());
 
   // The store keys baselines by GPU model and torch version: ask the toolchain before measuring.
-  const fs::path cache = CacheDir(opt.value());
+  const fs::path cache = CacheDir(opt);
   Result<fs::path> scratch = MakeTempDir(cache / "work", "baselines");
   if (!scratch.ok()) return Internal("baselines", scratch.status().message());
-  Result<Toolchain> toolchain = DiscoverToolchain(env.value(), opt->device, cache, scratch.value());
+  Result<Toolchain> toolchain = DiscoverToolchain(env.value(), opt.device, cache, scratch.value());
   std::error_code ec;
   fs::remove_all(scratch.value(), ec);
   if (!toolchain.ok()) return Internal("baselines", toolchain.status().message());
   auto key = [&](const Task& t, const char* target) {
-    return BaselineKeyFor(toolchain.value(), t.id, opt.value(), target);
+    return BaselineKeyFor(toolchain.value(), t.id, opt, target);
   };
-  const fs::path store_path = BaselineStorePath(opt.value());
+  const fs::path store_path = BaselineStorePath(opt);
   Result<ResultsStore> results = ResultsStore::Open(store_path);
   Result<BaselineStore> baselines = BaselineStore::Open(store_path);
   if (!results.ok()) return Internal("baselines", results.status().message());
   if (!baselines.ok()) return Internal("baselines", baselines.status().message());
-  const BaselineKey any = BaselineKeyFor(toolchain.value(), "", opt.value(), "");
-  const std::string run_id = BaselinesRunId(any, opt->eager_baseline, opt->compile_baseline);
+  const BaselineKey any = BaselineKeyFor(toolchain.value(), "", opt, "");
+  const std::string run_id = BaselinesRunId(any, opt.eager_baseline, opt.compile_baseline);
   Status begun = results->BeginRun(run_id, {{"kind", "baselines"}, {"device", any.device},
                                             {"torch_version", any.torch_version}, {"policy", any.policy},
                                             {"warmup", any.warmup}, {"iters", any.iters}});
@@ -222,21 +249,21 @@ int BaselinesCommand(const Args& args) {
     if (!force) {
       std::unique_lock<std::mutex> lock(lookup);
       std::optional<StoredBaseline> eager, compile;
-      if (opt->eager_baseline) eager = baselines->Get(key(task, "eager"));
-      if (opt->compile_baseline) compile = baselines->Get(key(task, "compile"));
-      if ((!opt->eager_baseline || eager) && (!opt->compile_baseline || compile)) {
+      if (opt.eager_baseline) eager = baselines->Get(key(task, "eager"));
+      if (opt.compile_baseline) compile = baselines->Get(key(task, "compile"));
+      if ((!opt.eager_baseline || eager) && (!opt.compile_baseline || compile)) {
         return StoredBaselinesRecord(eager, compile);
       }
     }
-    return BaselinesRecord(Judge(env.value()).Baselines(task, opt.value()));
+    return BaselinesRecord(Judge(env.value()).Baselines(task, opt));
   };
-  Status ran = RunSuite(sel->tasks, results.value(), {run_id, jobs.value(), force}, work,
+  Status ran = RunSuite(sel.tasks, results.value(), {run_id, parsed->jobs, force}, work,
                         MakeProgressView(std::cerr));
   if (!ran.ok()) return Internal("baselines", ran.message());
   Result<std::map<std::string, Json>> records = results->Records(run_id);
   if (!records.ok()) return Internal("baselines", records.status().message());
 
-  for (const Task& t : sel->tasks) {
+  for (const Task& t : sel.tasks) {
     auto it = records->find(t.id);
     if (it == records->end()) continue;
     if (a->Has("json")) {
@@ -245,7 +272,7 @@ int BaselinesCommand(const Args& args) {
       std::cout << FormatBaselinesLine(it->second) << "\n";
     }
   }
-  Json summary = BaselinesSummary(sel->tasks, records.value());
+  Json summary = BaselinesSummary(sel.tasks, records.value());
   if (a->Has("json")) {
     std::cout << Json{{"summary", summary}}.dump() << std::endl;
   } else {
@@ -270,12 +297,8 @@ int BaselinesCommand(const Args& args) {
 // --- bench ---
 
 int BenchCommand(const Args& args) {
-  const std::vector<OptionSpec> specs = WithJudgeSpecs({
+  const std::vector<OptionSpec> specs = SuiteCommandSpecs({
       {"solver", true, "solutions:<dir> (a folder mirroring the suite) or agent:<model spec>", ""},
-      {"levels", true, "only tasks of these levels, e.g. 1,2,3", ""},
-      {"select", true, "comma-separated task names or ids", ""},
-      {"limit", true, "at most this many tasks", "0"},
-      {"jobs", true, "tasks judged at once (timings still take the GPU one at a time)", "1"},
       {"out", true, "write report.md, report.json and report.html into this folder", ""},
       {"store", true, "SQLite file of the run's results (default: <cache-dir>/store.sqlite)", ""},
       {"force", false, "forget this run's stored results and judge every task again", ""},
@@ -285,28 +308,26 @@ int BenchCommand(const Args& args) {
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("bench", a.status().message(), specs);
   if (a->Get("solver").empty()) return UsageError("bench", "--solver is required", specs);
-  Result<JudgeOptions> opt = OptionsFromArgs(a.value());
-  if (!opt.ok()) return UsageError("bench", opt.status().message(), specs);
-  Result<int> jobs = ParseJobs(a.value());
-  if (!jobs.ok()) return UsageError("bench", jobs.status().message(), specs);
+  Result<SuiteArgs> parsed = ParseSuiteArgs(a.value());
+  if (!parsed.ok()) return UsageError("bench", parsed.status().message(), specs);
+  const JudgeOptions& opt = parsed->options;
+  const Selection& sel = parsed->selection;
   Result<double> agent_timeout = ParseDoubleFlag(a.value(), "agent-timeout");
   if (!agent_timeout.ok()) return UsageError("bench", agent_timeout.status().message(), specs);
-  Result<Selection> sel = SelectSuite(a.value());
-  if (!sel.ok()) return UsageError("bench", sel.status().message(), specs);
 
-  const fs::path cache = CacheDir(opt.value());
+  const fs::path cache = CacheDir(opt);
   const fs::path out = a->Get("out").empty() ? fs::path() : fs::absolute(a->Get("out"));
-  const std::string device = DeviceName(opt->device);
-  SolverContext ctx{sel->suite, {}, ExecutablePath(), opt->device, opt->policy.name, agent_timeout.value()};
+  const std::string device = DeviceName(opt.device);
+  SolverContext ctx{sel.suite, {}, ExecutablePath(), opt.device, opt.policy.name, agent_timeout.value()};
   ctx.work_dir = !out.empty() ? out / "workspaces"
                               : cache / "bench-workspaces" /
-                                    MakeRunId("agent", {sel->suite.string(), a->Get("solver"), opt->policy.name, device});
+                                    MakeRunId("agent", {sel.suite.string(), a->Get("solver"), opt.policy.name, device});
   Result<std::unique_ptr<Solver>> made = MakeSolver(a->Get("solver"), ctx);
   if (!made.ok()) return UsageError("bench", made.status().message(), specs);
   Solver& solver = *made.value();
 
-  BenchRun run{"", sel->suite.string(), solver.Spec(), opt->policy.name, device, sel->levels,
-               opt->eager_baseline, opt->compile_baseline};
+  BenchRun run{"", sel.suite.string(), solver.Spec(), opt.policy.name, device, sel.levels,
+               opt.eager_baseline, opt.compile_baseline};
   run.run_id = BenchRunId(run);
   const fs::path store_path = a->Get("store").empty() ? cache / "store.sqlite" : fs::path(a->Get("store"));
   Result<ResultsStore> store = ResultsStore::Open(store_path);
@@ -320,17 +341,17 @@ int BenchCommand(const Args& args) {
     Result<HarnessEnv> env = HarnessEnv::Discover();
     if (!env.ok()) return Internal("bench", env.status().message());
     JudgeFn judge = [&](const Task& task, const fs::path& candidate) {
-      return Judge(env.value()).Run(&task, candidate, opt.value());
+      return Judge(env.value()).Run(&task, candidate, opt);
     };
-    std::cerr << "run " << run.run_id << ": " << sel->tasks.size() << " tasks, store " << store_path.string()
+    std::cerr << "run " << run.run_id << ": " << sel.tasks.size() << " tasks, store " << store_path.string()
               << "\n";
-    Status ran = RunBench(run, sel->tasks, solver, judge, store.value(),
-                          {run.run_id, jobs.value(), a->Has("force")}, MakeProgressView(std::cerr));
+    Status ran = RunBench(run, sel.tasks, solver, judge, store.value(),
+                          {run.run_id, parsed->jobs, a->Has("force")}, MakeProgressView(std::cerr));
     if (!ran.ok()) return Internal("bench", ran.message());
   }
   Result<std::map<std::string, Json>> records = store->Records(run.run_id);
   if (!records.ok()) return Internal("bench", records.status().message());
-  Json report = BuildBenchReport(run, sel->tasks, records.value());
+  Json report = BuildBenchReport(run, sel.tasks, records.value());
   if (!out.empty()) {
     if (Status s = WriteReports(report, out); !s.ok()) return Internal("bench", s.message());
     std::cerr << "reports: " << (out / "report.md").string() << ", report.json, report.html\n";

@@ -13,6 +13,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/test_dir.h"
+
 namespace cuda_agent {
 namespace {
 
@@ -146,13 +148,9 @@ std::vector<Task> FakeSuite() {
 class BenchRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("bench-run-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
     run_ = {"", "/suite", "solutions:/fake", "strict", "cpu", {1, 2, 3}, true, true};
     run_.run_id = BenchRunId(run_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Run runs the fake suite into `store_file` and returns the report without its timestamp.
   Json Run(const std::string& store_file, int jobs, const JudgeFn& judge) {
@@ -170,7 +168,8 @@ class BenchRunTest : public ::testing::Test {
     report.erase("generated_at");
     return report;
   }
-  fs::path dir_;
+  TestDir tmp_{"bench-run"};
+  const fs::path& dir_ = tmp_.path();
   BenchRun run_;
 };
 

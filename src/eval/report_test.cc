@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "common/test_dir.h"
 #include "eval/bench.h"
 
 namespace cuda_agent {
@@ -79,13 +80,11 @@ TEST(ReportTest, HtmlHasThreeChartsLinksAndEscapedNames) {
 TEST(ReportTest, JsonIsTheReportAndFilesAreWritten) {
   Json report = SmallReport("/r/sol");
   EXPECT_EQ(Json::parse(MakeJsonReport()->Render(report, "/x")), report);
-  fs::path dir = fs::temp_directory_path() / ("report-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  ASSERT_TRUE(WriteReports(report, dir / "nested").ok());
+  TestDir dir("report");
+  ASSERT_TRUE(WriteReports(report, dir.path() / "nested").ok());
   for (const char* f : {"report.md", "report.json", "report.html"}) {
-    EXPECT_GT(fs::file_size(dir / "nested" / f), 500u) << f;
+    EXPECT_GT(fs::file_size(dir.path() / "nested" / f), 500u) << f;
   }
-  fs::remove_all(dir);
 }
 
 TEST(ReportTest, UnlevelledSuiteShowsOnlyOverallAndNoCorrectTaskIsSaid) {

@@ -5,18 +5,15 @@
 
 #include <thread>
 
+#include "common/test_dir.h"
+
 namespace cuda_agent {
 namespace {
 
 class ResultsStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("results-store-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
+  TestDir tmp_{"results-store"};
+  const fs::path& dir_ = tmp_.path();
 };
 
 TEST_F(ResultsStoreTest, RecordsSurviveReopeningAndRunsStayApart) {

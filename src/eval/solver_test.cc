@@ -7,18 +7,13 @@
 
 #include <fstream>
 
+#include "common/test_dir.h"
+
 namespace cuda_agent {
 namespace {
 
 class SolverTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("solver-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path Script(const std::string& body) {
     fs::path p = dir_ / "fake-cuda-agent";
@@ -33,7 +28,8 @@ class SolverTest : public ::testing::Test {
     t.id = id;
     return t;
   }
-  fs::path dir_;
+  TestDir tmp_{"solver"};
+  const fs::path& dir_ = tmp_.path();
 };
 
 TEST_F(SolverTest, FindsKernelBenchFlatAndIdLayouts) {
