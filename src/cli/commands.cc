@@ -43,8 +43,6 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
       {"out", true, "(build) where to write cuda_extension.so", ""},
-      {"select", true, "(baselines) comma-separated task names or ids", ""},
-      {"limit", true, "(baselines) at most this many tasks", "0"},
   };
   return specs;
 }

@@ -1,5 +1,6 @@
 // eval_commands.cc — `cuda-agent bench` and `cuda-agent baselines` (with `baselines export|import`):
 // the command-line side of eval/ (docs/bench.md, docs/cli.md).
+#include <algorithm>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -308,6 +309,7 @@ int BenchCommand(const Args& args) {
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("bench", a.status().message(), specs);
   if (a->Get("solver").empty()) return UsageError("bench", "--solver is required", specs);
+  if (a->Get("until") != "profile") return UsageError("bench", "--until: a benchmark judges to the end", specs);
   Result<SuiteArgs> parsed = ParseSuiteArgs(a.value());
   if (!parsed.ok()) return UsageError("bench", parsed.status().message(), specs);
   const JudgeOptions& opt = parsed->options;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "eval/bench.h"
 #include "eval/metrics.h"
 
 namespace cuda_agent {
@@ -73,17 +74,14 @@ std::string RankingBaseline(const Json& report) {
   return b.value("compile", false) ? "compile" : "eager";
 }
 
-std::vector<const Json*> RankedBySpeedup(const Json& report, const std::string& baseline) {
-  const std::string key = "speedup_vs_" + baseline;
-  std::vector<const Json*> ranked;
+std::vector<RankedTask> RankedBySpeedup(const Json& report, const std::string& baseline) {
+  const Baseline which = baseline == "compile" ? Baseline::kCompile : Baseline::kEager;
+  std::vector<RankedTask> ranked;
   for (const Json& t : report["tasks"]) {
-    if (t.value("status", std::string()) == "correct" && t.value(key, Json()).is_number()) {
-      ranked.push_back(&t);
-    }
+    if (std::optional<double> s = Speedup(ScoreFromRecord(t), which)) ranked.push_back({&t, *s});
   }
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const Json* a, const Json* b) {
-    return (*a)[key].get<double>() > (*b)[key].get<double>();
-  });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const RankedTask& a, const RankedTask& b) { return a.speedup > b.speedup; });
   return ranked;
 }
 

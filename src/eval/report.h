@@ -64,8 +64,13 @@ std::string LevelLabel(const Json& level);
 std::string CandidateLink(const Json& record, const fs::path& out_dir);
 // RankingBaseline is the baseline the rankings and the distribution use: compile when measured.
 std::string RankingBaseline(const Json& report);
-// RankedBySpeedup: the correct tasks with a speedup against `baseline`, fastest first.
-std::vector<const Json*> RankedBySpeedup(const Json& report, const std::string& baseline);
+// RankedBySpeedup: the correct tasks with a speedup against `baseline` ("eager" or "compile"),
+// fastest first, the speedup as the metrics see it (a failed torch.compile counts as eager).
+struct RankedTask {
+  const Json* record;
+  double speedup;
+};
+std::vector<RankedTask> RankedBySpeedup(const Json& report, const std::string& baseline);
 // Headline: the run's one-paragraph description (suite, solver, device, policy, measure, versions)
 // and whether it is complete.
 std::string Headline(const Json& report);

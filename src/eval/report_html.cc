@@ -104,9 +104,8 @@ std::string SpeedupHistogram(const Json& report, const std::string& baseline) {
   std::vector<std::string> labels = {"<0.5×", "0.5–0.8", "0.8–0.95", "0.95–1.05", "1.05–1.25",
                                      "1.25–1.5", "1.5–2", "2–4", "≥4×", "failed"};
   std::vector<int> counts(labels.size(), 0);
-  for (const Json* t : RankedBySpeedup(report, baseline)) {
-    double v = (*t)["speedup_vs_" + baseline].get<double>();
-    size_t bin = std::upper_bound(edges.begin(), edges.end(), v) - edges.begin();
+  for (const RankedTask& t : RankedBySpeedup(report, baseline)) {
+    size_t bin = std::upper_bound(edges.begin(), edges.end(), t.speedup) - edges.begin();
     ++counts[bin];
   }
   for (const Json& t : report["tasks"]) counts.back() += t.value("status", std::string()) != "correct";
@@ -134,9 +133,9 @@ std::string SpeedupHistogram(const Json& report, const std::string& baseline) {
 // Extremes: the fastest and the slowest correct tasks as bars on a log scale around 1×, each name a
 // link to the candidate.
 std::string Extremes(const Json& report, const std::string& baseline, const fs::path& out_dir) {
-  std::vector<const Json*> ranked = RankedBySpeedup(report, baseline);
+  std::vector<RankedTask> ranked = RankedBySpeedup(report, baseline);
   constexpr size_t kEach = 10;
-  std::vector<const Json*> shown;
+  std::vector<RankedTask> shown;
   if (ranked.size() <= 2 * kEach) {
     shown = ranked;
   } else {
@@ -144,9 +143,8 @@ std::string Extremes(const Json& report, const std::string& baseline, const fs::
     shown.insert(shown.end(), ranked.end() - kEach, ranked.end());
   }
   if (shown.empty()) return "<p>No correct task to rank.</p>";
-  const std::string key = "speedup_vs_" + baseline;
   double span = 1;  // log2 range each side of 1×
-  for (const Json* t : shown) span = std::max(span, std::fabs(std::log2((*t)[key].get<double>())));
+  for (const RankedTask& t : shown) span = std::max(span, std::fabs(std::log2(t.speedup)));
   const double row_h = 22, W = 760, name_w = 300, plot_x = name_w + 10, plot_w = W - plot_x - 70;
   const double H = shown.size() * row_h + 30, mid = plot_x + plot_w / 2;
   std::ostringstream s;
@@ -155,8 +153,8 @@ std::string Extremes(const Json& report, const std::string& baseline, const fs::
     << "<line x1=\"" << mid << "\" x2=\"" << mid << "\" y1=\"0\" y2=\"" << H - 20
     << "\" stroke=\"#444\"/>" << Text(mid, H - 6, "1× (" + baseline + ")", "middle", 11);
   for (size_t i = 0; i < shown.size(); ++i) {
-    const Json& t = *shown[i];
-    const double v = t[key].get<double>(), y = i * row_h + 4;
+    const Json& t = *shown[i].record;
+    const double v = shown[i].speedup, y = i * row_h + 4;
     const double len = plot_w / 2 * std::log2(v) / span;
     const std::string name = t["task"].value("name", std::string());
     const std::string link = CandidateLink(t, out_dir);

@@ -100,6 +100,19 @@ TEST(ReportTest, UnlevelledSuiteShowsOnlyOverallAndNoCorrectTaskIsSaid) {
   EXPECT_NE(html.find("Speedup distribution (vs eager)"), std::string::npos);
 }
 
+TEST(ReportTest, RankingsUseTheMetricsSpeedupIncludingTheCompileFallback) {
+  Json report = SmallReport("/r/sol");
+  Json& fast = report["tasks"][0];
+  fast["compile_us"] = nullptr;
+  fast["speedup_vs_compile"] = nullptr;
+  fast["compile_error"] = "torch.compile raised";
+  std::vector<RankedTask> ranked = RankedBySpeedup(report, "compile");
+  ASSERT_EQ(ranked.size(), 2u);  // the failed task is not ranked
+  EXPECT_EQ(ranked[0].record, &report["tasks"][0]);
+  EXPECT_DOUBLE_EQ(ranked[0].speedup, 4.0);  // compile = eager = 100 us, candidate 25 us
+  EXPECT_DOUBLE_EQ(ranked[1].speedup, 0.5);
+}
+
 TEST(ReportTest, FormattingHelpers) {
   EXPECT_EQ(FormatRate(0.988), "98.8%");
   EXPECT_EQ(FormatRate(Json()), "–");

@@ -106,7 +106,7 @@ def runs(binary, suite, cache_dir):
                             text=True, start_new_session=True)
     deadline = time.time() + 600
     while stored_results(suite / "killed.sqlite") < 1 and proc.poll() is None and time.time() < deadline:
-        time.sleep(0.2)
+        time.sleep(0.05)
     assert proc.poll() is None, "the run ended before it could be killed: " + proc.stderr.read()[-2000:]
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
