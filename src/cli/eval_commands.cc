@@ -280,11 +280,11 @@ int BaselinesCommand(const Args& args) {
     std::cout << "\n" << summary["tasks"] << " tasks: " << summary["measured"] << " measured, "
               << summary["cannot_run"].size() << " cannot run, " << summary["pending"]
               << " not finished; torch.compile failed on " << summary["compile_failed"].size() << "\n";
-    for (const char* list : {"cannot_run", "compile_failed", "internal_errors"}) {
+    for (auto [list, title] : {std::pair{"cannot_run", "tasks that cannot run"},
+                               {"compile_failed", "torch.compile failed"},
+                               {"internal_errors", "internal errors (re-run to retry)"}}) {
       if (summary[list].empty()) continue;
-      std::cout << (std::string(list) == "cannot_run"      ? "\ntasks that cannot run:\n"
-                    : std::string(list) == "compile_failed" ? "\ntorch.compile failed:\n"
-                                                            : "\ninternal errors (re-run to retry):\n");
+      std::cout << "\n" << title << ":\n";
       for (const Json& e : summary[list]) {
         std::cout << "  " << e["task"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
       }

@@ -1,7 +1,8 @@
 """`cuda-agent bench` and `cuda-agent baselines` end to end, with the real binary on the CPU.
 
 The suite is a folder of task files made from examples/ (shrunk to small inputs) and a solutions
-folder that mirrors it: two correct candidates, one wrong one, and one task without a candidate.
+folder that mirrors it: two correct candidates (the same sources, so a cold cache builds them once),
+one that fails, and one task without a candidate.
 One run is killed with SIGKILL after its first stored result and then resumed; its report must equal
 an uninterrupted run's report in everything that does not depend on measured times (the
 deterministic fake-judge test in src/eval/bench_test.cc compares whole reports). The HTML report is
@@ -23,7 +24,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "judge"))
-from test_judge_cases import REPO, binary, cache_dir  # noqa: E402,F401 - fixtures
+from test_judge_cases import REPO, binary  # noqa: E402,F401 - the fixture
 
 # Small enough that a CPU judgement is quick; timings do not matter here.
 COMMON = ["--device", "cpu", "--baselines", "eager", "--warmup", "1", "--iters", "3",
@@ -39,21 +40,29 @@ def shrink(source, sizes):
 
 
 @pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    """$CUDA_AGENT_TEST_CACHE_DIR, else scripts/test.sh's $CUDA_AGENT_CACHE_DIR, else a fresh folder."""
+    configured = os.environ.get("CUDA_AGENT_TEST_CACHE_DIR") or os.environ.get("CUDA_AGENT_CACHE_DIR")
+    if configured:
+        Path(configured).mkdir(parents=True, exist_ok=True)
+        return Path(configured)
+    return tmp_path_factory.mktemp("bench-cache")
+
+
+@pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     tasks, solutions = root / "suite", root / "solutions"
     tasks.mkdir()
-    relu = shrink(REPO / "examples/relu_scale/model.py", {"batch_size = 2048": "batch_size = 128",
-                                                          "dim = 2048": "dim = 256"})
+    source = REPO / "examples/relu_scale/model.py"
+    relu = shrink(source, {"batch_size = 2048": "batch_size = 128", "dim = 2048": "dim = 256"})
     (tasks / "relu_scale.py").write_text(relu)
-    (tasks / "relu_scale_wrong.py").write_text(relu + "\n# the same task, judged with a wrong candidate\n")
-    (tasks / "rowwise_softmax.py").write_text(
-        shrink(REPO / "examples/rowwise_softmax/model.py", {"batch_size = 8192": "batch_size = 128"}))
+    (tasks / "relu_scale_wide.py").write_text(shrink(source, {"batch_size = 2048": "batch_size = 16"}))
+    (tasks / "relu_scale_broken.py").write_text(relu + "\n# the same task, judged with a broken candidate\n")
     (tasks / "linear_gelu.py").write_text((REPO / "examples/linear_gelu/model.py").read_text())
-    for name, candidate in [("relu_scale", "relu_scale/candidates/cpu_correct"),
-                            ("relu_scale_wrong", "relu_scale/candidates/cpu_wrong_output"),
-                            ("rowwise_softmax", "rowwise_softmax/candidates/cpu_correct")]:
-        shutil.copytree(REPO / "examples" / candidate, solutions / name)
+    for name, candidate in [("relu_scale", "cpu_correct"), ("relu_scale_wide", "cpu_correct"),
+                            ("relu_scale_broken", "cpu_syntax_error")]:
+        shutil.copytree(REPO / "examples/relu_scale/candidates" / candidate, solutions / name)
     return root
 
 
@@ -131,8 +140,8 @@ def test_the_solutions_run_reports_every_task(runs, suite):
     assert report["counts"] == {"tasks": 4, "correct": 2, "failed": 1, "missing": 1, "task_error": 0,
                                 "internal_error": 0, "pending": 0}
     status = {t["task"]["name"]: t["status"] for t in report["tasks"]}
-    assert status == {"linear_gelu": "missing", "relu_scale": "correct", "relu_scale_wrong": "failed",
-                      "rowwise_softmax": "correct"}
+    assert status == {"linear_gelu": "missing", "relu_scale": "correct", "relu_scale_broken": "failed",
+                      "relu_scale_wide": "correct"}
     overall = report["metrics"]["overall"]
     assert overall["pass_rate"] == 0.5
     assert report["metrics"]["levels"][0]["level"] == 0
@@ -150,7 +159,7 @@ def test_the_solutions_run_reports_every_task(runs, suite):
     assert "no candidate" in md
     html = (suite / "whole" / "report.html").read_text()
     assert html.count("<svg") == 3
-    assert 'href="../solutions/rowwise_softmax/"' in html
+    assert 'href="../solutions/relu_scale_wide/"' in html
     assert "overall: pass 50.0%" in runs["whole"].stdout
 
 
