@@ -79,7 +79,8 @@ std::string LevelBars(const Json& metrics) {
   for (size_t i = 0; i < groups.size(); ++i) {
     const Json& g = *groups[i];
     const double x0 = left + i * group_w + group_w * 0.1;
-    for (int k = 0; k < 3; ++k) {
+    if (g["tasks"] == 0) s << Text(x0 + 1.5 * bar_w, top + plot_h - 6, "no tasks", "middle", 11);
+    for (int k = 0; k < 3 && g["tasks"] != 0; ++k) {
       if (series[k].baseline && !g[series[k].baseline].is_object()) continue;
       double rate = Rate(g, series[k].baseline), h = plot_h * rate, x = x0 + k * bar_w;
       s << Rect(x + 2, top + plot_h - h, bar_w - 4, h, series[k].colour,

@@ -75,6 +75,7 @@ TEST(ReportTest, HtmlHasThreeChartsLinksAndEscapedNames) {
   EXPECT_NE(html.find("level1/1_Fast&lt;op&gt;"), std::string::npos);
   EXPECT_EQ(html.find("1_Fast<op>"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find(">no tasks</text>"), std::string::npos);  // level 3: asked for, empty
 }
 
 TEST(ReportTest, JsonIsTheReportAndFilesAreWritten) {
