@@ -7,6 +7,7 @@
 #   bash bench/gpu_session.sh taskcheck  # cuda-agent tasks check over .gpu/kernelbench_all (all 250 tasks)
 #   bash bench/gpu_session.sh bench      # baselines for all of .gpu/kernelbench_all, then `cuda-agent bench`
 #                                        # over bench/candidates/kernelbench (resumable; see the mode)
+#   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
 #
 # Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
 # the chosen KernelBench tasks: ../shared does not travel to the GPU machine). pytest-xdist, when
@@ -129,6 +130,17 @@ PY
     else
       echo "no bench/candidates/kernelbench: bench step skipped"
     fi
+    ;;
+  latency)
+    # Records go to $LATENCY_DIR (default: under $OUT), so consecutive leases of one warm machine
+    # resume; the summary is copied to $OUT.
+    LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
+    mkdir -p "$LATENCY_DIR"
+    timeout "${LATENCY_TIMEOUT:-540}" python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
+      --out "$LATENCY_DIR" --phases "${2:-warmup,ours,rebuild,cv,report}" ${LATENCY_ARGS:-} 2>&1 | tee -a "$OUT/latency.log"
+    python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out "$LATENCY_DIR" --phases report >/dev/null
+    tar -C "$LATENCY_DIR" -czf "$OUT/latency.tar.gz" --exclude='*.so' . && cp "$LATENCY_DIR/summary.md" "$OUT/" 2>/dev/null
+    ls "$CUDA_AGENT_CACHE_DIR" 2>/dev/null; ls /tmp/cuda-agent-*/ 2>/dev/null | head
     ;;
   baselines)
     shift

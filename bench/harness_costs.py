@@ -8,6 +8,8 @@ Measures, on this machine, each several times (median and range):
   fork          fork() of a process that imported torch, to the child's first line (wall in the parent)
   cuda_init     first CUDA call in a forked child (torch.zeros(1, device="cuda") + synchronize)
   profiler      entering and leaving torch.profiler.profile with CUDA activities, one tiny kernel
+  profiler_*    25 calls of a small op, each in a record_function range, under the profiler with CPU+CUDA
+                activities and with CUDA only: seconds to enter, run, leave, and read the events
   save_load     torch.save + torch.load of a 1 GiB tensor in --scratch (disk) and /dev/shm
   generate      torch.rand of 1 GiB on the CPU vs on the GPU (KernelBench-sized inputs)
 
@@ -32,8 +34,8 @@ def fresh(code: str) -> float:
     return time.perf_counter() - start
 
 
-def in_forked_child(fn) -> float:
-    """Runs fn() in a forked child; returns the seconds it reported (through a pipe)."""
+def in_forked_child(fn):
+    """Runs fn() in a forked child; returns what it reported (a number or a dict, through a pipe)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -49,7 +51,8 @@ def in_forked_child(fn) -> float:
         data += chunk
     os.close(r)
     os.waitpid(pid, 0)
-    return float(data.decode() or "nan")
+    import ast
+    return ast.literal_eval(data.decode() or "float('nan')") if data else float("nan")
 
 
 def summary(values: list[float]) -> dict:
@@ -117,6 +120,29 @@ def main() -> int:
             del x
             return elapsed
 
+        def profiled_calls(cpu: bool) -> dict:
+            from torch.profiler import ProfilerActivity, profile, record_function
+            x = torch.ones(1 << 20, device="cuda")
+            torch.cuda.synchronize()
+            activities = [ProfilerActivity.CUDA] + ([ProfilerActivity.CPU] if cpu else [])
+            t0 = time.perf_counter()
+            with profile(activities=activities) as prof:
+                t1 = time.perf_counter()
+                for i in range(25):
+                    with record_function(f"call_{i}"):
+                        x.mul_(1.0001)
+                        torch.cuda.synchronize()
+                t2 = time.perf_counter()
+            t3 = time.perf_counter()
+            events = prof.events()
+            t4 = time.perf_counter()
+            return {"enter": t1 - t0, "calls": t2 - t1, "exit": t3 - t2, "events": t4 - t3,
+                    "count": len(events)}
+
+        for cpu in (True, False):
+            runs = [in_forked_child(lambda: profiled_calls(cpu)) for _ in range(2)]
+            for part in ("enter", "calls", "exit", "events", "count"):
+                results[f"profiler_{'cpu_cuda' if cpu else 'cuda_only'}_{part}"] = summary([r[part] for r in runs])
         results["cuda_init"] = summary([in_forked_child(cuda_init) for _ in range(args.repeats)])
         results["profiler"] = summary([in_forked_child(profiler_cost) for _ in range(args.repeats)])
         results["generate_cpu_1GiB"] = summary([in_forked_child(lambda: generate("cpu")) for _ in range(3)])

@@ -13,7 +13,7 @@ SPEC` runs it (runner.run_job), then os._exit.
 Protocol (docs/harness-protocol.md, "Fork server"): a client connects to the Unix socket and sends one
 JSON line; the server answers with JSON lines on the same connection.
   {"op": "ping"}  ->  {"event": "pong", "pid", "torch", "jail": "ok" | "unavailable: ..." | null,
-                       "threads", "cuda_initialized"}
+                       "cuda_fork": "ok" | "poisoned", "threads", "os_threads", "cuda_initialized"}
   {"op": "run", "job", "spec_path", "env": {..}, "cwd", "stdout_path", "stderr_path", "jail": {..}|null}
       ->  {"event": "started", "pid"}, later {"event": "ended", "exit_code", "signal", "jail", "seconds"}
   A client that disconnects before "ended" has its job killed. Malformed requests get
@@ -52,7 +52,9 @@ class Job:
 
 
 def _preload() -> dict:
-    """Imports what every job needs, without touching CUDA."""
+    """Imports what the jobs need, without touching CUDA: torch, the profiler, the jobs. Not
+    torch._dynamo/_inductor: on a GPU machine their import asks the CUDA driver about devices, after
+    which no forked child may use CUDA (a compile baseline imports them itself)."""
     import torch  # noqa: F401
     import torch.nn  # noqa: F401
     import torch.profiler  # noqa: F401
@@ -154,6 +156,24 @@ def _run_job(request: dict) -> int:
             pass
     run_job(job, spec)
     return 0
+
+
+def _probe_cuda_fork() -> str:
+    """Whether a forked child may still initialise CUDA: "ok", or "poisoned" when something this
+    process imported initialised the driver (torch then refuses CUDA in every child)."""
+    import torch
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        bad = bool(torch.cuda._is_in_bad_fork())
+        os.write(w, b"poisoned" if bad else b"ok")
+        os._exit(0)
+    os.close(w)
+    answer = os.read(r, 64).decode() or "unknown"
+    os.close(r)
+    os.waitpid(pid, 0)
+    return answer
 
 
 def _probe_jail(jail_lib) -> str | None:
@@ -412,6 +432,8 @@ def main(argv: list[str] | None = None) -> int:
     info = _preload()
     jail_lib = _load_jail(args.jail_library)
     info["jail"] = _probe_jail(jail_lib)
+    info["cuda_fork"] = _probe_cuda_fork()
+    info["os_threads_at_start"] = len(os.listdir("/proc/self/task"))
     try:
         server = Server(args.socket, jail_lib, args.idle_timeout, info)
     except OSError as exc:

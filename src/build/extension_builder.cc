@@ -94,13 +94,14 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
                              (content.ok() ? content.value() : ""));
   // A binding file: its torch/pybind11 headers from the precompiled header, once it is made (the
   // object is the same either way, so the cache key above does not depend on it).
-  if (!cuda && content.ok() && UsesHeavyHeaders(content.value())) {
+  PchVariant variant = content.ok() ? PchVariantFor(content.value()) : PchVariant::kNone;
+  if (!cuda && variant != PchVariant::kNone) {
     std::vector<std::string> pch_flags;
     std::string own_include = "-I" + req.source_dir.string();
     for (const auto& a : step.argv) {
       if (a != "-c" && a != own_include) pch_flags.push_back(a);
     }
-    if (std::optional<fs::path> pch = PrecompiledHeader(req.cache_dir, pch_flags, tc)) {
+    if (std::optional<fs::path> pch = PrecompiledHeader(req.cache_dir, pch_flags, tc, variant)) {
       step.pch_dir = *pch;
       step.argv.insert(step.argv.end(), {"-include", (*pch / kPchHeader).string()});
     }

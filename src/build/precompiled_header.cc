@@ -31,21 +31,22 @@ double AgeSeconds(const fs::path& p) {
 
 }  // namespace
 
-bool UsesHeavyHeaders(const std::string& source) {
-  for (const char* prefix : {"<torch/", "<ATen/", "<c10/", "<pybind11/"}) {
-    if (source.find(prefix) != std::string::npos) return true;
+PchVariant PchVariantFor(const std::string& source) {
+  for (const char* full : {"<torch/extension.h>", "<torch/torch.h>", "<torch/all.h>", "<torch/script.h>"}) {
+    if (source.find(full) != std::string::npos) return PchVariant::kFull;
   }
-  return false;
+  for (const char* prefix : {"<torch/", "<ATen/", "<c10/", "<pybind11/"}) {
+    if (source.find(prefix) != std::string::npos) return PchVariant::kCore;
+  }
+  return PchVariant::kNone;
 }
 
-std::string PchHeaderText(Device device) {
+std::string PchHeaderText(Device device, PchVariant variant) {
   std::string text =
       "// cuda_agent_pch.h — precompiled by the judge (build/precompiled_header.h); not a candidate file.\n"
-      "#pragma once\n"
-      "#include <torch/extension.h>\n"
-      "#include <torch/types.h>\n"
-      "#include <torch/csrc/utils/pybind.h>\n"
-      "#include <pybind11/pybind11.h>\n";
+      "#pragma once\n";
+  if (variant == PchVariant::kFull) text += "#include <torch/extension.h>\n";
+  text += "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\n#include <pybind11/pybind11.h>\n";
   if (device == Device::kCuda) {
     text += "#include <cuda_runtime.h>\n#include <c10/cuda/CUDAGuard.h>\n#include <c10/cuda/CUDAStream.h>\n";
   }
@@ -53,9 +54,9 @@ std::string PchHeaderText(Device device) {
 }
 
 std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir, const std::vector<std::string>& flags,
-                                          const Toolchain& toolchain) {
-  if (cache_dir.empty() || flags.empty()) return std::nullopt;
-  std::string header = PchHeaderText(toolchain.device);
+                                          const Toolchain& toolchain, PchVariant variant) {
+  if (cache_dir.empty() || flags.empty() || variant == PchVariant::kNone) return std::nullopt;
+  std::string header = PchHeaderText(toolchain.device, variant);
   std::string joined;
   for (const auto& f : flags) joined += f + "\x1f";
   fs::path dir = cache_dir / "pch" / Sha256Hex(joined + toolchain.Fingerprint() + header).substr(0, 16);

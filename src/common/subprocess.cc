@@ -98,13 +98,7 @@ void FormatPid(pid_t pid, char* out, size_t* len) {
     }
   }
   if (!options.cwd.empty() && chdir(options.cwd.c_str()) != 0) ChildFail(status_fd);
-  const ResourceLimits& l = options.limits;
-  if (l.address_space_bytes) SetLimit(RLIMIT_AS, l.address_space_bytes);
-  if (l.cpu_seconds) SetLimit(RLIMIT_CPU, l.cpu_seconds);
-  if (l.open_files) SetLimit(RLIMIT_NOFILE, l.open_files);
-  if (l.processes) SetLimit(RLIMIT_NPROC, l.processes);
-  if (l.file_size_bytes) SetLimit(RLIMIT_FSIZE, l.file_size_bytes);
-  SetLimit(RLIMIT_CORE, l.core_file_bytes);
+  ApplyResourceLimits(options.limits);
   // Default signal dispositions for the child (the parent may ignore SIGPIPE).
   signal(SIGPIPE, SIG_DFL);
   execve(path.c_str(), argv, envp);
@@ -112,6 +106,15 @@ void FormatPid(pid_t pid, char* out, size_t* len) {
 }
 
 }  // namespace
+
+void ApplyResourceLimits(const ResourceLimits& l) {
+  if (l.address_space_bytes) SetLimit(RLIMIT_AS, l.address_space_bytes);
+  if (l.cpu_seconds) SetLimit(RLIMIT_CPU, l.cpu_seconds);
+  if (l.open_files) SetLimit(RLIMIT_NOFILE, l.open_files);
+  if (l.processes) SetLimit(RLIMIT_NPROC, l.processes);
+  if (l.file_size_bytes) SetLimit(RLIMIT_FSIZE, l.file_size_bytes);
+  SetLimit(RLIMIT_CORE, l.core_file_bytes);
+}
 
 std::vector<std::string> BuildEnvironment(const RunOptions& options) {
   std::map<std::string, std::string> env;

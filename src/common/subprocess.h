@@ -68,6 +68,10 @@ Result<RunResult> RunProcess(const RunOptions& options);
 // SignalName returns "SIGSEGV" etc., or "signal N".
 std::string SignalName(int signal_number);
 
+// ApplyResourceLimits sets the non-zero limits (and the core-file limit, 0 disabling core dumps) on
+// the calling process; only setrlimit, so it is safe between fork and exec.
+void ApplyResourceLimits(const ResourceLimits& limits);
+
 // BuildEnvironment: the environment a child of RunProcess gets ("KEY=VALUE"): the inherited one
 // (unless !inherit_env), minus env_unset, plus env_set.
 std::vector<std::string> BuildEnvironment(const RunOptions& options);

@@ -92,6 +92,10 @@ const ForkServer* SharedForkServer(const HarnessEnv& env) {
     LogWarn("fork server without a working jail (" + server->Jail() +
             "): contained jobs start their own interpreter under bubblewrap");
   }
+  if (!server->CudaUsable()) {
+    LogWarn("the fork server's children cannot use CUDA (an import touched the driver): GPU jobs start "
+            "their own interpreter");
+  }
   return &*server;
 }
 
@@ -163,8 +167,9 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
   // only where its children can enter the jail.
   bool wrapped = sandbox && !sandbox->wrapper.empty();
   bool contained = sandbox && sandbox->sandbox && sandbox->sandbox->JailAllowed();
+  bool gpu = (sandbox && sandbox->policy.gpu) || spec.value("device", std::string()) == "cuda";
   const ForkServer* server = wrapped ? nullptr : SharedForkServer(env);
-  if (server && (!contained || server->Jail() == "ok")) {
+  if (server && (!contained || server->Jail() == "ok") && (!gpu || server->CudaUsable())) {
     Result<JobOutcome> via = ViaForkServer(*server, job, job_dir, spec_path, options, sandbox, env);
     if (!via.ok()) return via.status();
     outcome = std::move(via).value();

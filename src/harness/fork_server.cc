@@ -165,6 +165,7 @@ Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOpt
   server.socket_ = SocketFor(env);
   auto adopt = [&](const Json& pong) {
     server.jail_ = pong.contains("jail") && pong["jail"].is_string() ? pong["jail"].get<std::string>() : "";
+    server.cuda_fork_ = pong.value("cuda_fork", std::string());
     return server;
   };
   if (Result<Json> pong = Ping(server.socket_, 30); pong.ok()) return adopt(pong.value());

@@ -52,6 +52,9 @@ class ForkServer {
   // Jail: "ok" when the server's children can enter the jail, else why not (or "" when the server
   // has no jail library).
   const std::string& Jail() const { return jail_; }
+  // CudaUsable: the server's children may initialise CUDA (nothing the server imported touched the
+  // driver); when false, GPU jobs must start their own interpreter.
+  bool CudaUsable() const { return cuda_fork_ == "ok"; }
   const std::string& SocketPath() const { return socket_; }
 
   // SocketFor names the socket of the server that serves `env` (for tests and `cuda-agent harness`).
@@ -60,6 +63,7 @@ class ForkServer {
  private:
   std::string socket_;
   std::string jail_;
+  std::string cuda_fork_;
 };
 
 // JailLibraryPath: libcuda_agent_jail.so next to the running binary, or "" when it is missing.

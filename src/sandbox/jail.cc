@@ -276,13 +276,6 @@ void LoopbackUp() {
   close(s);
 }
 
-void SetLimit(int resource, uint64_t value) {
-  struct rlimit lim;
-  lim.rlim_cur = value;
-  lim.rlim_max = value;
-  setrlimit(resource, &lim);
-}
-
 // DropPrivileges: no capabilities (bounding, ambient, effective, permitted, inheritable), no new
 // privileges, the job's rlimits.
 Status DropPrivileges(const JailSpec& spec) {
@@ -298,13 +291,7 @@ Status DropPrivileges(const JailSpec& spec) {
   struct __user_cap_data_struct data[2];
   std::memset(data, 0, sizeof(data));
   if (syscall(SYS_capset, &header, data) != 0) return Errno("capset");
-  const ResourceLimits& l = spec.limits;
-  if (l.address_space_bytes) SetLimit(RLIMIT_AS, l.address_space_bytes);
-  if (l.cpu_seconds) SetLimit(RLIMIT_CPU, l.cpu_seconds);
-  if (l.open_files) SetLimit(RLIMIT_NOFILE, l.open_files);
-  if (l.processes) SetLimit(RLIMIT_NPROC, l.processes);
-  if (l.file_size_bytes) SetLimit(RLIMIT_FSIZE, l.file_size_bytes);
-  SetLimit(RLIMIT_CORE, l.core_file_bytes);
+  ApplyResourceLimits(spec.limits);
   return OkStatus();
 }
 
@@ -356,7 +343,8 @@ Status RunInit(const JailSpec& spec, int msg_fd) {
 }
 
 [[noreturn]] void DieLike(int signal_number) {
-  SetLimit(RLIMIT_CORE, 0);
+  struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
   signal(signal_number, SIG_DFL);
   sigset_t set;
   sigemptyset(&set);

@@ -31,6 +31,7 @@ from ..integrity import (POISON_HUGE, Frozen, check_output, check_weights, froze
 from ..models import build_candidate, load_trusted, synchronize
 from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
+from ..shared_memory import SharedMemoryFiller
 from ..spec import require, require_device
 from ..task_module import import_task
 from .reference import per_check
@@ -42,13 +43,6 @@ def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: Op
         output = model(*inputs)
     synchronize(device)
     return output
-
-
-def scribble_shared_memory(device: str) -> None:
-    """Leaves other values in the SMs' shared memory: a row reduction over random data uses it."""
-    if device == "cuda":
-        torch.softmax(torch.randn(4096, 4096, device=device), dim=1).sum()
-        torch.cuda.synchronize()
 
 
 class CheckInputs:
@@ -71,14 +65,25 @@ class CheckInputs:
 
 def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: OpGuard,
               threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict, flags: dict,
-              what: str = "", poison: float = math.nan) -> None:
+              what: str = "", poison: float = math.nan, another_state: bool = False,
+              filler: SharedMemoryFiller | None = None) -> None:
+    """One checked forward. With `another_state`, the device is left in another state for it (HACKS
+    B12): later allocations shifted and, on CUDA (`filler`), every SM's shared memory filled with
+    3.0e38 — after the inputs are made (their kernels would overwrite shared memory) and before the
+    free memory is poisoned (which uses no shared memory)."""
     what = what or f"check {i}"
     named_inputs = named_tensors(inputs, "input")
     frozen_inputs = Frozen(named_inputs, device, frozen_budget(device))
+    shift = None
+    if another_state:
+        if filler is not None:
+            result["shared_memory_fill"] = filler.fill()
+        shift = torch.empty(4096 + 96, dtype=torch.uint8, device=device)  # moves later allocations
     result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs), poison)
     threads.reset()
     with phase("forward", f"{what}: ModelNew.forward"):
         output = guarded_forward(model, inputs, device, guard, what)
+    del shift
     threads.check(what)
     check_flags_unchanged(flags, what)
     check_output(output, device, named_inputs + weight_tensors(model), path=f"{what}: output")
@@ -118,10 +123,12 @@ def run(spec: dict, result: dict) -> None:
             run_check(i, model, checks.make(i), device, guard, threads, weights, output_dir, result, flags)
             result["checks_run"] = i + 1
         if repeat and len(checks):
-            scribble_shared_memory(device)
-            shift = torch.empty(4096 + 96, dtype=torch.uint8, device=device)  # noqa: F841 - moves allocations
+            filler = SharedMemoryFiller() if device == "cuda" else None
+            if filler is not None and filler.error:
+                result["shared_memory_fill_note"] = filler.error
             run_check(len(checks), model, checks.make(0), device, guard, threads, weights, output_dir,
-                      result, flags, what="repeat of check 0", poison=POISON_HUGE)
+                      result, flags, what="repeat of check 0", poison=POISON_HUGE, another_state=True,
+                      filler=filler)
             result["repeated_check"] = True
     finally:
         result["aten_ops"] = guard.ops()

@@ -2,16 +2,18 @@
 
 A candidate process never builds the reference model; a baseline process never imports candidate code.
 Input sets are built first (inputs.make_timing_sets: set k from timing_set_seed(seed, k), kept
-alive), then a calibration of the device (timing.calibrate: a copy and a float64 GEMM, before any
-task or candidate code runs; the judge compares it with the calibration stored with the baselines to
-tell whether the machine drifted), then the model; `warmup` calls, then `iters` timed calls, each on
-the next input set, with their outputs kept alive until the end. The candidate's calls run
+alive), then the model; `warmup` calls, then a calibration of the device (timing.calibrate: a copy and
+a float64 GEMM; the judge compares it with the calibration stored with the baselines to tell whether
+the machine drifted), then `iters` timed calls, each on the next input set, with their outputs kept
+alive until the end. The candidate's calls run
 under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
 output checks after each call, weights compared at the end), so profiling looks the same as checking. The
 outputs of the timed calls named in `spot_check_calls` are written, so the judge can check them against
 the reference job's outputs on the same input sets (HACKS.md A5, A6).
 
-The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
+With "wait_for" the job starts the profiler (seconds of kineto/CUPTI start-up) and then waits for the
+judge's go before it loads anything, so that start-up overlaps the candidate's build and verification
+(wait_for_go). The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
 anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
 out of its caller's stream order (started before the work queued on it, or still running after it) fails
 with "unjoined_stream" (A1; timing.StreamFences). The result's `call_kernels` (device activities per timed
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from typing import Any
 
 import torch
@@ -123,6 +126,39 @@ def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets:
                                             f"{summarize(differences)} (inputs must be left untouched)")
 
 
+def wait_for_go(spec: dict, result: dict) -> bool:
+    """With "wait_for": {"go": PATH, "stop": PATH, "timeout_s": S}, waits until the judge lets the
+    timing start (it holds the exclusive device lease then: nothing before this point runs work on
+    the GPU, and no candidate code is loaded) or calls it off (stop, or no go within S seconds).
+    Without it, goes at once. Returns whether to go."""
+    wait = spec.get("wait_for")
+    if wait is None:
+        return True
+    go = require(wait, "go", str)
+    stop = require(wait, "stop", str)
+    deadline = time.monotonic() + float(require(wait, "timeout_s", (int, float), default=3600))
+    while time.monotonic() < deadline and not os.path.exists(stop):
+        if os.path.exists(go):
+            return True
+        time.sleep(0.005)
+    result.update(ok=False, error_kind="not_started",
+                  reason="the judge called the timing off (the candidate did not get through verification)")
+    return False
+
+
+class PhaseClock:
+    """Seconds of each phase of the job, in result["phase_seconds"] (where a judgement's time goes)."""
+
+    def __init__(self, result: dict):
+        self.phases = result.setdefault("phase_seconds", {})
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases[name] = now - self.last
+        self.last = now
+
+
 def run(spec: dict, result: dict) -> None:
     device = require_device(spec)
     target = require(spec, "target", str)
@@ -147,19 +183,32 @@ def run(spec: dict, result: dict) -> None:
         result["compile_seconds"] = None
     flags = apply_backend_flags(spec.get("backend_flags"))
     result["backend_flags"] = flags
+    clock = PhaseClock(result)
+    profiler = None
+    if device == "cuda":
+        torch.cuda.init()
+        profiler = timing.DeviceProfiler()
+        profiler.start()
+        clock.lap("profiler_start")
+    if not wait_for_go(spec, result):
+        if profiler is not None:
+            profiler.stop()
+        return
+    clock.lap("wait")
 
     init_inputs = as_arg_list(load_trusted(require(spec, "init_inputs_path", str)))
     state_dict = load_trusted(require(spec, "state_dict_path", str))
     task = import_task(task_path)
     input_sets = make_timing_sets(task, seed, warmup + iters, device)
+    clock.lap("inputs")
     result["input_sets"] = len(input_sets)
     # Copies taken before any model code runs: the spot-checked calls' inputs must stay untouched.
     budget = frozen_budget(device) // max(1, len(calls))
     pristine = {i: Frozen(named_tensors(input_sets[timed_call_set(i, warmup, len(input_sets))], "input"),
                           device, budget) for i in calls}
-    result["calibration"] = timing.calibrate(device)
     start_torch_threads(device)
     model = build_model(spec, target, task, init_inputs, state_dict, device)
+    clock.lap("model")
 
     checks = None
     guard = contextlib.nullcontext()
@@ -182,13 +231,16 @@ def run(spec: dict, result: dict) -> None:
         with torch.no_grad(), guard:
             durations: list[float] = []
             first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after, durations)
+            clock.lap("warmup")
+            result["calibration"] = timing.calibrate(device)
+            clock.lap("calibration")
             if device == "cuda":
                 flusher = timing.L2Flusher(flush_l2)
                 result["persisting_l2_reset"] = flusher.persisting.available
                 fences = timing.StreamFences(checks is not None)
                 fences.calibrate(max(durations, default=0.0))
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
-                                                 started=threads.reset, fences=fences)
+                                                 started=threads.reset, fences=fences, profiler=profiler)
             else:
                 timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind, after)
         if checks is None:
@@ -198,6 +250,8 @@ def run(spec: dict, result: dict) -> None:
             result["aten_ops"] = checks.guard.ops()
         result.update(threads.to_dict())
 
+    clock.lap("timed")
+    result["profiler_seconds"] = timings.profiler_seconds
     result.update({"kernels": timings.kernels, "call_kernels": timings.call_kernels,
                    "unjoined": timings.unjoined[:20]})
     if checks is not None and timings.unjoined:
