@@ -5,6 +5,8 @@
 #   bash bench/gpu_session.sh baselines L1,L2  # eager/compile baselines for the chosen tasks
 #   bash bench/gpu_session.sh corpus     # the hack corpus and CUDA judge cases (4 at a time), GPU harness tests
 #   bash bench/gpu_session.sh taskcheck  # cuda-agent tasks check over .gpu/kernelbench_all (all 250 tasks)
+#   bash bench/gpu_session.sh bench      # baselines for all of .gpu/kernelbench_all, then `cuda-agent bench`
+#                                        # over bench/candidates/kernelbench (resumable; see the mode)
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
 #
 # Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
@@ -97,6 +99,38 @@ PY
     echo "== judge scenarios (CUDA) under the sandbox"
     timeout 280 python3 -m pytest tests/judge -q -p no:cacheprovider -k cuda 2>&1 | tail -4
     ;;
+  bench)
+    # (1) eager and torch.compile baselines of every task of .gpu/kernelbench_all, (2) the bundled CUDA
+    # candidates (bench/candidates/kernelbench/level*/<stem>/) judged as a benchmark, reports in
+    # $OUT/bench. Everything resumes: results live in one SQLite store, $BENCH_STORE (default
+    # $OUT/bench-store.sqlite), which starts as .gpu/bench-store.sqlite when one was carried back from an
+    # earlier lease (copy $OUT/bench-store.sqlite there), plus the committed bench/results/baselines/*.jsonl.
+    # One command has 10 minutes: BENCH_BUDGET seconds (default 540) are shared by both steps.
+    STORE="${BENCH_STORE:-$OUT/bench-store.sqlite}"
+    LEVELS="${BENCH_LEVELS:-1,2,3}"
+    JOBS="${BENCH_JOBS:-4}"
+    BUDGET="${BENCH_BUDGET:-540}"
+    start=$SECONDS
+    if [ ! -f "$STORE" ] && [ -f .gpu/bench-store.sqlite ]; then cp .gpu/bench-store.sqlite "$STORE"; fi
+    for f in bench/results/baselines/*.jsonl; do
+      [ -f "$f" ] && "$BIN" baselines import "$f" --baseline-store "$STORE"
+    done
+    timeout "$((BUDGET - 90))" "$BIN" baselines .gpu/kernelbench_all --device cuda --levels "$LEVELS" \
+      --baseline-store "$STORE" --jobs "$JOBS" > "$OUT/baselines.txt" 2> "$OUT/baselines.err"
+    echo "baselines exit $? (124: out of time; run this mode again to resume)"
+    tail -30 "$OUT/baselines.txt"
+    "$BIN" baselines export --baseline-store "$STORE" --out "$OUT/baselines.jsonl"
+    if [ -d bench/candidates/kernelbench ]; then
+      left=$((BUDGET - (SECONDS - start))); [ "$left" -lt 60 ] && left=60
+      timeout "$left" "$BIN" bench .gpu/kernelbench_all --solver solutions:bench/candidates/kernelbench \
+        --device cuda --levels "$LEVELS" --store "$STORE" --baseline-store "$STORE" --baseline-max-age 0 \
+        --jobs "$JOBS" --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench.err"
+      echo "bench exit $?"; cat "$OUT/bench.txt"; tail -5 "$OUT/bench.err"
+      [ -f "$OUT/bench/report.md" ] && head -30 "$OUT/bench/report.md"
+    else
+      echo "no bench/candidates/kernelbench: bench step skipped"
+    fi
+    ;;
   latency)
     # Records go to $LATENCY_DIR (default: under $OUT), so consecutive leases of one warm machine
     # resume; the summary is copied to $OUT.
@@ -116,6 +150,9 @@ PY
 import json, sys
 for line in open(sys.argv[1]):
     r = json.loads(line)
+    if "summary" in r and "task" not in r:
+        print("cannot run:", r["summary"]["cannot_run"])
+        continue
     print(f"{r['task']['name']:60s} ok={r['ok']} eager={r['eager_us']} compile={r['compile_us']} "
           f"compile_s={r['compile_seconds']} total_s={r['stage_seconds'].get('total', 0):.1f} {'' if r['ok'] else r['reason'][:150]}")
 PY

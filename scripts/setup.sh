@@ -11,8 +11,10 @@ log() { printf '[setup] %s\n' "$*"; }
 SUDO=""
 if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
 
-# System packages: compiler, build tools, the JSON and test libraries. bubblewrap is for the sandbox.
-APT_PACKAGES=(g++ make cmake ninja-build nlohmann-json3-dev libsqlite3-dev libgtest-dev python3-dev bubblewrap)
+# System packages: compiler, build tools, the JSON and test libraries. bubblewrap is for the sandbox;
+# chromium renders the bench report in a headless browser for its test (tests/bench).
+APT_PACKAGES=(g++ make cmake ninja-build nlohmann-json3-dev libsqlite3-dev libgtest-dev python3-dev bubblewrap
+              chromium)
 if [ -z "${SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
   missing=()
   for p in "${APT_PACKAGES[@]}"; do

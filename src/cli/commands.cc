@@ -1,9 +1,10 @@
-// commands.cc — judge, build, workspace and tasks subcommands.
+// commands.cc — judge, build, workspace, tasks and sandbox subcommands (bench and baselines: eval_commands.cc).
 #include "cli/commands.h"
 
 #include <iostream>
 #include <sstream>
 
+#include "cli/judge_flags.h"
 #include "cli/options.h"
 #include "judge/judge.h"
 #include "judge/task_check.h"
@@ -11,7 +12,6 @@
 #include "workspace/workspace.h"
 
 namespace cuda_agent {
-namespace {
 
 int UsageError(const std::string& command, const std::string& message,
                const std::vector<OptionSpec>& specs) {
@@ -43,8 +43,6 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
       {"out", true, "(build) where to write cuda_extension.so", ""},
-      {"select", true, "(baselines) comma-separated task names or ids", ""},
-      {"limit", true, "(baselines) at most this many tasks", "0"},
   };
   return specs;
 }
@@ -90,7 +88,7 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   Result<double> drift = ParseDoubleFlag(a, "baseline-drift");
   if (!drift.ok()) return drift.status();
   opt.baseline_drift = drift.value();
-  Result<double> max_age = ParseDoubleFlag(a, "baseline-max-age");
+  Result<double> max_age = ParseDoubleFlag(a, "baseline-max-age", /*allow_zero=*/true);
   if (!max_age.ok()) return max_age.status();
   if (max_age.value() < 0) return InvalidArgument("--baseline-max-age must be >= 0 hours");
   opt.baseline_max_age_hours = max_age.value();
@@ -109,6 +107,8 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   opt.keep_work = a.Has("keep-work");
   return opt;
 }
+
+namespace {
 
 int Emit(const JudgeResult& result, bool json) {
   if (json) {
@@ -293,50 +293,6 @@ int TasksCommand(const Args& args) {
   if (!a->Has("json")) {
     std::cerr << suite->size() << " tasks, " << malformed << " malformed\n";
   }
-  return 0;
-}
-
-int BaselinesCommand(const Args& args) {
-  const auto& specs = JudgeSpecs();
-  Result<ParsedArgs> a = ParseArgs(specs, args);
-  if (!a.ok()) return UsageError("baselines", a.status().message(), specs);
-  if (a->positional().size() != 1) return UsageError("baselines", "expected one SUITE", specs);
-  Result<JudgeOptions> opt = OptionsFromArgs(a.value());
-  if (!opt.ok()) return UsageError("baselines", opt.status().message(), specs);
-  Result<int> limit = ParseIntFlag(a.value(), "limit");
-  if (!limit.ok()) return UsageError("baselines", limit.status().message(), specs);
-  Result<std::vector<Task>> suite = LoadSuite(a->positional()[0]);
-  if (!suite.ok()) return UsageError("baselines", suite.status().message(), specs);
-  std::vector<Task> tasks = SelectTasks(suite.value(), a->Get("select"), limit.value());
-  if (tasks.empty()) return UsageError("baselines", "no task matches", specs);
-  Result<HarnessEnv> env = HarnessEnv::Discover();
-  if (!env.ok()) {
-    std::cerr << "cuda-agent baselines: " << env.status().message() << "\n";
-    return kExitInternal;
-  }
-  Judge judge(env.value());
-  int failed = 0;
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    JudgeResult r = judge.Baselines(tasks[i], opt.value());
-    if (r.outcome != Outcome::kVerdict) ++failed;
-    Json timing = r.timing.is_object() ? r.timing : Json::object();
-    Json row = {{"task", r.task}, {"ok", r.outcome == Outcome::kVerdict}, {"reason", r.reason},
-                {"device", r.device}, {"measure", timing.value("measure", Json())},
-                {"eager_us", timing.contains("eager") ? timing["eager"].value("time_us", Json()) : Json()},
-                {"compile_us", timing.contains("compile") ? timing["compile"].value("time_us", Json()) : Json()},
-                {"compile_seconds", timing.contains("compile") ? timing["compile"].value("compile_seconds", Json()) : Json()},
-                {"env", r.env}, {"stage_seconds", r.stage_seconds}};
-    if (a->Has("json")) {
-      std::cout << row.dump() << std::endl;
-    } else {
-      std::cout << "[" << i + 1 << "/" << tasks.size() << "] " << tasks[i].name << ": "
-                << (row["ok"].get<bool>() ? "eager " + row["eager_us"].dump() + " us, compile " +
-                                                row["compile_us"].dump() + " us"
-                                          : r.reason)
-                << std::endl;
-    }
-  }
-  std::cerr << tasks.size() << " tasks, " << failed << " could not be measured\n";
   return 0;
 }
 

@@ -13,7 +13,8 @@ int JudgeCommand(const Args& args);
 int BuildCommand(const Args& args);
 int WorkspaceCommand(const Args& args);
 int TasksCommand(const Args& args);
-int BaselinesCommand(const Args& args);
+int BaselinesCommand(const Args& args);  // eval_commands.cc
+int BenchCommand(const Args& args);      // eval_commands.cc
 int SandboxCommand(const Args& args);
 
 }  // namespace cuda_agent

@@ -21,8 +21,11 @@ commands:
              cuda-agent build --candidate DIR [--device cuda|cpu] --out FILE
   workspace  make an agent workspace for a task
              cuda-agent workspace init --task TASK [--device cuda|cpu] DIR
-  baselines  time the eager and torch.compile versions of a suite's tasks
-             cuda-agent baselines SUITE [--select A,B] [--limit N] [--device cuda|cpu] [--json]
+  baselines  time the eager and torch.compile versions of a suite's tasks (stored, resumable)
+             cuda-agent baselines SUITE [--levels 1,2,3] [--jobs N] [--force] [--device cuda|cpu] [--json]
+             cuda-agent baselines export [--out FILE.jsonl] | baselines import FILE.jsonl
+  bench      solve and judge every task of a suite; the paper's metrics; md/json/html reports
+             cuda-agent bench SUITE --solver solutions:DIR|agent:MODEL [--levels 1,2,3] [--jobs N] [--out DIR]
   tasks      list the tasks of a suite (file, KernelBench folder, JSONL)
              cuda-agent tasks list SUITE [--json]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
@@ -68,6 +71,7 @@ int Main(int argc, char** argv) {
   if (command == "workspace") return cuda_agent::WorkspaceCommand(args);
   if (command == "tasks") return cuda_agent::TasksCommand(args);
   if (command == "baselines") return cuda_agent::BaselinesCommand(args);
+  if (command == "bench") return cuda_agent::BenchCommand(args);
   if (command == "sandbox") return cuda_agent::SandboxCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";

@@ -100,12 +100,13 @@ Result<int> ParseIntFlag(const ParsedArgs& args, const std::string& name) {
   return static_cast<int>(n);
 }
 
-Result<double> ParseDoubleFlag(const ParsedArgs& args, const std::string& name) {
+Result<double> ParseDoubleFlag(const ParsedArgs& args, const std::string& name, bool allow_zero) {
   std::string v = args.Get(name);
   char* end = nullptr;
   double d = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end != '\0' || !(d > 0)) {
-    return InvalidArgument("--" + name + " expects a positive number, got '" + v + "'");
+  if (v.empty() || *end != '\0' || !(d > 0 || (allow_zero && d == 0))) {
+    return InvalidArgument("--" + name + " expects a " + (allow_zero ? "non-negative" : "positive") +
+                           " number, got '" + v + "'");
   }
   return d;
 }

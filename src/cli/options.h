@@ -45,6 +45,7 @@ std::string FormatHelp(const std::vector<OptionSpec>& specs);
 
 // ParseInt / ParseDouble with a message naming the flag.
 Result<int> ParseIntFlag(const ParsedArgs& args, const std::string& name);
-Result<double> ParseDoubleFlag(const ParsedArgs& args, const std::string& name);
+// ParseDoubleFlag accepts a positive number, or also 0 when `allow_zero` (a flag where 0 means "off").
+Result<double> ParseDoubleFlag(const ParsedArgs& args, const std::string& name, bool allow_zero = false);
 
 }  // namespace cuda_agent

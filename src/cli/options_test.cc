@@ -49,5 +49,13 @@ TEST(ParseFlags, Numbers) {
   EXPECT_EQ(ParseIntFlag(b.value(), "iters").value(), 12);
 }
 
+TEST(ParseFlags, ZeroOnlyWhereItMeansOff) {
+  Result<ParsedArgs> a = ParseArgs(kSpecs, {"--iters", "0"});
+  EXPECT_FALSE(ParseDoubleFlag(a.value(), "iters").ok());
+  EXPECT_EQ(ParseDoubleFlag(a.value(), "iters", /*allow_zero=*/true).value(), 0.0);
+  Result<ParsedArgs> b = ParseArgs(kSpecs, {"--iters", "-1"});
+  EXPECT_FALSE(ParseDoubleFlag(b.value(), "iters", /*allow_zero=*/true).ok());
+}
+
 }  // namespace
 }  // namespace cuda_agent

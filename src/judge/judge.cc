@@ -786,9 +786,7 @@ class Pipeline {
   }
 
   BaselineKey Key(const std::string& target) const {
-    std::string device = toolchain_.gpu ? toolchain_.gpu->name : "cpu:" + r_.env.value("host", std::string());
-    return {r_.task.value("id", std::string()), device, toolchain_.torch_version, opt_.policy.name, target,
-            opt_.warmup, opt_.iters};
+    return BaselineKeyFor(toolchain_, r_.task.value("id", std::string()), opt_, target);
   }
 
   // CheckTimedCalls: the outputs of two secretly chosen timed calls must match eager's outputs for
@@ -974,6 +972,15 @@ void RunGuarded(Pipeline& p, Stages& stages) {
 }
 
 }  // namespace
+
+BaselineKey BaselineKeyFor(const Toolchain& toolchain, const std::string& task_id,
+                           const JudgeOptions& options, const std::string& target) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string device = toolchain.gpu ? toolchain.gpu->name : "cpu:" + std::string(host);
+  return {task_id, device, toolchain.torch_version, options.policy.name, target, options.warmup,
+          options.iters};
+}
 
 int ExitStatusFor(const JudgeResult& result) {
   switch (result.outcome) {

@@ -15,6 +15,7 @@
 #include "judge/judge_result.h"
 #include "judge/precision.h"
 #include "sandbox/sandbox.h"
+#include "store/baseline_store.h"
 #include "task/task.h"
 
 namespace cuda_agent {
@@ -75,6 +76,11 @@ class Judge {
  private:
   HarnessEnv env_;
 };
+
+// BaselineKeyFor names a task's stored baseline the way the judge keys it: the GPU model (or
+// "cpu:<host>"), torch version, precision policy and warm-up/iterations of `options`.
+BaselineKey BaselineKeyFor(const Toolchain& toolchain, const std::string& task_id,
+                           const JudgeOptions& options, const std::string& target);
 
 // ExitStatusFor maps a result to the process exit status.
 int ExitStatusFor(const JudgeResult& result);

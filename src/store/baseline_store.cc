@@ -1,21 +1,10 @@
 // baseline_store.cc — the baselines table.
 #include "store/baseline_store.h"
 
-#include <chrono>
 #include <cmath>
-#include <ctime>
 
 namespace cuda_agent {
 namespace {
-
-std::string NowUtc() {
-  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 std::vector<SqlValue> KeyValues(const BaselineKey& k) {
   return {k.task_id, k.device, k.torch_version, k.policy, k.target, int64_t{k.warmup}, int64_t{k.iters}};
@@ -56,9 +45,17 @@ std::optional<StoredBaseline> BaselineStore::Get(const BaselineKey& key) {
 }
 
 Status BaselineStore::Put(const BaselineKey& key, const Json& summary) {
+  return Write(key, summary, UtcNow());
+}
+
+Status BaselineStore::Import(const BaselineEntry& entry) {
+  return Write(entry.key, entry.stored.summary, entry.stored.measured_at);
+}
+
+Status BaselineStore::Write(const BaselineKey& key, const Json& summary, const std::string& measured_at) {
   std::vector<SqlValue> values = KeyValues(key);
   values.emplace_back(summary.dump());
-  values.emplace_back(NowUtc());
+  values.emplace_back(measured_at);
   return db_.Exec(
       "INSERT OR REPLACE INTO baselines (task_id, device, torch_version, policy, target, warmup, iters,"
       " summary, measured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -67,6 +64,59 @@ Status BaselineStore::Put(const BaselineKey& key, const Json& summary) {
 
 Status BaselineStore::Remove(const BaselineKey& key) {
   return db_.Exec(std::string("DELETE FROM baselines WHERE ") + kWhere, KeyValues(key));
+}
+
+Result<std::vector<BaselineEntry>> BaselineStore::List() {
+  Result<std::vector<Row>> rows = db_.Query(
+      "SELECT task_id, device, torch_version, policy, target, warmup, iters, summary, measured_at"
+      " FROM baselines ORDER BY task_id, device, torch_version, policy, target, warmup, iters");
+  if (!rows.ok()) return rows.status();
+  std::vector<BaselineEntry> entries;
+  for (const Row& row : rows.value()) {
+    auto text = [&](size_t i) {
+      const auto* s = std::get_if<std::string>(&row[i]);
+      return s ? *s : std::string();
+    };
+    auto integer = [&](size_t i) {
+      const auto* n = std::get_if<int64_t>(&row[i]);
+      return n ? static_cast<int>(*n) : 0;
+    };
+    Json summary = Json::parse(text(7), nullptr, /*allow_exceptions=*/false);
+    if (summary.is_discarded()) continue;  // unreadable: not worth carrying elsewhere
+    entries.push_back({{text(0), text(1), text(2), text(3), text(4), integer(5), integer(6)},
+                       {summary, text(8)}});
+  }
+  return entries;
+}
+
+Json BaselineEntryToJson(const BaselineEntry& e) {
+  return {{"task_id", e.key.task_id}, {"device", e.key.device}, {"torch_version", e.key.torch_version},
+          {"policy", e.key.policy}, {"target", e.key.target}, {"warmup", e.key.warmup},
+          {"iters", e.key.iters}, {"summary", e.stored.summary}, {"measured_at", e.stored.measured_at}};
+}
+
+Result<BaselineEntry> BaselineEntryFromJson(const Json& line) {
+  if (!line.is_object()) return InvalidArgument("a baseline entry must be a JSON object");
+  BaselineEntry e;
+  for (auto [name, field] : {std::pair{"task_id", &e.key.task_id}, {"device", &e.key.device},
+                             {"torch_version", &e.key.torch_version}, {"policy", &e.key.policy},
+                             {"target", &e.key.target}, {"measured_at", &e.stored.measured_at}}) {
+    if (!line.contains(name) || !line[name].is_string()) {
+      return InvalidArgument(std::string("a baseline entry needs a string \"") + name + "\"");
+    }
+    *field = line[name].get<std::string>();
+  }
+  for (auto [name, field] : {std::pair{"warmup", &e.key.warmup}, {"iters", &e.key.iters}}) {
+    if (!line.contains(name) || !line[name].is_number_integer()) {
+      return InvalidArgument(std::string("a baseline entry needs an integer \"") + name + "\"");
+    }
+    *field = line[name].get<int>();
+  }
+  e.stored.summary = line.value("summary", Json());
+  if (!e.stored.summary.is_object() || !e.stored.summary.value("time_us", Json()).is_number()) {
+    return InvalidArgument("a baseline entry needs a \"summary\" with a numeric time_us");
+  }
+  return e;
 }
 
 bool Drifted(double stored_us, double fresh_us, double tolerance) {

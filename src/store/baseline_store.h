@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/json.h"
 #include "store/database.h"
@@ -31,6 +32,12 @@ struct StoredBaseline {
   std::string measured_at;    // UTC, ISO 8601
 };
 
+// BaselineEntry is one stored baseline with its key: a line of an exported JSONL file.
+struct BaselineEntry {
+  BaselineKey key;
+  StoredBaseline stored;
+};
+
 class BaselineStore {
  public:
   static Result<BaselineStore> Open(const fs::path& path);
@@ -40,10 +47,22 @@ class BaselineStore {
   Status Remove(const BaselineKey& key);
   const fs::path& path() const { return db_.path(); }
 
+  // List returns every stored baseline in key order (for export).
+  Result<std::vector<BaselineEntry>> List();
+  // Import stores an entry measured elsewhere, keeping its measured_at (replacing the same key).
+  Status Import(const BaselineEntry& entry);
+
  private:
   explicit BaselineStore(Database db) : db_(std::move(db)) {}
+  Status Write(const BaselineKey& key, const Json& summary, const std::string& measured_at);
   Database db_;
 };
+
+// BaselineEntryToJson / BaselineEntryFromJson: the exchange format of `cuda-agent baselines export`
+// and `import`, one object per line: {"task_id", "device", "torch_version", "policy", "target",
+// "warmup", "iters", "summary", "measured_at"}.
+Json BaselineEntryToJson(const BaselineEntry& entry);
+Result<BaselineEntry> BaselineEntryFromJson(const Json& line);
 
 // Drifted says whether a fresh time is more than `tolerance` (relative) away from a stored one.
 bool Drifted(double stored_us, double fresh_us, double tolerance);

@@ -77,6 +77,46 @@ TEST_F(BaselineStoreTest, AFileThatIsNotADatabaseIsRefusedWithItsPath) {
   EXPECT_NE(store.status().message().find("junk.sqlite"), std::string::npos) << store.status().message();
 }
 
+TEST_F(BaselineStoreTest, ExportedEntriesImportElsewhereWithTheirTimes) {
+  Result<BaselineStore> here = BaselineStore::Open(dir_ / "here.sqlite");
+  ASSERT_TRUE(here.ok());
+  BaselineKey eager = key_;
+  eager.target = "eager";
+  ASSERT_TRUE(here->Put(key_, {{"time_us", 7.0}}).ok());
+  ASSERT_TRUE(here->Put(eager, {{"time_us", 9.0}}).ok());
+  Result<std::vector<BaselineEntry>> listed = here->List();
+  ASSERT_TRUE(listed.ok());
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_EQ(listed->at(0).key.target, "compile");  // key order
+  Result<BaselineStore> there = BaselineStore::Open(dir_ / "there.sqlite");
+  ASSERT_TRUE(there.ok());
+  for (const BaselineEntry& e : listed.value()) {
+    Json line = Json::parse(BaselineEntryToJson(e).dump());
+    Result<BaselineEntry> back = BaselineEntryFromJson(line);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    back->stored.measured_at = "2026-01-02T03:04:05Z";
+    ASSERT_TRUE(there->Import(back.value()).ok());
+  }
+  std::optional<StoredBaseline> hit = there->Get(eager);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->summary["time_us"], 9.0);
+  EXPECT_EQ(hit->measured_at, "2026-01-02T03:04:05Z");
+}
+
+TEST(BaselineEntryTest, MalformedLinesNameTheField) {
+  Json line = {{"task_id", "t"}, {"device", "d"}, {"torch_version", "v"}, {"policy", "strict"},
+               {"target", "eager"}, {"warmup", 5}, {"iters", 20}, {"measured_at", "x"},
+               {"summary", {{"time_us", 1.0}}}};
+  EXPECT_TRUE(BaselineEntryFromJson(line).ok());
+  Json no_iters = line;
+  no_iters.erase("iters");
+  EXPECT_NE(BaselineEntryFromJson(no_iters).status().message().find("iters"), std::string::npos);
+  Json no_time = line;
+  no_time["summary"] = Json::object();
+  EXPECT_FALSE(BaselineEntryFromJson(no_time).ok());
+  EXPECT_FALSE(BaselineEntryFromJson(Json::array()).ok());
+}
+
 TEST(DriftTest, RelativeToleranceBothWays) {
   EXPECT_FALSE(Drifted(100, 109, 0.10));
   EXPECT_TRUE(Drifted(100, 111, 0.10));

@@ -3,6 +3,9 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
+#include <ctime>
+
 namespace cuda_agent {
 namespace {
 
@@ -39,6 +42,15 @@ Result<Statement> Prepare(sqlite3* db, const std::string& sql, const std::vector
 }
 
 }  // namespace
+
+std::string UtcNow() {
+  std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 void Database::Closer::operator()(sqlite3* db) const { sqlite3_close_v2(db); }
 

@@ -43,4 +43,7 @@ class Database {
   fs::path path_;
 };
 
+// UtcNow is the current time as ISO 8601 UTC ("2026-01-31T12:00:00Z"), the store's timestamps.
+std::string UtcNow();
+
 }  // namespace cuda_agent
