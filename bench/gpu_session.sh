@@ -6,7 +6,7 @@
 #   bash bench/gpu_session.sh corpus     # the hack corpus and CUDA judge cases (4 at a time), GPU harness tests
 #   bash bench/gpu_session.sh taskcheck  # cuda-agent tasks check over .gpu/kernelbench_all (all 250 tasks)
 #   bash bench/gpu_session.sh bench      # baselines for all of .gpu/kernelbench_all, then `cuda-agent bench`
-#                                        # over bench/candidates/kernelbench (resumable; see the mode)
+#                                        # over bench/candidates/kernelbench.py's candidates (resumable)
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
 #
 # Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
@@ -100,8 +100,8 @@ PY
     timeout 280 python3 -m pytest tests/judge -q -p no:cacheprovider -k cuda 2>&1 | tail -4
     ;;
   bench)
-    # (1) eager and torch.compile baselines of every task of .gpu/kernelbench_all, (2) the bundled CUDA
-    # candidates (bench/candidates/kernelbench/level*/<stem>/) judged as a benchmark, reports in
+    # (1) eager and torch.compile baselines of every task of .gpu/kernelbench_all, (2) unless BENCH_SKIP
+    # is set, the candidates of bench/candidates/kernelbench.py judged as a benchmark, reports in
     # $OUT/bench. Everything resumes: results live in one SQLite store, $BENCH_STORE (default
     # $OUT/bench-store.sqlite), which starts as .gpu/bench-store.sqlite when one was carried back from an
     # earlier lease (copy $OUT/bench-store.sqlite there), plus the committed bench/results/baselines/*.jsonl.
@@ -120,15 +120,16 @@ PY
     echo "baselines exit $? (124: out of time; run this mode again to resume)"
     tail -30 "$OUT/baselines.txt"
     "$BIN" baselines export --baseline-store "$STORE" --out "$OUT/baselines.jsonl"
-    if [ -d bench/candidates/kernelbench ]; then
+    if [ -z "${BENCH_SKIP:-}" ]; then
+      python3 bench/candidates/kernelbench.py /tmp/kernelbench-candidates > /dev/null
       left=$((BUDGET - (SECONDS - start))); [ "$left" -lt 60 ] && left=60
-      timeout "$left" "$BIN" bench .gpu/kernelbench_all --solver solutions:bench/candidates/kernelbench \
+      timeout "$left" "$BIN" bench .gpu/kernelbench_all --solver solutions:/tmp/kernelbench-candidates \
         --device cuda --levels "$LEVELS" --store "$STORE" --baseline-store "$STORE" --baseline-max-age 0 \
         --jobs "$JOBS" --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench.err"
       echo "bench exit $?"; cat "$OUT/bench.txt"; tail -5 "$OUT/bench.err"
       [ -f "$OUT/bench/report.md" ] && head -30 "$OUT/bench/report.md"
     else
-      echo "no bench/candidates/kernelbench: bench step skipped"
+      echo "BENCH_SKIP: bench step skipped"
     fi
     ;;
   latency)

@@ -46,9 +46,35 @@ def no_check(label: str, inputs: list, output: Any) -> None:
     return None
 
 
+OUTPUT_BUDGET_BYTES = 4 << 30
+
+
+class OutputKeeper:
+    """Which timed calls' outputs stay alive until the end: all of them while they fit in the budget
+    (no call then gets the memory of an output just freed), beyond it only the `always` calls (call 0
+    and the spot-checked ones, whose outputs are read at the end) — a task with outputs of several GB
+    would otherwise run out of device memory in its own baseline."""
+
+    def __init__(self, always: set[int] | None = None, budget_bytes: int = OUTPUT_BUDGET_BYTES):
+        self.always = {0} | set(always or ())
+        self.budget_bytes = budget_bytes
+        self.kept_bytes = 0
+
+    def __call__(self, call: int, output: Any) -> Any:
+        """`output` to keep, or None for one dropped."""
+        if call in self.always:
+            return output
+        size = tensor_bytes(output)
+        if self.kept_bytes + size > self.budget_bytes:
+            return None
+        self.kept_bytes += size
+        return output
+
+
 @dataclass
 class Timings:
-    """Per-call times of the timed calls, and the outputs kept alive until the end."""
+    """Per-call times of the timed calls, and their outputs kept alive until the end (None for those an
+    OutputKeeper dropped)."""
 
     wall_us: list[float] = field(default_factory=list)
     device_us: list[float] | None = None
@@ -202,9 +228,10 @@ def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: s
 
 
 def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
-                   after: After = no_check) -> Timings:
+                   after: After = no_check, keep: OutputKeeper | None = None) -> Timings:
     """Wall time of `iters` calls on input sets first, first+1, ... (round-robin)."""
     timings = Timings()
+    keep = keep or OutputKeeper()
     for i in range(iters):
         label = f"timed call {i}"
         inputs = input_sets[(first + i) % len(input_sets)]
@@ -213,8 +240,8 @@ def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, k
             output = call(inputs, label)
             end = time.perf_counter()
         timings.wall_us.append((end - start) * 1e6)
-        timings.outputs.append(output)
         after(label, inputs, output)
+        timings.outputs.append(keep(i, output))
     return timings
 
 
@@ -252,7 +279,8 @@ class DeviceProfiler:
 def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
                     flusher: L2Flusher, after: After = no_check,
                     started: Callable[[], None] | None = None,
-                    fences: StreamFences | None = None, profiler: DeviceProfiler | None = None) -> Timings:
+                    fences: StreamFences | None = None, profiler: DeviceProfiler | None = None,
+                    keep: OutputKeeper | None = None) -> Timings:
     """Wall and device time of `iters` calls under the profiler (`profiler`, already running, or one
     of its own), one named range per call; the profiler is stopped at the end.
 
@@ -260,6 +288,7 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
     includes the profiler's own threads).
     """
     timings = Timings()
+    keep = keep or OutputKeeper()
     fences = fences or StreamFences(False)
     if profiler is None:
         profiler = DeviceProfiler()
@@ -282,8 +311,9 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
                 torch.cuda.synchronize()
                 end = time.perf_counter()
         timings.wall_us.append((end - start) * 1e6)
-        timings.outputs.append(output)
         after(label, inputs, output)
+        timings.outputs.append(keep(i, output))
+        del output
     profiler.seconds["calls"] = time.perf_counter() - calls_start
     profiler.stop()
     events = profiler.events()

@@ -298,3 +298,14 @@ def test_an_output_finished_after_the_call_is_a_bad_output(tmp_path):
     assert result["error_kind"] == "bad_output", result
     assert result["reason"] == ("timed call 1: the output changed after the call returned (work must be "
                                 "finished when the forward returns)")
+
+
+def test_timed_outputs_beyond_the_budget_are_dropped_except_call_0_and_spot_checked_ones():
+    sets = [[torch.full((256,), float(k))] for k in range(3)]  # 1 KiB outputs
+    keep = timing.OutputKeeper({4}, budget_bytes=2048)
+    timings = timing.time_calls_cpu(lambda inputs, label: inputs[0] * 2, sets, 0, 6, "task", keep=keep)
+    kept = [o is not None for o in timings.outputs]
+    # call 0 and spot call 4 always; calls 1 and 2 fill the 2 KiB budget; 3 and 5 are dropped
+    assert kept == [True, True, True, False, True, False]
+    assert torch.equal(timings.outputs[4], sets[1][0] * 2)
+    assert len(timings.wall_us) == 6

@@ -5,7 +5,7 @@ Input sets are built first (inputs.make_timing_sets: set k from timing_set_seed(
 alive), then the model; `warmup` calls, then a calibration of the device (timing.calibrate: a copy and
 a float64 GEMM; the judge compares it with the calibration stored with the baselines to tell whether
 the machine drifted), then `iters` timed calls, each on the next input set, with their outputs kept
-alive until the end. The candidate's calls run
+alive until the end (within 4 GiB; beyond it only call 0's and the spot-checked calls'). The candidate's calls run
 under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
 output checks after each call, weights compared at the end), so profiling looks the same as checking. The
 outputs of the timed calls named in `spot_check_calls` are written, so the judge can check them against
@@ -224,6 +224,7 @@ def run(spec: dict, result: dict) -> None:
     def baseline_call(inputs: list, label: str) -> Any:
         return model(*inputs)
 
+    keep = timing.OutputKeeper(set(calls))
     call = checks.call if checks is not None else baseline_call
     after = checks.after if checks is not None else timing.no_check
     try:
@@ -240,9 +241,10 @@ def run(spec: dict, result: dict) -> None:
                 fences = timing.StreamFences(checks is not None)
                 fences.calibrate(max(durations, default=0.0))
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
-                                                 started=threads.reset, fences=fences, profiler=profiler)
+                                                 started=threads.reset, fences=fences, profiler=profiler,
+                                                 keep=keep)
             else:
-                timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind, after)
+                timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind, after, keep)
         if checks is None:
             threads.after = thread_counts()  # recorded only: baselines may start threads (compile does)
     finally:
