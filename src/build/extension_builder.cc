@@ -133,7 +133,8 @@ bool CopyIntoCache(const fs::path& object, const fs::path& cached) {
 
 // RunTool runs one compiler or linker invocation, contained when the request says so (`also` is
 // read-only besides the sources: a precompiled header).
-Result<RunResult> RunTool(const BuildRequest& req, const RunOptions& opt, const fs::path& also = {}) {
+Result<RunResult> RunTool(const BuildRequest& req, RunOptions opt, const fs::path& also = {}) {
+  opt.env_allow = JudgedEnvironment();  // the compiler reads the candidate's sources
   if (req.sandbox == nullptr) return RunProcess(opt);
   SandboxPolicy policy = req.policy;
   policy.writable.push_back(req.out_dir);

@@ -116,13 +116,41 @@ void ApplyResourceLimits(const ResourceLimits& l) {
   SetLimit(RLIMIT_CORE, l.core_file_bytes);
 }
 
+namespace {
+
+bool Allowed(const std::vector<std::string>& allow, const std::string& name) {
+  if (allow.empty()) return true;
+  for (const auto& entry : allow) {
+    if (!entry.empty() && entry.back() == '*') {
+      if (name.compare(0, entry.size() - 1, entry, 0, entry.size() - 1) == 0) return true;
+    } else if (name == entry) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string>& JudgedEnvironment() {
+  static const std::vector<std::string> names = {
+      "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE", "LC_*",
+      "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CC", "CXX",
+      "CUDAHOSTCXX", "CUDA_*", "NVCC_*", "NVIDIA_*", "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE",
+      "VIRTUAL_ENV", "CONDA_PREFIX", "TORCH_*", "PYTORCH_*", "TORCHINDUCTOR_*", "TRITON_*", "OMP_*",
+      "MKL_*", "KMP_*", "OPENBLAS_*", "CUDA_AGENT_*"};
+  return names;
+}
+
 std::vector<std::string> BuildEnvironment(const RunOptions& options) {
   std::map<std::string, std::string> env;
   if (options.inherit_env) {
     for (char** e = environ; e && *e; ++e) {
       std::string kv(*e);
       size_t eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      if (eq != std::string::npos && Allowed(options.env_allow, kv.substr(0, eq))) {
+        env[kv.substr(0, eq)] = kv.substr(eq + 1);
+      }
     }
   }
   for (const auto& name : options.env_unset) env.erase(name);

@@ -35,6 +35,9 @@ struct RunOptions {
   std::vector<std::string> env_set;    // "KEY=VALUE", added to or overriding the inherited ones
   std::vector<std::string> env_unset;  // names removed from the inherited environment
   bool inherit_env = true;
+  // When non-empty, only the inherited variables it names pass (a name, or a prefix ending in '*');
+  // env_set still adds. JudgedEnvironment() is the list for processes that compile or run judged code.
+  std::vector<std::string> env_allow;
   std::string cwd;                     // empty: the parent's
   double timeout_seconds = 0;          // 0: no watchdog
   size_t max_output_bytes = 1 << 20;   // per stream: half kept from the head, half from the tail
@@ -73,8 +76,14 @@ std::string SignalName(int signal_number);
 void ApplyResourceLimits(const ResourceLimits& limits);
 
 // BuildEnvironment: the environment a child of RunProcess gets ("KEY=VALUE"): the inherited one
-// (unless !inherit_env), minus env_unset, plus env_set.
+// (unless !inherit_env; only env_allow's names when that is set), minus env_unset, plus env_set.
 std::vector<std::string> BuildEnvironment(const RunOptions& options);
+
+// JudgedEnvironment: the inherited variables a compiler, a harness job or the fork server may see —
+// what toolchains, CUDA, torch and the locale read, and our own CUDA_AGENT_* switches. Everything
+// else (API keys for the agent's model, cloud credentials, tokens) stays out of reach of judged code,
+// which could otherwise print it (`#include "/proc/self/environ"` in a compile error, for one).
+const std::vector<std::string>& JudgedEnvironment();
 
 // SpawnDetached starts `argv` (environment `env`, "KEY=VALUE") in a session of its own whose parent
 // is init, stdout and stderr appended to `log`, and returns at once: for helpers that outlive the

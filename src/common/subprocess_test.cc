@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 
 namespace fs = std::filesystem;
@@ -93,6 +95,44 @@ TEST(RunProcess, MissingExecutableIsAnError) {
   EXPECT_FALSE(RunProcess(o).ok());
   o.argv = {};
   EXPECT_FALSE(RunProcess(o).ok());
+}
+
+TEST(BuildEnvironment, AllowListPassesOnlyNamedAndPrefixedVariables) {
+  setenv("CUDA_AGENT_TEST_KEEP", "1", 1);
+  setenv("LC_TEST_KEEP", "2", 1);
+  setenv("OPENAI_API_KEY", "sk-secret", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "aws-secret", 1);
+  RunOptions o;
+  o.env_allow = JudgedEnvironment();
+  o.env_set = {"ADDED=3"};
+  std::vector<std::string> env = BuildEnvironment(o);
+  auto has = [&](const std::string& kv) { return std::find(env.begin(), env.end(), kv) != env.end(); };
+  EXPECT_TRUE(has("CUDA_AGENT_TEST_KEEP=1"));  // prefix CUDA_AGENT_*
+  EXPECT_TRUE(has("LC_TEST_KEEP=2"));          // prefix LC_*
+  EXPECT_TRUE(has("ADDED=3"));                 // env_set always adds
+  EXPECT_TRUE(has(std::string("PATH=") + std::getenv("PATH")));
+  for (const auto& kv : env) {
+    EXPECT_EQ(kv.find("secret"), std::string::npos) << kv;
+  }
+  o.env_allow.clear();  // no list: everything inherited
+  env = BuildEnvironment(o);
+  EXPECT_TRUE(std::find(env.begin(), env.end(), "OPENAI_API_KEY=sk-secret") != env.end());
+  unsetenv("OPENAI_API_KEY");
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  unsetenv("CUDA_AGENT_TEST_KEEP");
+  unsetenv("LC_TEST_KEEP");
+}
+
+TEST(BuildEnvironment, JudgedChildrenDoNotSeeSecrets) {
+  setenv("ANTHROPIC_API_KEY", "anthropic-secret", 1);
+  RunOptions o;
+  o.argv = {"/bin/sh", "-c", "cat /proc/self/environ | tr '\\0' '\\n'"};
+  o.env_allow = JudgedEnvironment();
+  Result<RunResult> r = RunProcess(o);
+  unsetenv("ANTHROPIC_API_KEY");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->out.find("anthropic-secret"), std::string::npos) << r->out;
+  EXPECT_NE(r->out.find("PATH="), std::string::npos) << r->out;
 }
 
 }  // namespace

@@ -157,6 +157,7 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += ":" + std::string(old);
   options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
                      "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
+  options.env_allow = JudgedEnvironment();
   if (sandbox) options.env_set.insert(options.env_set.end(), sandbox->env_set.begin(), sandbox->env_set.end());
   if (sandbox && sandbox->sandbox) options.env_set.push_back("HOME=/tmp");  // caches go to the private /tmp
   options.cwd = job_dir.string();

@@ -188,6 +188,9 @@ Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOpt
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += ":" + std::string(old);
   env_options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1",
                          "PYTHONHASHSEED=0"};
+  // A forked child's /proc/self/environ shows the server's own start-up environment, whatever the
+  // child's os.environ says: the server must not start with anything judged code may not read.
+  env_options.env_allow = JudgedEnvironment();
   std::string log = server.socket_.substr(0, server.socket_.size() - 5) + ".log";
   if (Status s = SpawnDetached(argv, BuildEnvironment(env_options), log); !s.ok()) {
     return FailedPrecondition("cannot start the fork server: " + s.message());
