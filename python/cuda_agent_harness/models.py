@@ -164,6 +164,9 @@ def write_reference_weights(task: Any, init_seed: int, state: dict, device: str,
     _, again = seeded_reference(task, init_seed, device)
     same = state_checksums(detached_state(again)) == sums
     del again
+    for stale in (state_dict_path, seed_file(state_dict_path)):  # consumers take the .pt first
+        if os.path.exists(stale):
+            os.remove(stale)
     if same:
         with open(seed_file(state_dict_path), "w") as f:
             json.dump({"init_seed": init_seed, "checksums": sums}, f)

@@ -213,8 +213,9 @@ def run(spec: dict, result: dict) -> None:
     checks = None
     guard = contextlib.nullcontext()
     threads = ThreadWatch()
-    if target == "candidate":
-        weights = reference_weights(state_dict, device, private)
+    weights = reference_weights(state_dict, device, private) if target == "candidate" else None
+    del state_dict  # the model holds its own copy; a GB-sized weight must not be held twice while timing
+    if weights is not None:
         check_weights(weights, model, "after load_state_dict")
         checks = CandidateChecks(model, device, calls, flags)
         threads = checks.threads
