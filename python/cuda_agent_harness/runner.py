@@ -21,6 +21,7 @@ JOB_MODULES = {
     "compare": "cuda_agent_harness.jobs.compare",
     "profile": "cuda_agent_harness.jobs.profile",
     "task_check": "cuda_agent_harness.jobs.task_check",
+    "synth": "cuda_agent_harness.jobs.synth",
 }
 
 

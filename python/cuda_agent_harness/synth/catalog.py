@@ -103,7 +103,7 @@ def probe(name: str, kind: str, rule: str, template: str, source: str) -> dict:
     """The catalog entry of one op: the ranks and dtypes it accepts and how it behaves."""
     entry = {"name": name, "kind": kind, "rule": rule, "family": FAMILIES[rule], "template": template,
              "source": source, "ranks": [], "dtypes": [], "stochastic": False, "identity": False,
-             "finite": True, "problem": None}
+             "finite": True, "warning": None, "problem": None}
     first = None
     for rank, shape in PROBE_SHAPES.items():
         step = RULES[rule](template, shape, random.Random(0))
@@ -113,7 +113,11 @@ def probe(name: str, kind: str, rule: str, template: str, source: str) -> dict:
             fn = instantiate(step)
             torch.manual_seed(0)
             x = torch.randn(shape)
-            out = fn(x)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                out = fn(x)
+            if caught and entry["warning"] is None:
+                entry["warning"] = str(caught[0].message).splitlines()[0]
         except Exception as exc:  # noqa: BLE001 - an op that rejects this rank
             entry["problem"] = entry["problem"] or f"rank {rank}: {type(exc).__name__}"
             continue
@@ -218,9 +222,10 @@ def build_catalog() -> dict:
 
 
 def composable_ops(catalog: dict, allow_stochastic: bool = False) -> list[dict]:
-    """The ops the composer may use: float32, finite on normal input, not the identity, not stochastic."""
+    """The ops the composer may use: float32, finite on normal input, silent (no warning: deprecated
+    implicit dimensions), not the identity, not stochastic."""
     return [op for op in catalog["ops"]
-            if "float32" in op["dtypes"] and op["finite"] and not op["identity"]
+            if "float32" in op["dtypes"] and op["finite"] and not op["identity"] and not op["warning"]
             and (allow_stochastic or not op["stochastic"])]
 
 

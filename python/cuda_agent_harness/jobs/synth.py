@@ -1,0 +1,277 @@
+"""The `synth` job (trusted: generated programs only): compose candidates and filter them into a dataset.
+
+Spec: out_dir, device, seed, count, max_ops, mix ({"1": 3.4, ...}), tolerance (the judge's default
+policy), min_ms/max_ms, compile_check, compile_backend, contamination_threshold, dedup_threshold,
+max_candidates, candidate_timeout_s, suite ({"name", "tasks": [{"name", "path"}]} or null),
+candidates_path (optional JSONL of {"code", "ops"} rows filtered instead of composed programs).
+
+Candidate k has seed sha256("<seed>:<k>") (first 6 bytes): one program per (seed, k). In out_dir:
+- config.json: what decides the candidates; a rerun with another configuration is refused;
+- catalog.json: the op catalog (rebuilt when torch's version changed);
+- decisions.jsonl: {"started": k} before each candidate, then its decision (kept or dropped, the stage
+  and reason, the filter log); a rerun skips decided candidates, and a candidate started but never
+  decided (the process died: crash, out of memory, the watchdog) is recorded as dropped at stage "crash";
+- tasks.jsonl (kept rows: id, ops, data_source, code, seed, eager_ms, compile_ms, device, filters) and
+  summary.json, rewritten at the end of every run.
+"""
+
+from __future__ import annotations
+
+import faulthandler
+import hashlib
+import json
+import os
+import re
+import statistics
+import sys
+import time
+
+import torch
+
+from ..comparison import Tolerance
+from ..errors import JobError
+from ..spec import json_safe, require, require_device
+from ..synth.catalog import build_catalog, composable_ops, stochastic_names
+from ..synth.composer import ComposeError, compose
+from ..synth.filters import STAGES, Candidate, FilterConfig, run_filters
+from ..synth.similarity import Corpus, tokens
+
+CONFIG_KEYS = ("device", "seed", "max_ops", "mix", "composer", "min_ms", "max_ms", "compile_check",
+               "contamination_threshold", "dedup_threshold", "suite_name", "candidates_path")
+
+
+def candidate_seed(seed: int, index: int) -> int:
+    return int.from_bytes(hashlib.sha256(f"{seed}:{index}".encode()).digest()[:6], "big")
+
+
+def write_json(path: str, value) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(json_safe(value), f, indent=1, allow_nan=False)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def load_catalog(out_dir: str) -> dict:
+    path = os.path.join(out_dir, "catalog.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            catalog = json.load(f)
+        if catalog.get("torch_version") == torch.__version__:
+            return catalog
+    catalog = build_catalog()
+    write_json(path, catalog)
+    return catalog
+
+
+def check_config(out_dir: str, config: dict) -> None:
+    path = os.path.join(out_dir, "config.json")
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            earlier = json.load(f)
+        changed = [k for k in CONFIG_KEYS if earlier.get(k) != config.get(k)]
+        if changed:
+            raise JobError("task", f"{out_dir} holds a run with another configuration ({', '.join(changed)} "
+                                   f"differ): use another --out or the same options")
+    write_json(path, config)
+
+
+def read_decisions(path: str) -> tuple[dict[int, dict], int | None]:
+    """Decisions by candidate index, and the index started last without a decision (or None)."""
+    decided: dict[int, dict] = {}
+    started = None
+    if not os.path.exists(path):
+        return decided, None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # cut short by a crash
+            if "started" in entry:
+                started = entry["started"]
+            elif isinstance(entry.get("index"), int):
+                decided[entry["index"]] = entry
+    return decided, (started if started is not None and started not in decided else None)
+
+
+class Log:
+    def __init__(self, path: str):
+        needs_newline = os.path.exists(path) and os.path.getsize(path) > 0 and not open(path, "rb").read().endswith(b"\n")
+        self.file = open(path, "a", encoding="utf-8")
+        if needs_newline:
+            self.file.write("\n")
+
+    def append(self, entry: dict) -> None:
+        self.file.write(json.dumps(json_safe(entry), allow_nan=False) + "\n")
+        self.file.flush()
+        os.fsync(self.file.fileno())
+
+
+def task_row(d: dict, number: int) -> dict:
+    return {"id": f"synth-{number:05d}", "ops": d["ops"], "data_source": f"torch#{len(d['ops'])}",
+            "code": d["code"], "seed": d["seed"], "index": d["index"], "eager_ms": d.get("eager_ms"),
+            "compile_ms": d.get("compile_ms"), "device": d["device"], "filters": d["filters"]}
+
+
+def summarize(decided: dict[int, dict], config: dict, count: int, catalog: dict) -> dict:
+    stages = {s: {"kept": 0, "dropped": 0, "skipped": 0, "reasons": {}} for s in STAGES + ("crash", "compose")}
+    kept = [d for _, d in sorted(decided.items()) if d["status"] == "kept"]
+    for d in decided.values():
+        for stage, outcome in d.get("filters", {}).items():
+            row = stages.setdefault(stage, {"kept": 0, "dropped": 0, "skipped": 0, "reasons": {}})
+            if outcome == "pass":
+                row["kept"] += 1
+            elif outcome == "skipped":
+                row["skipped"] += 1
+            else:
+                row["dropped"] += 1
+                key = re.sub(r"\d[\d.e+-]*", "#", outcome)[:100]
+                row["reasons"][key] = row["reasons"].get(key, 0) + 1
+    hist: dict[str, int] = {}
+    for d in kept:
+        hist[str(len(d["ops"]))] = hist.get(str(len(d["ops"])), 0) + 1
+    times = sorted(d["eager_ms"] for d in kept if d.get("eager_ms") is not None)
+
+    def quantile(q: float):
+        return times[min(len(times) - 1, int(q * len(times)))] if times else None
+
+    mix = config["mix"]
+    total = sum(mix.values())
+    return {"version": 1, "config": config, "torch_version": torch.__version__,
+            "catalog_ops": len(catalog["ops"]), "transformers": catalog.get("transformers_note"),
+            "requested": count, "candidates": len(decided), "kept": len(kept), "complete": len(kept) >= count,
+            "stages": {k: v for k, v in stages.items() if v["kept"] or v["dropped"] or v["skipped"]},
+            "op_count_histogram": hist,
+            "op_count_percent": {k: round(100 * v / len(kept), 1) for k, v in hist.items()} if kept else {},
+            "op_count_requested_percent": {k: round(100 * v / total, 1) for k, v in mix.items()},
+            "eager_ms": {"min": times[0] if times else None, "p10": quantile(0.1), "median": quantile(0.5),
+                         "p90": quantile(0.9), "max": times[-1] if times else None,
+                         "mean": statistics.fmean(times) if times else None}}
+
+
+def read_candidates(path: str) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise JobError("task", f"{path}:{n}: not JSON ({exc})") from exc
+            if not isinstance(row, dict) or not isinstance(row.get("code"), str):
+                raise JobError("task", f"{path}:{n}: each row needs a \"code\" string")
+            rows.append({"code": row["code"], "ops": list(row.get("ops") or []), "name": row.get("name")})
+    return rows
+
+
+def run(spec: dict, result: dict) -> None:
+    device = require_device(spec)
+    out_dir = require(spec, "out_dir", str)
+    seed = require(spec, "seed", int)
+    count = require(spec, "count", int)
+    max_ops = require(spec, "max_ops", int)
+    mix = {int(k): float(v) for k, v in require(spec, "mix", dict).items()}
+    suite = spec.get("suite") or None
+    candidates_path = spec.get("candidates_path") or None
+    max_candidates = require(spec, "max_candidates", int)
+    timeout = require(spec, "candidate_timeout_s", (int, float), default=0)
+    if device == "cuda" and not torch.cuda.is_available():
+        raise JobError("task", "device cuda requested but torch sees no CUDA device (use --device cpu)")
+    config = {"device": device, "seed": seed, "max_ops": max_ops, "mix": {str(k): v for k, v in sorted(mix.items())},
+              "composer": "random" if not candidates_path else "file",
+              "min_ms": require(spec, "min_ms", (int, float)), "max_ms": require(spec, "max_ms", (int, float)),
+              "compile_check": require(spec, "compile_check", bool),
+              "contamination_threshold": require(spec, "contamination_threshold", (int, float)),
+              "dedup_threshold": require(spec, "dedup_threshold", (int, float)),
+              "suite_name": suite["name"] if suite else None, "candidates_path": candidates_path}
+    os.makedirs(out_dir, exist_ok=True)
+    check_config(out_dir, config)
+    catalog = load_catalog(out_dir)
+    ops = composable_ops(catalog)
+    given = read_candidates(candidates_path) if candidates_path else None
+    try:
+        tolerance = Tolerance.from_spec(require(spec, "tolerance", dict))
+    except (ValueError, AttributeError) as exc:
+        raise JobError("internal", f"spec: tolerance: {exc}") from exc
+    cfg = FilterConfig(device=device, tolerance=tolerance, stochastic_names=stochastic_names(catalog),
+                       contamination_threshold=config["contamination_threshold"],
+                       dedup_threshold=config["dedup_threshold"], min_ms=config["min_ms"],
+                       max_ms=config["max_ms"], compile_check=config["compile_check"],
+                       compile_backend=spec.get("compile_backend", "inductor"), seed=seed)
+    suite_corpus = Corpus()
+    for t in (suite or {}).get("tasks", []):
+        with open(t["path"], encoding="utf-8") as f:
+            code = f.read()
+        try:
+            suite_corpus.add(t["name"], tokens(code))
+        except SyntaxError:
+            continue
+    decisions_path = os.path.join(out_dir, "decisions.jsonl")
+    decided, orphan = read_decisions(decisions_path)
+    log = Log(decisions_path)
+    if orphan is not None:
+        entry = {"index": orphan, "seed": candidate_seed(seed, orphan), "status": "dropped", "stage": "crash",
+                 "reason": "the harness process ended while filtering this candidate (crash, out of memory "
+                           "or the per-candidate timeout)", "ops": [], "device": device,
+                 "filters": {"crash": "the harness process ended while filtering this candidate"}}
+        log.append(entry)
+        decided[orphan] = entry
+    kept: dict[tuple, Corpus] = {}
+    n_kept = 0
+    for _, d in sorted(decided.items()):
+        if d["status"] == "kept":
+            n_kept += 1
+            kept.setdefault(tuple(d["ops"]), Corpus()).add(f"synth-{n_kept:05d}", tokens(d["code"]))
+    work = os.path.join(out_dir, "work")
+    os.makedirs(work, exist_ok=True)
+    limit = len(given) if given is not None else max_candidates
+    result.update({"new_candidates": 0, "resumed_candidates": len(decided)})
+    index = 0
+    while n_kept < count and index < limit:
+        if index in decided:
+            index += 1
+            continue
+        cseed = candidate_seed(seed, index)
+        log.append({"started": index})
+        entry = {"index": index, "seed": cseed, "device": device}
+        if given is not None:
+            program = {"code": given[index]["code"], "ops": given[index]["ops"]}
+            entry["name"] = given[index]["name"]
+        else:
+            try:
+                program = compose(ops, cseed, mix, max_ops, device)
+            except ComposeError as exc:
+                raise JobError("task", str(exc)) from exc
+        path = os.path.join(work, f"candidate_{index}.py")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(program["code"])
+        c = Candidate(code=program["code"], ops=program["ops"], path=path)
+        if timeout > 0:
+            faulthandler.dump_traceback_later(timeout, exit=True, file=sys.stderr)
+        try:
+            stage, reason = run_filters(c, cfg, suite_corpus, kept)
+        finally:
+            if timeout > 0:
+                faulthandler.cancel_dump_traceback_later()
+        os.unlink(path)
+        entry.update({"ops": c.ops, "status": "dropped" if stage else "kept", "stage": stage, "reason": reason,
+                      "eager_ms": c.eager_ms, "compile_ms": c.compile_ms, "similarity": c.similarity,
+                      "filters": c.log})
+        if stage is None:
+            n_kept += 1
+            entry["code"] = c.code
+            kept.setdefault(tuple(c.ops), Corpus()).add(f"synth-{n_kept:05d}", c.tokens)
+        log.append(entry)
+        decided[index] = entry
+        result["new_candidates"] += 1
+        index += 1
+    rows = [d for _, d in sorted(decided.items()) if d["status"] == "kept"]
+    with open(os.path.join(out_dir, "tasks.jsonl.tmp"), "w", encoding="utf-8") as f:
+        for number, d in enumerate(rows, 1):
+            f.write(json.dumps(json_safe(task_row(d, number)), allow_nan=False) + "\n")
+    os.replace(os.path.join(out_dir, "tasks.jsonl.tmp"), os.path.join(out_dir, "tasks.jsonl"))
+    summary = summarize(decided, config, count, catalog)
+    write_json(os.path.join(out_dir, "summary.json"), summary)
+    result["summary"] = summary
