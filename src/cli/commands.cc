@@ -8,6 +8,7 @@
 #include "cli/options.h"
 #include "judge/judge.h"
 #include "judge/task_check.h"
+#include "synth/synth.h"
 #include "sandbox/sandbox.h"
 #include "workspace/workspace.h"
 
@@ -381,6 +382,104 @@ int SandboxCommand(const Args& args) {
   for (const auto& f : run->tampered) std::cerr << "cuda-agent sandbox: protected file changed: " << f << "\n";
   if (!run->tampered.empty()) return 3;
   return p.timed_out ? 124 : p.term_signal ? 128 + p.term_signal : p.exit_code;
+}
+
+}  // namespace cuda_agent
+
+namespace cuda_agent {
+
+// `synth` (synth/synth.h): composes and filters fresh fused-op tasks into DIR.
+int SynthCommand(const Args& args) {
+  static const std::vector<OptionSpec> specs = {
+      {"out", true, "output folder (tasks.jsonl, summary.json; rerun to resume)", ""},
+      {"count", true, "tasks to keep", "100"},
+      {"composer", true, "random (the only composer in this version)", "random"},
+      {"max-ops", true, "most ops per program (1..5)", "5"},
+      {"mix", true, "op-count mix COUNT:WEIGHT,... (default: the published 1:3.4,2:83.8,3:7.6,4:2.8,5:1.2)", ""},
+      {"decontaminate", true, "suite (KernelBench folder, file or JSONL) no kept task may resemble", ""},
+      {"candidates", true, "JSONL of {\"code\", \"ops\"} programs to filter instead of composing", ""},
+      {"device", true, "cuda or cpu", "cuda"},
+      {"seed", true, "seed of the candidates", "0"},
+      {"min-ms", true, "eager runtime window, low end in ms (default: 1 on cuda, 0.1 on cpu)", ""},
+      {"max-ms", true, "eager runtime window, high end in ms (default: 100)", ""},
+      {"compile-check", true, "on | off | auto (auto: on for cuda, off for cpu)", "auto"},
+      {"contamination-threshold", true, "drop above this AST similarity to a suite task", "0.9"},
+      {"dedup-threshold", true, "drop at or above this similarity to a kept task with the same ops", "0.95"},
+      {"max-candidates", true, "stop after this many candidates (default: 20 x count)", "0"},
+      {"candidate-timeout", true, "seconds for one candidate's filters", "300"},
+      {"policy", true, "precision policy of the comparisons (strict | tf32-fair | paper)", "strict"},
+      {"cache-dir", true, "toolchain cache", ""},
+      {"json", false, "print the summary as JSON", ""},
+  };
+  Result<ParsedArgs> a = ParseArgs(specs, args);
+  if (!a.ok()) return UsageError("synth", a.status().message(), specs);
+  if (!a->positional().empty()) return UsageError("synth", "unexpected argument '" + a->positional()[0] + "'", specs);
+  SynthOptions opt;
+  opt.out_dir = a->Get("out");
+  opt.composer = a->Get("composer");
+  opt.decontaminate = a->Get("decontaminate");
+  opt.candidates = a->Get("candidates");
+  opt.compile_check = a->Get("compile-check");
+  opt.policy = a->Get("policy");
+  opt.cache_dir = a->Get("cache-dir");
+  Result<Device> device = ParseDevice(a->Get("device"));
+  Result<int> count = ParseIntFlag(a.value(), "count");
+  Result<int> max_ops = ParseIntFlag(a.value(), "max-ops");
+  Result<int> seed = ParseIntFlag(a.value(), "seed");
+  Result<int> max_candidates = ParseIntFlag(a.value(), "max-candidates");
+  Result<double> contamination = ParseDoubleFlag(a.value(), "contamination-threshold");
+  Result<double> dedup = ParseDoubleFlag(a.value(), "dedup-threshold");
+  Result<double> timeout = ParseDoubleFlag(a.value(), "candidate-timeout");
+  for (const Status& s : {device.status(), count.status(), max_ops.status(), seed.status(), max_candidates.status(),
+                          contamination.status(), dedup.status(), timeout.status()}) {
+    if (!s.ok()) return UsageError("synth", s.message(), specs);
+  }
+  for (auto [flag, field] : {std::pair{"min-ms", &opt.min_ms}, {"max-ms", &opt.max_ms}}) {
+    if (a->Get(flag).empty()) continue;
+    Result<double> v = ParseDoubleFlag(a.value(), flag, true);
+    if (!v.ok()) return UsageError("synth", v.status().message(), specs);
+    *field = v.value();
+  }
+  if (!a->Get("mix").empty()) {
+    Result<std::map<int, double>> mix = ParseMix(a->Get("mix"));
+    if (!mix.ok()) return UsageError("synth", mix.status().message(), specs);
+    opt.mix = mix.value();
+  }
+  opt.device = device.value();
+  opt.count = count.value();
+  opt.max_ops = max_ops.value();
+  opt.seed = seed.value();
+  opt.max_candidates = max_candidates.value();
+  opt.contamination_threshold = contamination.value();
+  opt.dedup_threshold = dedup.value();
+  opt.candidate_timeout_s = timeout.value();
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  if (!env.ok()) {
+    std::cerr << "cuda-agent synth: " << env.status().message() << "\n";
+    return kExitInternal;
+  }
+  Result<Json> summary = RunSynth(env.value(), opt);
+  if (!summary.ok()) {
+    std::cerr << "cuda-agent synth: " << summary.status().message() << "\n";
+    return summary.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitInternal;
+  }
+  if (a->Has("json")) {
+    std::cout << summary->dump(1) << "\n";
+  } else {
+    std::cout << "kept " << summary->value("kept", 0) << " of " << summary->value("candidates", 0)
+              << " candidates (" << summary->value("requested", 0) << " requested) in " << opt.out_dir.string()
+              << "/tasks.jsonl\n";
+    const Json stages = summary->value("stages", Json::object());
+    for (const auto& stage_name : summary->value("stage_order", Json::array())) {
+      const std::string stage = stage_name.get<std::string>();
+      if (!stages.contains(stage)) continue;
+      const Json& row = stages[stage];
+      std::cout << "  " << stage << ": kept " << row.value("kept", 0) << ", dropped " << row.value("dropped", 0);
+      if (row.value("skipped", 0) > 0) std::cout << ", skipped " << row.value("skipped", 0);
+      std::cout << "\n";
+    }
+  }
+  return summary->value("complete", false) ? 0 : kExitTaskError;
 }
 
 }  // namespace cuda_agent

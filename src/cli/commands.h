@@ -16,5 +16,6 @@ int TasksCommand(const Args& args);
 int BaselinesCommand(const Args& args);  // eval_commands.cc
 int BenchCommand(const Args& args);      // eval_commands.cc
 int SandboxCommand(const Args& args);
+int SynthCommand(const Args& args);
 
 }  // namespace cuda_agent

@@ -28,6 +28,8 @@ commands:
              cuda-agent bench SUITE --solver solutions:DIR|agent:MODEL [--levels 1,2,3] [--jobs N] [--out DIR]
   tasks      list the tasks of a suite (file, KernelBench folder, JSONL)
              cuda-agent tasks list SUITE [--json]
+  synth      compose and filter fresh fused-op training tasks (resumable)
+             cuda-agent synth --out DIR [--count N] [--max-ops 5] [--decontaminate SUITE] [--device cuda|cpu] [--seed S]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
              cuda-agent sandbox run [--writable DIR] [--gpu] [--timeout S] -- COMMAND...
              cuda-agent sandbox info
@@ -73,6 +75,7 @@ int Main(int argc, char** argv) {
   if (command == "baselines") return cuda_agent::BaselinesCommand(args);
   if (command == "bench") return cuda_agent::BenchCommand(args);
   if (command == "sandbox") return cuda_agent::SandboxCommand(args);
+  if (command == "synth") return cuda_agent::SynthCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;

@@ -141,6 +141,7 @@ def summarize(decided: dict[int, dict], config: dict, count: int, catalog: dict)
     return {"version": 1, "config": config, "torch_version": torch.__version__,
             "catalog_ops": len(catalog["ops"]), "transformers": catalog.get("transformers_note"),
             "requested": count, "candidates": len(decided), "kept": len(kept), "complete": len(kept) >= count,
+            "stage_order": ["compose", "crash", *STAGES],
             "stages": {k: v for k, v in stages.items() if v["kept"] or v["dropped"] or v["skipped"]},
             "op_count_histogram": hist,
             "op_count_percent": {k: round(100 * v / len(kept), 1) for k, v in hist.items()} if kept else {},
