@@ -137,7 +137,7 @@ def probe(name: str, kind: str, rule: str, template: str, source: str) -> dict:
     for seed in (1, 1, 2):
         torch.manual_seed(seed)
         outs.append(fn(x))
-    entry["stochastic"] = not torch.equal(outs[0], outs[1]) or not torch.equal(outs[0], outs[2])
+    entry["stochastic"] = not all(identical(outs[0], o) for o in outs[1:])
     for dtype in PROBE_DTYPES:
         try:
             f = fn.to(dtype) if isinstance(fn, nn.Module) else fn
@@ -191,6 +191,11 @@ def crawled_functions() -> list[tuple[str, str, str, str]]:
         if hasattr(torch, attr):
             found.append((f"torch.{attr}", "tensor", "same", f"torch.{attr}({{x}})"))
     return found
+
+
+def identical(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same shape and the same values, nan equal to nan (torch.equal says nan != nan)."""
+    return a.shape == b.shape and torch.allclose(a, b, rtol=0, atol=0, equal_nan=True)
 
 
 def transformers_version() -> str | None:

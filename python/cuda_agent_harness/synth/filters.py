@@ -36,6 +36,7 @@ from ..jobs.task_check import TaskChecker, output_leaves
 from ..models import construct, synchronize
 from ..nested import as_arg_list, to_device
 from ..task_module import import_task
+from .catalog import identical
 from .similarity import Corpus, tokens
 
 STAGES = ("parse", "stochastic_static", "contamination", "dedup", "eager", "stochastic", "trivial",
@@ -225,7 +226,7 @@ class Runner:
 
 def _same(a: Any, b: Any) -> bool:
     la, lb = output_leaves(a), output_leaves(b)
-    return len(la) == len(lb) and all(x.shape == y.shape and torch.equal(x, y) for x, y in zip(la, lb))
+    return len(la) == len(lb) and all(identical(x, y) for x, y in zip(la, lb))
 
 
 def run_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[Optional[str], Optional[str]]:
