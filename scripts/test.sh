@@ -11,4 +11,4 @@ echo "== C++ unit tests"
 ctest --test-dir build --output-on-failure -j 2
 
 echo "== Python harness tests, judge scenarios, the hack corpus and the benchmark runner"
-"$PYTHON" -m pytest python/tests tests/judge tests/hacks tests/sandbox tests/bench -q -p no:cacheprovider "$@"
+"$PYTHON" -m pytest python/tests tests/judge tests/hacks tests/sandbox tests/bench tests/synth -q -p no:cacheprovider "$@"

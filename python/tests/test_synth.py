@@ -1,0 +1,92 @@
+"""The synth modules on their own: composer determinism and mix, the AST similarity, the compile stage."""
+
+import collections
+import json
+
+import pytest
+
+from cuda_agent_harness.synth.catalog import build_catalog, composable_ops
+from cuda_agent_harness.synth.composer import PAPER_MIX, compose, parse_mix
+from cuda_agent_harness.synth.filters import Candidate, FilterConfig, run_filters
+from cuda_agent_harness.synth.similarity import Corpus, similarity, tokens
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return build_catalog()
+
+
+def test_catalog_probes_ops(catalog):
+    by_name = {op["name"]: op for op in catalog["ops"]}
+    assert by_name["nn.Dropout"]["stochastic"] and by_name["F.dropout"]["stochastic"]
+    assert not by_name["nn.ReLU"]["stochastic"] and by_name["nn.ReLU"]["ranks"] == [1, 2, 3, 4, 5]
+    assert by_name["nn.Conv2d"]["ranks"] == [4] and by_name["nn.Linear"]["ranks"] == [2, 3, 4, 5]
+    assert not by_name["torch.log"]["finite"] and not by_name["torch.log"]["stochastic"]
+    usable = {op["name"] for op in composable_ops(catalog)}
+    assert "nn.Dropout" not in usable and "torch.log" not in usable and "nn.GELU" in usable
+    json.dumps(catalog, allow_nan=False)
+
+
+def test_composer_is_deterministic_and_follows_the_mix(catalog):
+    ops = composable_ops(catalog)
+    assert compose(ops, 5, PAPER_MIX, 5, "cpu") == compose(ops, 5, PAPER_MIX, 5, "cpu")
+    assert compose(ops, 5, PAPER_MIX, 5, "cpu")["code"] != compose(ops, 6, PAPER_MIX, 5, "cpu")["code"]
+    counts = collections.Counter(compose(ops, s, PAPER_MIX, 5, "cpu")["n_ops"] for s in range(2000))
+    for n, percent in PAPER_MIX.items():
+        assert abs(100 * counts[n] / 2000 - percent) < 3, (n, counts)
+    assert {compose(ops, s, PAPER_MIX, 2, "cpu")["n_ops"] for s in range(200)} <= {1, 2}
+    assert {compose(ops, s, parse_mix("3:1"), 5, "cpu")["n_ops"] for s in range(50)} == {3}
+
+
+@pytest.mark.parametrize("text", ["2", "0:1", "6:1", "1:-1", "1:0"])
+def test_parse_mix_rejects(text):
+    with pytest.raises(ValueError):
+        parse_mix(text)
+
+
+def test_similarity_ignores_names_sizes_and_docstrings():
+    a = 'import torch\n\n\ndef get_inputs():\n    """doc"""\n    n = 4\n    return [torch.randn(n, 8)]\n'
+    b = 'import torch\n\n\ndef get_inputs():\n    size = 16\n    return [torch.randn(size, 3)]\n'
+    c = 'import torch\n\n\ndef get_inputs():\n    size = 16\n    return [torch.rand(size, 3).relu()]\n'
+    assert similarity(tokens(a), tokens(b)) == 1.0
+    assert 0.5 < similarity(tokens(a), tokens(c)) < 1.0
+    corpus = Corpus([a], ["a"])
+    assert corpus.max_similarity(tokens(b), 0.9) == (1.0, "a")
+    assert corpus.max_similarity(tokens(c), 0.99)[1] is None  # below the threshold: not compared exactly
+
+
+BRANCHY = """import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(256, 256)
+
+    def forward(self, x):
+        y = self.linear(x)
+        if float(y.sum().item()) > 1e9:
+            return y
+        return torch.tanh(y)
+
+
+def get_inputs():
+    return [torch.randn(64, 256)]
+
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("code, stage", [(BRANCHY, "compile"), (BRANCHY.replace("if float(y.sum().item()) > 1e9:\n            return y\n        ", ""), None)])
+def test_compile_stage(tmp_path, code, stage):
+    path = tmp_path / "c.py"
+    path.write_text(code)
+    c = Candidate(code=code, ops=["nn.Linear", "torch.tanh"], path=str(path))
+    cfg = FilterConfig(min_ms=0.0, max_ms=1e6, compile_check=True, compile_backend="eager")
+    got, reason = run_filters(c, cfg, Corpus(), {})
+    assert got == stage, reason
+    if stage is None:
+        assert c.compile_ms is not None and c.log["compile"] == "pass"
