@@ -105,7 +105,10 @@ class Pipeline {
     r_.env = {{"sandbox", IsolationName(sandbox_.Level())}, {"sandbox_detail", sandbox_.Describe()}};
   }
 
-  ~Pipeline() { CallOffCandidateProfile(); }
+  ~Pipeline() {
+    CallOffCandidateProfile();
+    CallOffBaselineProfiles();
+  }
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
@@ -319,7 +322,8 @@ class Pipeline {
       if (ref.has_result) return Internal("reference job: " + ref.Reason());
       return TaskError("the reference run ended with " + ref.process.Describe() + ": " + ref.StderrTail(5));
     }
-    output_signature_ = ref.result.value("output_signature", "");
+    const Json& signature = ref.result.value("output_signature", Json());
+    output_signature_ = signature.is_string() ? signature.get<std::string>() : "";  // null: no checks ran
     input_scales_ = ref.result.value("input_scales", Json::array());
     input_shifts_ = ref.result.value("input_shifts", Json::array());
     for (const auto& d : ref.result.value("float_dtypes", Json::array())) float_dtypes_.push_back(d);
@@ -575,6 +579,53 @@ class Pipeline {
     profile_job_.wait();
   }
 
+  // StartBaselineProfiles starts the eager and torch.compile profile jobs at once (`baselines`): like
+  // the candidate's, each starts its profiler (and the compile job imports dynamo/inductor) and then
+  // waits for its go, so that only the work from the go on holds the exclusive lease.
+  // ProfileBaselines gives the go; a job never given one is called off by Finish.
+  void StartBaselineProfiles() {
+    for (const std::string target : {"eager", "compile"}) {
+      if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
+      Json spec = BaselineSpec(target);
+      double wait_s = 2 * opt_.trusted_timeout_s;
+      spec["wait_for"] = {{"go", (dirs_->signals / ("go_" + target)).string()},
+                          {"stop", (dirs_->signals / "stop").string()}, {"timeout_s", wait_s}};
+      JobSandbox box = Contain({dirs_->shared, dirs_->task_file, dirs_->signals}, {});
+      double timeout = wait_s + opt_.trusted_timeout_s;
+      baseline_jobs_[target] = std::async(std::launch::async, [this, spec, box, timeout]() {
+        return RunHarnessJob(env_, "profile", spec, dirs_->jobs, timeout, &box);
+      });
+    }
+  }
+
+  void CallOffBaselineProfiles() {
+    if (baseline_jobs_.empty()) return;
+    (void)WriteFileAtomic(dirs_->signals / "stop", "stop\n");
+    for (auto& [target, job] : baseline_jobs_) {
+      if (job.valid()) job.wait();
+    }
+    baseline_jobs_.clear();
+  }
+
+  Json BaselineSpec(const std::string& target) {
+    Json spec = ProfileSpec(target);
+    spec.erase("spot_check_calls");
+    return spec;
+  }
+
+  // RunBaselineJob gives the go to the job StartBaselineProfiles started for `target`, or runs one now.
+  Result<JobOutcome> RunBaselineJob(const std::string& target) {
+    auto early = baseline_jobs_.find(target);
+    if (early != baseline_jobs_.end() && early->second.valid()) {
+      if (Status go = WriteFileAtomic(dirs_->signals / ("go_" + target), "go\n"); !go.ok()) return go;
+      Result<JobOutcome> job = early->second.get();
+      baseline_jobs_.erase(early);
+      return job;
+    }
+    JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
+    return RunHarnessJob(env_, "profile", BaselineSpec(target), dirs_->jobs, opt_.trusted_timeout_s, &box);
+  }
+
   // ProfileCandidate times the candidate under the exclusive lease: the go of its profile job.
   Next ProfileCandidate() {
     r_.stage = Stage::kProfile;
@@ -715,10 +766,7 @@ class Pipeline {
       }
       Result<DeviceLease> lease = Lease(LeaseMode::kExclusive);
       if (!lease.ok()) return Internal(lease.status().message());
-      Json spec = ProfileSpec(target);
-      spec.erase("spot_check_calls");
-      JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
-      Result<JobOutcome> bp = RunHarnessJob(env_, "profile", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
+      Result<JobOutcome> bp = RunBaselineJob(target);
       if (!bp.ok()) return Internal(bp.status().message());
       Track(bp.value());
       if (!bp->Ok()) {
@@ -951,6 +999,7 @@ class Pipeline {
   Json calibration_;                    // the device calibration of this judgement's candidate profile
   double inspect_seconds_ = 0;
   std::future<Result<JobOutcome>> profile_job_;  // the candidate's profile, started early
+  std::map<std::string, std::future<Result<JobOutcome>>> baseline_jobs_;  // `baselines`: started early
   std::vector<std::string> notes_;
   std::unique_ptr<BaselineStore> store_;
   const Sandbox& sandbox_;
@@ -1034,7 +1083,10 @@ JudgeResult Judge::Baselines(const Task& task, const JudgeOptions& opt) {
     if (p.PrepareWork() == Next::kStop) return Next::kStop;
     if (p.CheckTask(task) == Next::kStop) return Next::kStop;
     if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
-    std::future<Pipeline::ReferenceRun> reference = p.StartReference(1, /*timing=*/false);
+    // The baseline jobs start their profilers while the reference writes the init inputs and the
+    // weights (no checks: a baseline needs no expected outputs).
+    p.StartBaselineProfiles();
+    std::future<Pipeline::ReferenceRun> reference = p.StartReference(0, /*timing=*/false);
     if (p.FinishReference(reference) == Next::kStop) return Next::kStop;
     p.StartTiming();
     if (p.ProfileBaselines(/*reuse=*/false) == Next::kStop) return Next::kStop;  // re-measures the store

@@ -11,9 +11,10 @@ output checks after each call, weights compared at the end), so profiling looks 
 outputs of the timed calls named in `spot_check_calls` are written, so the judge can check them against
 the reference job's outputs on the same input sets (HACKS.md A5, A6).
 
-With "wait_for" the job starts the profiler (seconds of kineto/CUPTI start-up) and then waits for the
-judge's go before it loads anything, so that start-up overlaps the candidate's build and verification
-(wait_for_go). The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
+With "wait_for" the job starts the profiler (seconds of kineto/CUPTI start-up; a compile job also
+imports dynamo and inductor) and then waits for the judge's go before it loads anything, so that
+start-up overlaps the candidate's build and verification, or, for `cuda-agent baselines`, the reference
+job and the other baseline's timing (wait_for_go). The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
 anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
 out of its caller's stream order (started before the work queued on it, or still running after it) fails
 with "unjoined_stream" (A1; timing.StreamFences). The result's `call_kernels` (device activities per timed
@@ -23,6 +24,7 @@ call) and `kernels` (all of them with their time) are what the judge's kernel au
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import time
 from typing import Any
@@ -190,6 +192,11 @@ def run(spec: dict, result: dict) -> None:
         profiler = timing.DeviceProfiler()
         profiler.start()
         clock.lap("profiler_start")
+    if target == "compile" and spec.get("wait_for") is not None:
+        # Seconds of imports that need no device lease: done while waiting, not while holding it.
+        importlib.import_module("torch._dynamo")
+        importlib.import_module("torch._inductor.compile_fx")
+        clock.lap("compiler_import")
     if not wait_for_go(spec, result):
         if profiler is not None:
             profiler.stop()
