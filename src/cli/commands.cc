@@ -407,6 +407,8 @@ int SynthCommand(const Args& args) {
       {"dedup-threshold", true, "drop at or above this similarity to a kept task with the same ops", "0.95"},
       {"max-candidates", true, "stop after this many candidates (default: 20 x count)", "0"},
       {"candidate-timeout", true, "seconds for one candidate's filters", "300"},
+      {"time-limit", true, "stop after this many seconds (candidates in flight are filtered again on resume); 0: none", "0"},
+      {"jobs", true, "candidates filtered at once (worker processes; default: 1 on cpu, min(CPUs - 2, 12) on cuda)", "0"},
       {"policy", true, "precision policy of the comparisons (strict | tf32-fair | paper)", "strict"},
       {"cache-dir", true, "toolchain cache", ""},
       {"json", false, "print the summary as JSON", ""},
@@ -430,8 +432,9 @@ int SynthCommand(const Args& args) {
   Result<double> contamination = ParseDoubleFlag(a.value(), "contamination-threshold");
   Result<double> dedup = ParseDoubleFlag(a.value(), "dedup-threshold");
   Result<double> timeout = ParseDoubleFlag(a.value(), "candidate-timeout");
+  Result<int> jobs = ParseIntFlag(a.value(), "jobs");
   for (const Status& s : {device.status(), count.status(), max_ops.status(), seed.status(), max_candidates.status(),
-                          contamination.status(), dedup.status(), timeout.status()}) {
+                          contamination.status(), dedup.status(), timeout.status(), jobs.status()}) {
     if (!s.ok()) return UsageError("synth", s.message(), specs);
   }
   for (auto [flag, field] : {std::pair{"min-ms", &opt.min_ms}, {"max-ms", &opt.max_ms}}) {
@@ -453,6 +456,12 @@ int SynthCommand(const Args& args) {
   opt.contamination_threshold = contamination.value();
   opt.dedup_threshold = dedup.value();
   opt.candidate_timeout_s = timeout.value();
+  opt.workers = jobs.value();
+  if (!a->Get("time-limit").empty()) {
+    Result<double> limit = ParseDoubleFlag(a.value(), "time-limit", true);
+    if (!limit.ok()) return UsageError("synth", limit.status().message(), specs);
+    opt.time_limit_s = limit.value();
+  }
   Result<HarnessEnv> env = HarnessEnv::Discover();
   if (!env.ok()) {
     std::cerr << "cuda-agent synth: " << env.status().message() << "\n";
@@ -469,6 +478,12 @@ int SynthCommand(const Args& args) {
     std::cout << "kept " << summary->value("kept", 0) << " of " << summary->value("candidates", 0)
               << " candidates (" << summary->value("requested", 0) << " requested) in " << opt.out_dir.string()
               << "/tasks.jsonl\n";
+    const Json run = summary->value("run", Json::object());
+    if (run.value("seconds", 0.0) > 0) {
+      std::cout << "this run: " << run.value("kept", 0) << " kept of " << run.value("candidates", 0)
+                << " candidates in " << run.value("seconds", 0.0) << " s with " << run.value("workers", 1)
+                << " workers (" << run.value("kept_per_hour", 0.0) << " kept per hour)\n";
+    }
     const Json stages = summary->value("stages", Json::object());
     for (const auto& stage_name : summary->value("stage_order", Json::array())) {
       const std::string stage = stage_name.get<std::string>();

@@ -1,7 +1,9 @@
 // synth.cc — the C++ side of `cuda-agent synth` (synth.h).
 #include "synth/synth.h"
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
 #include <sstream>
 
 #include "common/fs.h"
@@ -69,12 +71,22 @@ std::pair<double, double> RuntimeWindow(Device device) {
   return device == Device::kCuda ? std::pair{1.0, 100.0} : std::pair{0.1, 100.0};
 }
 
+// DefaultWorkers: --jobs, else one on the CPU (the filters time wall-clock there) and on CUDA one per
+// spare CPU up to 12 (compilation runs on the CPUs; timed measurements take turns per GPU).
+int DefaultWorkers(const SynthOptions& opt) {
+  if (opt.workers > 0) return opt.workers;
+  if (opt.device != Device::kCuda) return 1;
+  const int cpus = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp(cpus - 2, 1, 12);
+}
+
 Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
   if (opt.out_dir.empty()) return InvalidArgument("--out is required");
   if (opt.composer != "random") {
     return InvalidArgument("--composer '" + opt.composer + "' is not available: this version has 'random' only");
   }
   if (opt.count < 1) return InvalidArgument("--count must be at least 1");
+  if (opt.workers < 0) return InvalidArgument("--jobs must be at least 1 (0: the device's default)");
   if (opt.max_ops < 1 || opt.max_ops > 5) return InvalidArgument("--max-ops must be 1..5");
   if (opt.compile_check != "on" && opt.compile_check != "off" && opt.compile_check != "auto") {
     return InvalidArgument("--compile-check expects on, off or auto, got '" + opt.compile_check + "'");
@@ -133,6 +145,8 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
                {"dedup_threshold", opt.dedup_threshold},
                {"max_candidates", opt.max_candidates > 0 ? opt.max_candidates : 20 * opt.count},
                {"candidate_timeout_s", opt.candidate_timeout_s},
+               {"workers", DefaultWorkers(opt)},
+               {"time_limit_s", opt.time_limit_s},
                {"suite", suite},
                {"candidates_path", opt.candidates.empty() ? Json() : Json(fs::absolute(opt.candidates).string())}};
   const fs::path decisions = out / "decisions.jsonl";

@@ -37,6 +37,8 @@ struct SynthOptions {
   double dedup_threshold = 0.95;
   int max_candidates = 0;              // 0: 20 × count
   double candidate_timeout_s = 300;
+  double time_limit_s = 0;             // stop after this long (resumable); 0: none
+  int workers = 0;                     // candidates filtered at once; 0: 1 on cpu, min(CPUs - 2, 12) on cuda
   std::string policy = "strict";       // the judge's precision policy for every comparison
   fs::path cache_dir;                  // toolchain cache and work folder; empty: DefaultCacheDir()
   const Sandbox* sandbox = nullptr;    // null: Sandbox::Default()

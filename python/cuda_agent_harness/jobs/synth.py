@@ -9,22 +9,33 @@ Candidate k has seed sha256("<seed>:<k>") (first 6 bytes): one program per (seed
 - config.json: what decides the candidates; a rerun with another configuration is refused;
 - catalog.json: the op catalog (rebuilt when torch's version changed);
 - decisions.jsonl: {"started": k} before each candidate, then its decision (kept or dropped, the stage
-  and reason, the filter log); a rerun skips decided candidates, and a candidate started but never
-  decided (the process died: crash, out of memory, the watchdog) is recorded as dropped at stage "crash";
+  and reason, the filter log); a rerun skips decided candidates and filters again a candidate started
+  but never decided (the job was stopped); one started twice without a decision (the process died on
+  it twice) is recorded as dropped at stage "crash";
 - tasks.jsonl (kept rows: id, ops, data_source, code, seed, eager_ms, compile_ms, device, filters) and
   summary.json, rewritten at the end of every run.
+
+Parallel ("workers" > 1, synth/pool.py): the main process composes and runs the static stages; workers
+run the dynamic ones, timed measurements one at a time per device. With one worker the run is
+deterministic; with more, which candidates are kept depends on the order they finish in, and each row
+still carries what regenerates its program (seed, n_ops).
+
+Op-count mix: the requested mix becomes quotas (largest remainder over `count`); each composed
+candidate's op count is drawn, by its seed's generator, with weights = the quotas still open (kept and
+in flight subtracted), so a count whose candidates are often dropped is asked for more often; a
+candidate that passes every filter when its count's quota is full is dropped at stage "mix".
 """
 
 from __future__ import annotations
 
-import faulthandler
 import hashlib
 import json
 import os
+import random
 import re
+import time
 import statistics
 import sys
-import time
 
 import torch
 
@@ -33,7 +44,8 @@ from ..errors import JobError
 from ..spec import json_safe, require, require_device
 from ..synth.catalog import build_catalog, composable_ops, stochastic_names
 from ..synth.composer import ComposeError, compose
-from ..synth.filters import STAGES, Candidate, FilterConfig, run_filters
+from ..synth.filters import STAGES, Candidate, FilterConfig, check_dedup, run_static_filters
+from ..synth.pool import WorkerPool
 from ..synth.similarity import Corpus, tokens
 
 CONFIG_KEYS = ("device", "seed", "max_ops", "mix", "composer", "min_ms", "max_ms", "compile_check",
@@ -76,12 +88,12 @@ def check_config(out_dir: str, config: dict) -> None:
     write_json(path, config)
 
 
-def read_decisions(path: str) -> tuple[dict[int, dict], int | None]:
-    """Decisions by candidate index, and the index started last without a decision (or None)."""
+def read_decisions(path: str) -> tuple[dict[int, dict], dict[int, int]]:
+    """Decisions by candidate index, and for each index started without a decision, how often."""
     decided: dict[int, dict] = {}
-    started = None
+    starts: dict[int, int] = {}
     if not os.path.exists(path):
-        return decided, None
+        return decided, {}
     with open(path, encoding="utf-8") as f:
         for line in f:
             try:
@@ -89,10 +101,33 @@ def read_decisions(path: str) -> tuple[dict[int, dict], int | None]:
             except ValueError:
                 continue  # cut short by a crash
             if "started" in entry:
-                started = entry["started"]
+                starts[entry["started"]] = starts.get(entry["started"], 0) + 1
             elif isinstance(entry.get("index"), int):
                 decided[entry["index"]] = entry
-    return decided, (started if started is not None and started not in decided else None)
+    return decided, {i: n for i, n in starts.items() if i not in decided}
+
+
+def op_count_quotas(mix: dict[int, float], max_ops: int, count: int) -> dict[int, int]:
+    """The kept tasks each op count may have: `count` split by the mix (largest remainder)."""
+    allowed = {n: w for n, w in mix.items() if n <= max_ops and w > 0}
+    total = sum(allowed.values())
+    exact = {n: count * w / total for n, w in allowed.items()}
+    quotas = {n: int(v) for n, v in exact.items()}
+    for n in sorted(exact, key=lambda n: (quotas[n] - exact[n], n))[:count - sum(quotas.values())]:
+        quotas[n] += 1
+    return quotas
+
+
+def steered_count(cseed: int, quotas: dict[int, int], kept: dict[int, int], inflight: dict[int, int]) -> int | None:
+    """The op count of the next composed candidate (see the module docstring); None: every quota is full."""
+    for busy in (inflight, {}):
+        open_ = {n: q - kept.get(n, 0) - busy.get(n, 0) for n, q in quotas.items()}
+        open_ = {n: v for n, v in open_.items() if v > 0}
+        if open_:
+            rng = random.Random(cseed ^ 0x5EED)
+            counts = sorted(open_)
+            return rng.choices(counts, weights=[open_[n] for n in counts])[0]
+    return None
 
 
 class Log:
@@ -141,7 +176,7 @@ def summarize(decided: dict[int, dict], config: dict, count: int, catalog: dict)
     return {"version": 1, "config": config, "torch_version": torch.__version__,
             "catalog_ops": len(catalog["ops"]), "transformers": catalog.get("transformers_note"),
             "requested": count, "candidates": len(decided), "kept": len(kept), "complete": len(kept) >= count,
-            "stage_order": ["compose", "crash", *STAGES],
+            "stage_order": ["compose", "crash", *STAGES, "mix"],
             "stages": {k: v for k, v in stages.items() if v["kept"] or v["dropped"] or v["skipped"]},
             "op_count_histogram": hist,
             "op_count_percent": {k: round(100 * v / len(kept), 1) for k, v in hist.items()} if kept else {},
@@ -178,7 +213,11 @@ def run(spec: dict, result: dict) -> None:
     candidates_path = spec.get("candidates_path") or None
     max_candidates = require(spec, "max_candidates", int)
     timeout = require(spec, "candidate_timeout_s", (int, float), default=0)
-    if device == "cuda" and not torch.cuda.is_available():
+    workers = require(spec, "workers", int, default=1)
+    time_limit = require(spec, "time_limit_s", (int, float), default=0)
+    # device_count asks NVML first: the driver is never initialised here, so the workers can fork.
+    gpus = require(spec, "gpus", int, default=torch.cuda.device_count() if device == "cuda" else 1)
+    if device == "cuda" and gpus < 1:
         raise JobError("task", "device cuda requested but torch sees no CUDA device (use --device cpu)")
     config = {"device": device, "seed": seed, "max_ops": max_ops, "mix": {str(k): v for k, v in sorted(mix.items())},
               "composer": "random" if not candidates_path else "file",
@@ -210,53 +249,38 @@ def run(spec: dict, result: dict) -> None:
         except SyntaxError:
             continue
     decisions_path = os.path.join(out_dir, "decisions.jsonl")
-    decided, orphan = read_decisions(decisions_path)
+    decided, orphans = read_decisions(decisions_path)
     log = Log(decisions_path)
-    if orphan is not None:
+    for orphan in sorted(i for i, n in orphans.items() if n >= 2):
+        why = "the harness process ended twice while filtering this candidate (crash or out of memory)"
         entry = {"index": orphan, "seed": candidate_seed(seed, orphan), "status": "dropped", "stage": "crash",
-                 "reason": "the harness process ended while filtering this candidate (crash, out of memory "
-                           "or the per-candidate timeout)", "ops": [], "device": device,
-                 "filters": {"crash": "the harness process ended while filtering this candidate"}}
+                 "reason": why, "ops": [], "device": device, "filters": {"crash": why}}
         log.append(entry)
         decided[orphan] = entry
     kept: dict[tuple, Corpus] = {}
+    kept_by_count: dict[int, int] = {}
     n_kept = 0
     for _, d in sorted(decided.items()):
         if d["status"] == "kept":
             n_kept += 1
             kept.setdefault(tuple(d["ops"]), Corpus()).add(f"synth-{n_kept:05d}", tokens(d["code"]))
+            kept_by_count[len(d["ops"])] = kept_by_count.get(len(d["ops"]), 0) + 1
+    quotas = op_count_quotas(mix, max_ops, count) if given is None else None
     work = os.path.join(out_dir, "work")
     os.makedirs(work, exist_ok=True)
     limit = len(given) if given is not None else max_candidates
-    result.update({"new_candidates": 0, "resumed_candidates": len(decided)})
-    index = 0
-    while n_kept < count and index < limit:
-        if index in decided:
-            index += 1
-            continue
-        cseed = candidate_seed(seed, index)
-        log.append({"started": index})
-        entry = {"index": index, "seed": cseed, "device": device}
-        if given is not None:
-            program = {"code": given[index]["code"], "ops": given[index]["ops"]}
-            entry["name"] = given[index]["name"]
-        else:
-            try:
-                program = compose(ops, cseed, mix, max_ops, device)
-            except ComposeError as exc:
-                raise JobError("task", str(exc)) from exc
-        path = os.path.join(work, f"candidate_{index}.py")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(program["code"])
-        c = Candidate(code=program["code"], ops=program["ops"], path=path)
-        if timeout > 0:
-            faulthandler.dump_traceback_later(timeout, exit=True, file=sys.stderr)
-        try:
-            stage, reason = run_filters(c, cfg, suite_corpus, kept)
-        finally:
-            if timeout > 0:
-                faulthandler.cancel_dump_traceback_later()
-        os.unlink(path)
+    result.update({"new_candidates": 0, "resumed_candidates": len(decided), "workers": workers})
+    pool = WorkerPool(workers, cfg, work, gpus=gpus, timeout_s=timeout)
+    inflight: dict[int, tuple[dict, Candidate]] = {}
+    inflight_by_count: dict[int, int] = {}
+    started_at = time.monotonic()
+    kept_at_start = n_kept
+
+    def decide(entry: dict, c: Candidate, stage, reason) -> None:
+        nonlocal n_kept
+        if stage is None and quotas is not None and kept_by_count.get(len(c.ops), 0) >= quotas.get(len(c.ops), 0):
+            stage, reason = "mix", f"the quota of {len(c.ops)}-op tasks is full ({quotas.get(len(c.ops), 0)})"
+            c.log["mix"] = reason
         entry.update({"ops": c.ops, "status": "dropped" if stage else "kept", "stage": stage, "reason": reason,
                       "eager_ms": c.eager_ms, "compile_ms": c.compile_ms, "similarity": c.similarity,
                       "filters": c.log})
@@ -264,15 +288,84 @@ def run(spec: dict, result: dict) -> None:
             n_kept += 1
             entry["code"] = c.code
             kept.setdefault(tuple(c.ops), Corpus()).add(f"synth-{n_kept:05d}", c.tokens)
+            kept_by_count[len(c.ops)] = kept_by_count.get(len(c.ops), 0) + 1
         log.append(entry)
-        decided[index] = entry
+        decided[entry["index"]] = entry
         result["new_candidates"] += 1
-        index += 1
+
+    index = 0
+    try:
+        while True:
+            out_of_time = time_limit > 0 and time.monotonic() - started_at > time_limit
+            if out_of_time:
+                result["stopped"] = f"--time-limit {time_limit:g} s reached; rerun to resume"
+                break  # candidates in flight stay undecided: a rerun filters them again
+            while n_kept < count and index < limit and pool.idle() > 0:
+                if index in decided:
+                    index += 1
+                    continue
+                cseed = candidate_seed(seed, index)
+                entry = {"index": index, "seed": cseed, "device": device}
+                if given is not None:
+                    program = {"code": given[index]["code"], "ops": given[index]["ops"]}
+                    entry["name"] = given[index]["name"]
+                else:
+                    n_ops = steered_count(cseed, quotas, kept_by_count, inflight_by_count)
+                    if n_ops is None:
+                        break
+                    try:
+                        program = compose(ops, cseed, mix, max_ops, device, count=n_ops)
+                    except ComposeError as exc:
+                        raise JobError("task", str(exc)) from exc
+                    entry["n_ops"] = n_ops
+                path = os.path.join(work, f"candidate_{index}.py")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(program["code"])
+                c = Candidate(code=program["code"], ops=program["ops"], path=path)
+                log.append({"started": index})
+                stage, reason = run_static_filters(c, cfg, suite_corpus, kept)
+                if stage is not None:
+                    os.unlink(path)
+                    decide(entry, c, stage, reason)
+                else:
+                    pool.submit(index, c)
+                    inflight[index] = (entry, c)
+                    inflight_by_count[len(c.ops)] = inflight_by_count.get(len(c.ops), 0) + 1
+                index += 1
+            if not inflight:
+                break
+            for done, outcome in pool.wait(poll_s=5.0 if time_limit > 0 else None):
+                entry, c = inflight.pop(done)
+                inflight_by_count[len(c.ops)] -= 1
+                c.log = outcome["log"]
+                c.eager_ms, c.compile_ms = outcome["eager_ms"], outcome["compile_ms"]
+                entry["seconds"] = outcome["seconds"]
+                stage, reason = outcome["stage"], outcome["reason"]
+                if stage is None:  # a near-duplicate may have been kept while this one was in flight
+                    reason = check_dedup(c, cfg, kept)
+                    if reason is not None:
+                        stage = "dedup"
+                        c.log["dedup"] = reason
+                if os.path.exists(c.path):
+                    os.unlink(c.path)
+                decide(entry, c, stage, reason)
+    finally:
+        pool.close()
+    elapsed = time.monotonic() - started_at
+    result["run_seconds"] = round(elapsed, 1)
+    result["kept_this_run"] = n_kept - kept_at_start
     rows = [d for _, d in sorted(decided.items()) if d["status"] == "kept"]
     with open(os.path.join(out_dir, "tasks.jsonl.tmp"), "w", encoding="utf-8") as f:
         for number, d in enumerate(rows, 1):
             f.write(json.dumps(json_safe(task_row(d, number)), allow_nan=False) + "\n")
     os.replace(os.path.join(out_dir, "tasks.jsonl.tmp"), os.path.join(out_dir, "tasks.jsonl"))
     summary = summarize(decided, config, count, catalog)
+    summary["run"] = {"workers": workers, "gpus": gpus, "seconds": result["run_seconds"],
+                      "candidates": result["new_candidates"], "kept": result["kept_this_run"],
+                      "kept_per_hour": round(3600 * result["kept_this_run"] / elapsed, 1) if elapsed > 0 else None}
+    if result.get("stopped"):
+        summary["run"]["stopped"] = result["stopped"]
+    if quotas is not None:
+        summary["op_count_quotas"] = {str(k): v for k, v in sorted(quotas.items())}
     write_json(os.path.join(out_dir, "summary.json"), summary)
     result["summary"] = summary

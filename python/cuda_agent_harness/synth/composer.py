@@ -158,12 +158,15 @@ def render(chain: list[tuple[dict, Step]]) -> str:
     return "\n".join(lines)
 
 
-def compose(ops: list[dict], seed: int, mix: dict[int, float], max_ops: int, device: str) -> dict:
-    """The program of `seed`: {"ops", "n_ops", "code", "input_shape", "output_shape"}."""
+def compose(ops: list[dict], seed: int, mix: dict[int, float], max_ops: int, device: str,
+            count: int | None = None) -> dict:
+    """The program of `seed`: {"ops", "n_ops", "code", "input_shape", "output_shape"}. The op count is
+    drawn from `mix` by the seed's generator unless `count` is given; (seed, count) fixes the program."""
     if not ops:
         raise ComposeError("the op catalog has no composable op")
     rng = random.Random(seed)
-    count = draw_count(rng, mix, max_ops)
+    drawn = draw_count(rng, mix, max_ops)
+    count = drawn if count is None else count
     for _ in range(MAX_TRIES):
         chain = _draw(rng, ops, count, device)
         if chain is not None:

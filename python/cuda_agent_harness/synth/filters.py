@@ -23,6 +23,7 @@ Each stage returns None (kept), or a reason (dropped); `skip` stages log "skippe
 from __future__ import annotations
 
 import ast
+import contextlib
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -63,6 +64,9 @@ class FilterConfig:
     compile_backend: str = "inductor"
     seed: int = 1234
     timing_runs: int = 10
+    # Held around every timed measurement when candidates are filtered in parallel on one device, so
+    # that the runtime window sees one program at a time (multiprocessing.Lock; None: no other).
+    timing_lock: Any = None
 
 
 @dataclass
@@ -193,6 +197,10 @@ class Runner:
 
     def time_ms(self, model: Any) -> float:
         self.forward(model)
+        with self.cfg.timing_lock or contextlib.nullcontext():
+            return self._time_ms(model)
+
+    def _time_ms(self, model: Any) -> float:
         times = []
         for _ in range(self.cfg.timing_runs):
             start = time.perf_counter()
@@ -229,28 +237,44 @@ def _same(a: Any, b: Any) -> bool:
     return len(la) == len(lb) and all(identical(x, y) for x, y in zip(la, lb))
 
 
-def run_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[Optional[str], Optional[str]]:
-    """Runs the stages in order; fills c.log; returns (stage, reason) of the first drop or (None, None)."""
+def _run_stages(c: Candidate, stages: list) -> tuple[Optional[str], Optional[str]]:
+    for name, stage in stages:
+        reason = stage()
+        if reason == "skipped":
+            c.log[name] = "skipped"
+            continue
+        if reason is not None:
+            c.log[name] = reason
+            return name, reason
+        c.log[name] = "pass"
+    return None, None
+
+
+def run_static_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[Optional[str], Optional[str]]:
+    """The stages that read only the code (parse .. dedup): no device, milliseconds. Fills c.log;
+    returns (stage, reason) of the first drop or (None, None)."""
+    return _run_stages(c, [("parse", lambda: check_parse(c)),
+                           ("stochastic_static", lambda: check_stochastic_static(c, cfg)),
+                           ("contamination", lambda: check_contamination(c, cfg, suite) if len(suite) else "skipped"),
+                           ("dedup", lambda: check_dedup(c, cfg, kept))])
+
+
+def run_dynamic_filters(c: Candidate, cfg: FilterConfig) -> tuple[Optional[str], Optional[str]]:
+    """The stages that run the program (eager .. compile), after the static ones passed."""
     runner = Runner(c, cfg)
-    stages = [("parse", lambda: check_parse(c)),
-              ("stochastic_static", lambda: check_stochastic_static(c, cfg)),
-              ("contamination", lambda: check_contamination(c, cfg, suite) if len(suite) else "skipped"),
-              ("dedup", lambda: check_dedup(c, cfg, kept)),
-              ("eager", runner.eager), ("stochastic", runner.stochastic), ("trivial", runner.trivial),
-              ("runtime", runner.runtime),
-              ("compile", lambda: runner.compiled() if cfg.compile_check else "skipped")]
     try:
-        for name, stage in stages:
-            reason = stage()
-            if reason == "skipped":
-                c.log[name] = "skipped"
-                continue
-            if reason is not None:
-                c.log[name] = reason
-                return name, reason
-            c.log[name] = "pass"
-        return None, None
+        return _run_stages(c, [("eager", runner.eager), ("stochastic", runner.stochastic),
+                               ("trivial", runner.trivial), ("runtime", runner.runtime),
+                               ("compile", lambda: runner.compiled() if cfg.compile_check else "skipped")])
     finally:
         if runner.task is not None:
             import sys  # noqa: PLC0415
             sys.modules.pop(runner.task.__name__, None)
+
+
+def run_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[Optional[str], Optional[str]]:
+    """Runs every stage in order; fills c.log; returns (stage, reason) of the first drop or (None, None)."""
+    stage, reason = run_static_filters(c, cfg, suite, kept)
+    if stage is not None:
+        return stage, reason
+    return run_dynamic_filters(c, cfg)
