@@ -90,3 +90,18 @@ def test_compile_stage(tmp_path, code, stage):
     assert got == stage, reason
     if stage is None:
         assert c.compile_ms is not None and c.log["compile"] == "pass"
+
+
+def test_quotas_split_the_count_and_steering_skips_full_counts():
+    from cuda_agent_harness.jobs.synth import op_count_quotas, steered_count
+
+    quotas = op_count_quotas({1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}, 5, 500)
+    assert sum(quotas.values()) == 500 and quotas == {1: 17, 2: 424, 3: 39, 4: 14, 5: 6}
+    assert op_count_quotas({1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}, 2, 10) == {1: 0, 2: 10}
+    # 2-op quota full: every draw is another count; nothing open: None.
+    draws = {steered_count(s, quotas, {2: 424}, {}) for s in range(200)}
+    assert draws == {1, 3, 4, 5}
+    # in-flight candidates count against the quota, unless nothing would be left to ask for
+    assert steered_count(7, {1: 2}, {1: 1}, {1: 1}) == 1
+    assert steered_count(7, {1: 2, 2: 2}, {1: 1}, {1: 1}) == 2
+    assert steered_count(7, {1: 2}, {1: 2}, {}) is None

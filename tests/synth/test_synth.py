@@ -51,21 +51,26 @@ CASES = {
         LINEAR, "        return self.linear.weight[:256] * torch.ones_like(x)", BIG)),
     "returns_its_input": ("trivial", program(LINEAR, "        return x + 0.0 * self.linear(x)", BIG)),
     "too_fast": ("runtime", program("", "        return torch.sigmoid(x) * 2.0", "torch.randn(4, 8)")),
+    # A program that kills the process filtering it, and one that never returns: each is dropped as a
+    # crash (its worker is replaced) and the candidates after it are still filtered.
+    "kills_its_process": ("crash", program(LINEAR, "        import os, signal\n        os.kill(os.getpid(), signal.SIGKILL)\n"
+                                                   "        return self.linear(x)", BIG)),
+    "never_returns": ("crash", program(LINEAR, "        import time\n        time.sleep(3600)\n        return self.linear(x)", BIG)),
 }
 
 
 @pytest.fixture(scope="module")
 def filtered(binary, tmp_path_factory):
-    """One synth run over CASES (kept in order of the file)."""
+    """One synth run over CASES (kept in order of the file), two candidates at a time."""
     root = tmp_path_factory.mktemp("synth")
     rows = [{"name": name, "code": code, "ops": []} for name, (_, code) in CASES.items()]
     cases = root / "cases.jsonl"
     cases.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = root / "out"
     run = subprocess.run([str(binary), "synth", "--out", str(out), "--candidates", str(cases), "--device", "cpu",
-                          "--count", "100", "--min-ms", "0.3", "--max-ms", "5000",
-                          "--decontaminate", str(KERNELBENCH), "--json"],
-                         capture_output=True, text=True, timeout=300)
+                          "--count", "100", "--min-ms", "0.3", "--max-ms", "5000", "--jobs", "2",
+                          "--candidate-timeout", "40", "--decontaminate", str(KERNELBENCH), "--json"],
+                         capture_output=True, text=True, timeout=400)
     decisions = [json.loads(line) for line in (out / "decisions.jsonl").read_text().splitlines()]
     by_name = {d["name"]: d for d in decisions if "name" in d}
     return run, by_name, out
@@ -80,6 +85,12 @@ def test_each_filter_keeps_or_drops(filtered, name):
         assert d["status"] == "kept", d
     else:
         assert d["status"] == "dropped" and d["stage"] == stage, d
+
+
+def test_crashes_say_what_happened(filtered):
+    _, by_name, _ = filtered
+    assert "worker process died (killed by SIGKILL)" in by_name["kills_its_process"]["reason"]
+    assert "per-candidate timeout (40 s)" in by_name["never_returns"]["reason"]
 
 
 def test_outputs_and_summary(filtered):
@@ -125,11 +136,25 @@ def test_composer_is_deterministic_and_resumes(binary, tmp_path):
     assert other.returncode == 2 and "another configuration" in other.stderr
 
 
+def test_op_count_quotas_are_met_in_parallel(binary, tmp_path):
+    """A mix of 1- and 3-op programs, 12 tasks, 2 workers: exactly the quotas are kept (6 and 6) and
+    the summary says how many candidates were dropped because their count's quota was full."""
+    run = synth(binary, tmp_path / "mix", "--count", "12", "--mix", "1:50,3:50", "--jobs", "2", "--json")
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["op_count_quotas"] == {"1": 6, "3": 6}
+    assert summary["op_count_histogram"] == {"1": 6, "3": 6}
+    assert summary["run"]["workers"] == 2 and summary["run"]["kept"] == 12
+    rows = [json.loads(x) for x in (tmp_path / "mix" / "tasks.jsonl").read_text().splitlines()]
+    assert sorted(len(r["ops"]) for r in rows) == [1] * 6 + [3] * 6
+
+
 @pytest.mark.parametrize("args, message", [
     (["--count", "3"], "--out is required"),
     (["--out", "X", "--mix", "7:1"], "--mix entry"),
     (["--out", "X", "--composer", "llm:x"], "'random' only"),
     (["--out", "X", "--max-ops", "9"], "--max-ops must be 1..5"),
+    (["--out", "X", "--jobs", "-1"], "--jobs expects a non-negative integer"),
     (["--out", "X", "--decontaminate", "/nonexistent/suite"], "--decontaminate"),
 ])
 def test_bad_input(binary, tmp_path, args, message):

@@ -169,6 +169,8 @@ class WorkerPool:
             overran = self.timeout_s > 0 and now - w.started > self.timeout_s
             if died or overran:
                 index = w.index
+                if died:
+                    w.process.join(5)  # its pipe closes before it is reaped: wait for the exit status
                 what = (f"overran the per-candidate timeout ({self.timeout_s:g} s)" if overran and not died
                         else f"the worker process died ({_describe_exit(w.process.exitcode)})")
                 w.kill()
