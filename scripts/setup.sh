@@ -34,7 +34,7 @@ if ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then
   log "installing torch==2.13.0"
   "$PYTHON" -m pip install -q torch==2.13.0
 fi
-for mod in pytest numpy; do
+for mod in pytest numpy pyarrow; do
   if ! "$PYTHON" -c "import $mod" >/dev/null 2>&1; then
     log "installing $mod"
     "$PYTHON" -m pip install -q "$mod"

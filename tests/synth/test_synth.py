@@ -106,6 +106,11 @@ def test_outputs_and_summary(filtered):
         assert row["compile_ms"] is None and row["device"] == "cpu" and row["eager_ms"] >= 0.3
         assert row["filters"]["compile"] == "skipped"
     assert summary["stages"]["trivial"]["dropped"] == 4
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pq.read_table(out / "tasks.parquet").to_pylist()
+    assert [(r["id"], r["ops"], r["data_source"], r["code"]) for r in table] == \
+        [(r["id"], r["ops"], r["data_source"], r["code"]) for r in kept]
+    assert summary["parquet"] == f"{len(kept)} rows in tasks.parquet"
     assert "dropout_inside" not in {r.get("name") for r in kept}
 
 

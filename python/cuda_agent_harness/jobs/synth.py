@@ -12,8 +12,9 @@ Candidate k has seed sha256("<seed>:<k>") (first 6 bytes): one program per (seed
   and reason, the filter log); a rerun skips decided candidates and filters again a candidate started
   but never decided (the job was stopped); one started twice without a decision (the process died on
   it twice) is recorded as dropped at stage "crash";
-- tasks.jsonl (kept rows: id, ops, data_source, code, seed, eager_ms, compile_ms, device, filters) and
-  summary.json, rewritten at the end of every run.
+- tasks.jsonl (kept rows: id, ops, data_source, code, seed, eager_ms, compile_ms, device, filters), the
+  same rows as tasks.parquet when pyarrow is installed (filters as JSON text), and summary.json,
+  rewritten at the end of every run.
 
 Parallel ("workers" > 1, synth/pool.py): the main process composes and runs the static stages; workers
 run the dynamic ones, timed measurements one at a time per device. With one worker the run is
@@ -147,6 +148,31 @@ def task_row(d: dict, number: int) -> dict:
     return {"id": f"synth-{number:05d}", "ops": d["ops"], "data_source": f"torch#{len(d['ops'])}",
             "code": d["code"], "seed": d["seed"], "index": d["index"], "eager_ms": d.get("eager_ms"),
             "compile_ms": d.get("compile_ms"), "device": d["device"], "filters": d["filters"]}
+
+
+def write_parquet(rows: list[dict], path: str) -> str:
+    """tasks.parquet (for datasets/verl): the published columns ops, data_source, code, then ours;
+    returns what happened, for the summary (pyarrow is optional)."""
+    try:
+        import pyarrow as pa  # noqa: PLC0415
+        import pyarrow.parquet as pq  # noqa: PLC0415
+    except ImportError:
+        return "not written: pyarrow is not installed"
+    table_rows = [task_row(d, number) for number, d in enumerate(rows, 1)]
+    columns = {
+        "ops": pa.array([r["ops"] for r in table_rows], pa.list_(pa.string())),
+        "data_source": pa.array([r["data_source"] for r in table_rows], pa.string()),
+        "code": pa.array([r["code"] for r in table_rows], pa.string()),
+        "id": pa.array([r["id"] for r in table_rows], pa.string()),
+        "seed": pa.array([r["seed"] for r in table_rows], pa.int64()),
+        "eager_ms": pa.array([r["eager_ms"] for r in table_rows], pa.float64()),
+        "compile_ms": pa.array([r["compile_ms"] for r in table_rows], pa.float64()),
+        "device": pa.array([r["device"] for r in table_rows], pa.string()),
+        "filters": pa.array([json.dumps(r["filters"], sort_keys=True) for r in table_rows], pa.string()),
+    }
+    pq.write_table(pa.table(columns), path + ".tmp")
+    os.replace(path + ".tmp", path)
+    return f"{len(table_rows)} rows in tasks.parquet"
 
 
 def summarize(decided: dict[int, dict], config: dict, count: int, catalog: dict) -> dict:
@@ -359,10 +385,12 @@ def run(spec: dict, result: dict) -> None:
         for number, d in enumerate(rows, 1):
             f.write(json.dumps(json_safe(task_row(d, number)), allow_nan=False) + "\n")
     os.replace(os.path.join(out_dir, "tasks.jsonl.tmp"), os.path.join(out_dir, "tasks.jsonl"))
+    parquet = write_parquet(rows, os.path.join(out_dir, "tasks.parquet"))
     summary = summarize(decided, config, count, catalog)
     summary["run"] = {"workers": workers, "gpus": gpus, "seconds": result["run_seconds"],
                       "candidates": result["new_candidates"], "kept": result["kept_this_run"],
                       "kept_per_hour": round(3600 * result["kept_this_run"] / elapsed, 1) if elapsed > 0 else None}
+    summary["parquet"] = parquet
     if result.get("stopped"):
         summary["run"]["stopped"] = result["stopped"]
     if quotas is not None:
