@@ -30,6 +30,8 @@ commands:
              cuda-agent tasks list SUITE [--json]
   synth      compose and filter fresh fused-op training tasks (resumable)
              cuda-agent synth --out DIR [--count N] [--max-ops 5] [--decontaminate SUITE] [--device cuda|cpu] [--seed S]
+  llm        send one request to a model spec (with a dummy echo tool) to check it before a solve
+             cuda-agent llm --model openai:URL#MODEL|anthropic:MODEL|replay:FILE [--prompt TEXT] [--no-stream] [--json]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
              cuda-agent sandbox run [--writable DIR] [--gpu] [--timeout S] -- COMMAND...
              cuda-agent sandbox info
@@ -76,6 +78,7 @@ int Main(int argc, char** argv) {
   if (command == "bench") return cuda_agent::BenchCommand(args);
   if (command == "sandbox") return cuda_agent::SandboxCommand(args);
   if (command == "synth") return cuda_agent::SynthCommand(args);
+  if (command == "llm") return cuda_agent::LlmCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;
