@@ -67,7 +67,7 @@ TEST(MakeLlmClientTest, BadSpecsNameTheProblemAndAGoodExample) {
 TEST(MakeLlmClientTest, OpenAiSpec) {
   Result<std::unique_ptr<LlmClient>> client = MakeLlmClient("openai:http://127.0.0.1:8000/v1/#Qwen/Qwen3-8B", {});
   ASSERT_TRUE(client.ok()) << client.status().ToString();
-  EXPECT_EQ((*client)->Describe(), "openai:Qwen/Qwen3-8B at http://127.0.0.1:8000/v1");
+  EXPECT_EQ(client.value()->Describe(), "openai:Qwen/Qwen3-8B at http://127.0.0.1:8000/v1");
 }
 
 TEST(MakeLlmClientTest, AnthropicNeedsAKeyUnlessLoopback) {
@@ -81,7 +81,7 @@ TEST(MakeLlmClientTest, AnthropicNeedsAKeyUnlessLoopback) {
   setenv("ANTHROPIC_BASE_URL", "http://localhost:9/", 1);
   Result<std::unique_ptr<LlmClient>> local = MakeLlmClient("anthropic:claude-x", {});
   ASSERT_TRUE(local.ok()) << local.status().ToString();
-  EXPECT_EQ((*local)->Describe(), "anthropic:claude-x at http://localhost:9/");
+  EXPECT_EQ(local.value()->Describe(), "anthropic:claude-x at http://localhost:9/");
 
   setenv("ANTHROPIC_BASE_URL", "ftp://x", 1);
   EXPECT_EQ(MakeLlmClient("anthropic:claude-x", {}).status().code(), StatusCode::kInvalidArgument);

@@ -354,7 +354,7 @@ class Handler(BaseHTTPRequestHandler):
                 size = sizes[i % len(sizes)]
                 self.wfile.write(data[at:at + size])
                 self.wfile.flush()
-                time.sleep(0.0005)
+                time.sleep(0.0001)
                 at += size
                 i += 1
         else:
@@ -408,13 +408,22 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
 
 
+class QuietServer(ThreadingHTTPServer):
+    """A client that gave up (stall timeout) makes our writes fail: not worth a traceback."""
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 class FakeLlmServer:
     """The server on a background thread: `with FakeLlmServer(script, faults) as s: s.base_url`."""
 
     def __init__(self, script=None, faults=None, requests_log=None):
         self.state = FakeState(script, faults, requests_log)
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.state = self.state
         self.port = self.httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}"
@@ -430,7 +439,8 @@ class FakeLlmServer:
             self.state.faults.extend(parse_fault(f) for f in faults)
 
     def __enter__(self):
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05},
+                                       daemon=True)
         self.thread.start()
         return self
 
