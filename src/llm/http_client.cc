@@ -144,6 +144,22 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   return 0;
 }
 
+// NoProxyList is $no_proxy (or $NO_PROXY) plus the loopback names: a local vLLM must never be
+// reached through a proxy set for the outside world. (CURLOPT_NOPROXY replaces the variable, hence
+// the merge.)
+std::string NoProxyList() {
+  std::string list;
+  for (const char* name : {"no_proxy", "NO_PROXY"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && *value) {
+      list = value;
+      break;
+    }
+  }
+  if (!list.empty()) list += ",";
+  return list + "localhost,127.0.0.1,::1";
+}
+
 std::string FormatSeconds(double s) {
   char text[32];
   std::snprintf(text, sizeof text, "%g", s);
@@ -199,6 +215,8 @@ Result<HttpResponse> HttpPost(const HttpRequest& request, HttpTransportError* tr
   api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: we run threads
   api.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   api.easy_setopt(h, CURLOPT_ERRORBUFFER, error_text);
+  std::string no_proxy = NoProxyList();
+  api.easy_setopt(h, CURLOPT_NOPROXY, no_proxy.c_str());
 
   Clock::time_point start = Clock::now();
   CURLcode rc = api.easy_perform(h);
