@@ -16,6 +16,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kExcerptChars = 300;
+constexpr size_t kMaxRawBody = 4 << 20;
+
+bool IsJsonContentType(const std::map<std::string, std::string>& headers) {
+  auto it = headers.find("content-type");
+  return it != headers.end() && it->second.find("application/json") != std::string::npos;
+}
 
 std::string Excerpt(const std::string& text) {
   std::string flat;
@@ -104,10 +110,14 @@ class HttpChatClient : public LlmClient {
     std::unique_ptr<StreamAssembler> stream;
     SseParser parser;
     Status stream_error;
+    std::string raw;  // the streamed bytes, for a server that answered JSON instead of SSE
+    int events = 0;
     if (options_.stream) {
       stream = protocol_->NewStream(options_.on_text);
       http.on_body = [&](std::string_view bytes) {
+        if (raw.size() < kMaxRawBody) raw.append(bytes.substr(0, kMaxRawBody - raw.size()));
         for (const SseEvent& event : parser.Feed(bytes)) {
+          ++events;
           try {
             stream_error = stream->OnEvent(event);
           } catch (const Json::exception& e) {  // a field of an unexpected type
@@ -134,6 +144,10 @@ class HttpChatClient : public LlmClient {
       }
       if (status >= 400 && status < 500) return Final(InvalidArgument(message));
       return Final(Internal(message));
+    }
+    if (stream && events == 0 && IsJsonContentType(response->headers)) {
+      stream.reset();  // a server (or proxy) that ignored "stream": read the whole answer
+      response->body = raw;
     }
     if (stream) {
       if (!stream->Finished()) {

@@ -10,7 +10,7 @@
 //
 //   Result<std::unique_ptr<LlmClient>> client = MakeLlmClient("openai:http://127.0.0.1:8000/v1#qwen", {});
 //   ChatRequest request{.system = skill_md, .messages = history, .tools = ToolSpecs()};
-//   Result<ChatResponse> reply = (*client)->Chat(request);
+//   Result<ChatResponse> reply = client.value()->Chat(request);
 //   if (!reply.ok()) EndRun(reply.status());      // retries already spent, or a non-retryable error
 #pragma once
 

@@ -37,10 +37,11 @@ Faults are consumed one per model request, in order (an empty list or "ok" means
     "malformed"                invalid JSON body (not streamed) or invalid event data (streamed)
     "split"                    {"kind": "split", "sizes": [1, 3, 7]}: the body flushed in tiny pieces
     "disconnect"               the socket closed halfway through the body
+    "ignore_stream"            a streamed request gets a whole JSON answer (a proxy that drops SSE)
     "overloaded"               streamed: an `error` event (Anthropic) / error chunk (OpenAI) mid-stream;
                                not streamed: HTTP 529
 
-A request that gets a complete answer (ok, slow, split) consumes a turn; the others do not, so the
+A request that gets a complete answer (ok, slow, split, ignore_stream) consumes a turn; the others do not, so the
 retry gets the same turn. Control endpoints: GET /_requests (JSON list), POST /_script (replace the
 turns), POST /_faults (append faults), POST /_reset (turns, faults and requests).
 """
@@ -315,7 +316,7 @@ class Handler(BaseHTTPRequestHandler):
         fault = self.state.next_fault()
         kind = fault["kind"]
         model = request.get("model", "fake")
-        stream = bool(request.get("stream"))
+        stream = bool(request.get("stream")) and kind != "ignore_stream"
         error_body = openai_error if provider == "openai" else anthropic_error
         if kind == "slow":
             time.sleep(fault.get("delay", 0.3))
@@ -340,7 +341,7 @@ class Handler(BaseHTTPRequestHandler):
         else:
             body = (openai_body if provider == "openai" else anthropic_body)(turn, number, model)
             self.send_whole(json.dumps(body).encode(), fault)
-        if kind in ("ok", "slow", "split"):
+        if kind in ("ok", "slow", "split", "ignore_stream"):
             self.state.consume_turn()
 
     def write_pieces(self, data, fault):

@@ -190,6 +190,16 @@ def test_fault_is_retried_and_the_answer_is_exact(provider, mode, fault, attempt
         assert len(model_requests(server)) == attempts
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_whole_json_answer_to_a_streamed_request_is_read(provider):
+    with FakeLlmServer(script=[ECHO_TURN], faults=["ignore_stream"]) as server:
+        proc, out = run_llm(server, provider, "stream")
+        assert proc.returncode == 0, proc.stderr
+        assert_echo_answer(out, "no-stream", provider)
+        assert out["attempts"] == 1
+        assert model_requests(server)[0]["body"]["stream"] is True
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("provider", PROVIDERS)
 def test_stall_past_the_stall_timeout_is_retried(provider, mode):
