@@ -16,7 +16,8 @@ const std::vector<OptionSpec>& LlmSpecs() {
   static const std::vector<OptionSpec> specs = {
       {"model", true, "model spec: openai:URL#MODEL, anthropic:MODEL or replay:FILE", ""},
       {"prompt", true, "the user message",
-       "Call the echo tool once with the text \"ping\", then say in one short sentence that you did."},
+       "Call the echo tool once with the text \"ping\", then say in one short sentence that you "
+       "did."},
       {"system", true, "system prompt", "You are a terse assistant that tests tool calling."},
       {"turns", true, "requests at most: echo calls are answered and the model asked again", "1"},
       {"max-tokens", true, "output token limit per request", "1024"},
@@ -26,9 +27,11 @@ const std::vector<OptionSpec>& LlmSpecs() {
       {"timeout", true, "seconds for one HTTP attempt, streaming included", "600"},
       {"connect-timeout", true, "seconds to connect", "20"},
       {"stall-timeout", true, "seconds without a byte before an attempt fails", "120"},
-      {"max-attempts", true, "attempts per request (retries on 429, 5xx, timeouts, broken streams)", "6"},
+      {"max-attempts", true, "attempts per request (retries on 429, 5xx, timeouts, broken streams)",
+       "6"},
       {"backoff", true, "first wait between attempts in seconds, doubled each retry", "1"},
-      {"backoff-max", true, "longest wait between attempts in seconds (Retry-After included)", "60"},
+      {"backoff-max", true, "longest wait between attempts in seconds (Retry-After included)",
+       "60"},
   };
   return specs;
 }
@@ -39,10 +42,11 @@ int LlmUsageError(const std::string& message) {
 }
 
 ToolSpec EchoTool() {
-  return {"echo", "Echo the given text back. Call it to show that tool calling works.",
-          Json{{"type", "object"},
-               {"properties", {{"text", {{"type", "string"}, {"description", "the text to echo"}}}}},
-               {"required", {"text"}}}};
+  return {
+      "echo", "Echo the given text back. Call it to show that tool calling works.",
+      Json{{"type", "object"},
+           {"properties", {{"text", {{"type", "string"}, {"description", "the text to echo"}}}}},
+           {"required", {"text"}}}};
 }
 
 // RunEcho answers one call the way an agent would: the text back, or an error observation.
@@ -57,7 +61,8 @@ ChatMessage RunEcho(const ToolCall& call) {
   }
   Json arguments = Json::parse(call.arguments_text, nullptr, /*allow_exceptions=*/false);
   if (!arguments.is_object() || !arguments.contains("text") || !arguments["text"].is_string()) {
-    result.content = "error: the arguments must be a JSON object with a string \"text\", got: " + call.arguments_text;
+    result.content = "error: the arguments must be a JSON object with a string \"text\", got: " +
+                     call.arguments_text;
     result.is_error = true;
     return result;
   }
@@ -76,8 +81,9 @@ Json TurnJson(const ChatResponse& reply, int streamed_pieces) {
   for (const ToolCall& call : reply.message.tool_calls) {
     calls.push_back({{"id", call.id}, {"name", call.name}, {"arguments", call.arguments_text}});
   }
-  return {{"content", reply.message.content}, {"tool_calls", calls},       {"stop_reason", reply.stop_reason},
-          {"usage", UsageJson(reply.usage)},  {"attempts", reply.attempts}, {"seconds", reply.seconds},
+  return {{"content", reply.message.content},  {"tool_calls", calls},
+          {"stop_reason", reply.stop_reason},  {"usage", UsageJson(reply.usage)},
+          {"attempts", reply.attempts},        {"seconds", reply.seconds},
           {"streamed_pieces", streamed_pieces}};
 }
 
@@ -85,19 +91,21 @@ void PrintTurn(int number, const Json& turn) {
   std::cout << "turn " << number << "\n";
   std::cout << "  answer:      " << turn["content"].get<std::string>() << "\n";
   for (const Json& call : turn["tool_calls"]) {
-    std::cout << "  tool call:   " << call["name"].get<std::string>() << " " << call["arguments"].get<std::string>()
-              << "  [id " << call["id"].get<std::string>() << "]\n";
+    std::cout << "  tool call:   " << call["name"].get<std::string>() << " "
+              << call["arguments"].get<std::string>() << "  [id " << call["id"].get<std::string>()
+              << "]\n";
   }
   std::cout << "  stop reason: " << turn["stop_reason"].get<std::string>() << "\n";
   const Json& usage = turn["usage"];
-  std::cout << "  tokens:      prompt " << usage["prompt_tokens"] << ", completion " << usage["completion_tokens"]
-            << ", cached " << usage["cached_prompt_tokens"] << "\n";
+  std::cout << "  tokens:      prompt " << usage["prompt_tokens"] << ", completion "
+            << usage["completion_tokens"] << ", cached " << usage["cached_prompt_tokens"] << "\n";
   std::cout << "  attempts:    " << turn["attempts"] << "\n";
   std::ostringstream seconds;
   seconds.precision(3);
   seconds << std::fixed << turn["seconds"].get<double>();
   std::cout << "  seconds:     " << seconds.str() << "\n";
-  if (turn["streamed_pieces"].get<int>() > 0) std::cout << "  streamed:    " << turn["streamed_pieces"] << " text pieces\n";
+  if (turn["streamed_pieces"].get<int>() > 0)
+    std::cout << "  streamed:    " << turn["streamed_pieces"] << " text pieces\n";
 }
 
 }  // namespace
@@ -106,9 +114,11 @@ int LlmCommand(const Args& args) {
   const std::vector<OptionSpec>& specs = LlmSpecs();
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return LlmUsageError(a.status().message());
-  if (!a->positional().empty()) return LlmUsageError("unexpected argument '" + a->positional()[0] + "'");
+  if (!a->positional().empty())
+    return LlmUsageError("unexpected argument '" + a->positional()[0] + "'");
   std::string spec = a->Get("model");
-  if (spec.empty()) return LlmUsageError("--model is required (e.g. openai:http://127.0.0.1:8000/v1#MODEL)");
+  if (spec.empty())
+    return LlmUsageError("--model is required (e.g. openai:http://127.0.0.1:8000/v1#MODEL)");
 
   LlmOptions options;
   Result<int> turns = ParseIntFlag(a.value(), "turns");
@@ -119,8 +129,9 @@ int LlmCommand(const Args& args) {
   Result<double> stall_timeout = ParseDoubleFlag(a.value(), "stall-timeout");
   Result<double> backoff = ParseDoubleFlag(a.value(), "backoff", /*allow_zero=*/true);
   Result<double> backoff_max = ParseDoubleFlag(a.value(), "backoff-max", /*allow_zero=*/true);
-  for (const Status& s : {turns.status(), max_tokens.status(), max_attempts.status(), timeout.status(),
-                          connect_timeout.status(), stall_timeout.status(), backoff.status(), backoff_max.status()}) {
+  for (const Status& s :
+       {turns.status(), max_tokens.status(), max_attempts.status(), timeout.status(),
+        connect_timeout.status(), stall_timeout.status(), backoff.status(), backoff_max.status()}) {
     if (!s.ok()) return LlmUsageError(s.message());
   }
   if (turns.value() < 1) return LlmUsageError("--turns must be at least 1");
@@ -185,7 +196,8 @@ int LlmCommand(const Args& args) {
     total.cached_prompt_tokens += reply->usage.cached_prompt_tokens;
     if (reply->message.tool_calls.empty()) break;
     request.messages.push_back(reply->message);
-    for (const ToolCall& call : reply->message.tool_calls) request.messages.push_back(RunEcho(call));
+    for (const ToolCall& call : reply->message.tool_calls)
+      request.messages.push_back(RunEcho(call));
   }
   if (as_json) {
     const Json& last = out["turns"].back();

@@ -50,7 +50,8 @@ std::string StopReason(const std::string& reason) {
 
 class AnthropicStream : public StreamAssembler {
  public:
-  explicit AnthropicStream(std::function<void(const std::string&)> on_text) : on_text_(std::move(on_text)) {
+  explicit AnthropicStream(std::function<void(const std::string&)> on_text)
+      : on_text_(std::move(on_text)) {
     response_.message.role = "assistant";
   }
 
@@ -62,7 +63,8 @@ class AnthropicStream : public StreamAssembler {
     }
     std::string type = StringOr(data, "type", event.event);
     if (type == "message_start") {
-      if (data.contains("message") && data["message"].is_object()) AddUsage(data["message"].value("usage", Json()), &response_.usage);
+      if (data.contains("message") && data["message"].is_object())
+        AddUsage(data["message"].value("usage", Json()), &response_.usage);
     } else if (type == "content_block_start") {
       int index = data.value("index", 0);
       const Json block = data.value("content_block", Json::object());
@@ -107,7 +109,8 @@ class AnthropicStream : public StreamAssembler {
     for (auto& [index, block] : blocks_) {
       if (block.type != "tool_use") continue;
       ToolCall call = block.call;
-      if (call.arguments_text.empty()) call.arguments_text = block.start_input.empty() ? "{}" : block.start_input;
+      if (call.arguments_text.empty())
+        call.arguments_text = block.start_input.empty() ? "{}" : block.start_input;
       if (call.id.empty()) call.id = GeneratedToolCallId(index);
       response_.message.tool_calls.push_back(call);
     }
@@ -185,15 +188,18 @@ Json AnthropicRequestBody(const ChatRequest& request, const std::string& model, 
   };
   for (const ChatMessage& m : request.messages) {
     if (m.role == "tool") {
-      Json block = {{"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.content}};
+      Json block = {
+          {"type", "tool_result"}, {"tool_use_id", m.tool_call_id}, {"content", m.content}};
       if (m.is_error) block["is_error"] = true;
       append_user_block(std::move(block));
     } else if (m.role == "assistant") {
       Json content = Json::array();
       if (!m.content.empty()) content.push_back({{"type", "text"}, {"text", m.content}});
       for (const ToolCall& call : m.tool_calls) {
-        content.push_back(
-            {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", ToolInput(call.arguments_text)}});
+        content.push_back({{"type", "tool_use"},
+                           {"id", call.id},
+                           {"name", call.name},
+                           {"input", ToolInput(call.arguments_text)}});
       }
       if (content.empty()) content.push_back({{"type", "text"}, {"text", "(no answer)"}});
       messages.push_back({{"role", "assistant"}, {"content", content}});
@@ -209,9 +215,11 @@ Json AnthropicRequestBody(const ChatRequest& request, const std::string& model, 
   if (!request.tools.empty()) {
     Json tools = Json::array();
     for (const ToolSpec& tool : request.tools) {
-      Json schema = tool.parameters.is_null() ? Json{{"type", "object"}, {"properties", Json::object()}}
-                                              : tool.parameters;
-      tools.push_back({{"name", tool.name}, {"description", tool.description}, {"input_schema", schema}});
+      Json schema = tool.parameters.is_null()
+                        ? Json{{"type", "object"}, {"properties", Json::object()}}
+                        : tool.parameters;
+      tools.push_back(
+          {{"name", tool.name}, {"description", tool.description}, {"input_schema", schema}});
     }
     body["tools"] = tools;
   }
@@ -221,8 +229,10 @@ Json AnthropicRequestBody(const ChatRequest& request, const std::string& model, 
 
 Result<ChatResponse> ParseAnthropicResponse(const std::string& body) {
   Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) return InvalidArgument("the answer is not a JSON object");
-  if (StringOr(parsed, "type") == "error") return Internal("the server answered an error: " + ErrorMessageFromBody(body));
+  if (parsed.is_discarded() || !parsed.is_object())
+    return InvalidArgument("the answer is not a JSON object");
+  if (StringOr(parsed, "type") == "error")
+    return Internal("the server answered an error: " + ErrorMessageFromBody(body));
   if (!parsed.contains("content") || !parsed["content"].is_array()) {
     return InvalidArgument("the answer has no content array");
   }
@@ -247,7 +257,8 @@ Result<ChatResponse> ParseAnthropicResponse(const std::string& body) {
   return response;
 }
 
-std::unique_ptr<StreamAssembler> NewAnthropicStream(const std::function<void(const std::string&)>& on_text) {
+std::unique_ptr<StreamAssembler> NewAnthropicStream(
+    const std::function<void(const std::string&)>& on_text) {
   return std::make_unique<AnthropicStream>(on_text);
 }
 
@@ -258,17 +269,20 @@ std::string AnthropicMessagesUrl(const std::string& base_url) {
   return base + "/v1/messages";
 }
 
-Result<std::unique_ptr<LlmClient>> MakeAnthropicClient(const std::string& model, const LlmOptions& options) {
+Result<std::unique_ptr<LlmClient>> MakeAnthropicClient(const std::string& model,
+                                                       const LlmOptions& options) {
   if (Status s = HttpAvailable(); !s.ok()) return s;
   const char* base_env = std::getenv("ANTHROPIC_BASE_URL");
   std::string base = base_env != nullptr && *base_env ? base_env : kDefaultBaseUrl;
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
-    return InvalidArgument("$ANTHROPIC_BASE_URL must start with http:// or https://, got '" + base + "'");
+    return InvalidArgument("$ANTHROPIC_BASE_URL must start with http:// or https://, got '" + base +
+                           "'");
   }
   const char* key_env = std::getenv("ANTHROPIC_API_KEY");
   std::string key = key_env != nullptr ? key_env : "";
   if (key.empty() && !IsLoopbackUrl(base)) {
-    return FailedPrecondition("anthropic:" + model + " needs $ANTHROPIC_API_KEY (unset); only a loopback "
+    return FailedPrecondition("anthropic:" + model +
+                              " needs $ANTHROPIC_API_KEY (unset); only a loopback "
                               "$ANTHROPIC_BASE_URL may go without a key");
   }
   auto protocol = std::make_unique<AnthropicProtocol>(base, model, key);

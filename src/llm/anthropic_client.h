@@ -22,13 +22,15 @@ Json AnthropicRequestBody(const ChatRequest& request, const std::string& model, 
 Result<ChatResponse> ParseAnthropicResponse(const std::string& body);
 
 // NewAnthropicStream assembles a streamed answer; `message_stop` is the final event.
-std::unique_ptr<StreamAssembler> NewAnthropicStream(const std::function<void(const std::string&)>& on_text);
+std::unique_ptr<StreamAssembler> NewAnthropicStream(
+    const std::function<void(const std::string&)>& on_text);
 
 // AnthropicMessagesUrl is {base}/v1/messages (a base that already ends in /v1 is accepted).
 std::string AnthropicMessagesUrl(const std::string& base_url);
 
 // MakeAnthropicClient builds the client. The base URL is $ANTHROPIC_BASE_URL (default
 // https://api.anthropic.com); the key is $ANTHROPIC_API_KEY, required unless the base is loopback.
-Result<std::unique_ptr<LlmClient>> MakeAnthropicClient(const std::string& model, const LlmOptions& options);
+Result<std::unique_ptr<LlmClient>> MakeAnthropicClient(const std::string& model,
+                                                       const LlmOptions& options);
 
 }  // namespace cuda_agent

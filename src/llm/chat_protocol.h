@@ -1,9 +1,10 @@
 // chat_protocol.h — what differs between the HTTP providers (URL, headers, the JSON of a request,
 // the JSON of an answer, the events of a stream), and the one client that sends such requests with
-// retries, backoff and timeouts (http_chat_client.cc). openai_client.cc and anthropic_client.cc each
-// implement ChatProtocol; the retry rules live in one place (docs/llm.md "Retries").
+// retries, backoff and timeouts (http_chat_client.cc). openai_client.cc and anthropic_client.cc
+// each implement ChatProtocol; the retry rules live in one place (docs/llm.md "Retries").
 //
-//   std::unique_ptr<LlmClient> client = MakeHttpChatClient(std::make_unique<MyProtocol>(...), options);
+//   std::unique_ptr<LlmClient> client = MakeHttpChatClient(std::make_unique<MyProtocol>(...),
+//   options);
 #pragma once
 
 #include <functional>

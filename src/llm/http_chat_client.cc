@@ -133,12 +133,14 @@ class HttpChatClient : public LlmClient {
     if (!stream_error.ok()) return Retryable(Internal("bad stream: " + stream_error.message()));
     if (!response.ok()) {
       if (transport == HttpTransportError::kUnavailable) return Final(response.status());
-      bool deadline = transport == HttpTransportError::kTimeout || transport == HttpTransportError::kStall;
+      bool deadline =
+          transport == HttpTransportError::kTimeout || transport == HttpTransportError::kStall;
       return Retryable(response.status(), deadline);
     }
     int status = response->status;
     if (status < 200 || status >= 300) {
-      std::string message = "HTTP " + std::to_string(status) + ": " + ErrorMessageFromBody(response->body);
+      std::string message =
+          "HTTP " + std::to_string(status) + ": " + ErrorMessageFromBody(response->body);
       if (IsRetryableHttpStatus(status)) {
         return Retryable(Internal(message), false, RetryAfterSeconds(response->headers));
       }
@@ -164,8 +166,8 @@ class HttpChatClient : public LlmClient {
       parsed = InvalidArgument(std::string("unexpected answer: ") + e.what());
     }
     if (!parsed.ok()) {
-      return Retryable(Internal("malformed answer: " + parsed.status().message() + " (body: " +
-                                Excerpt(response->body) + ")"));
+      return Retryable(Internal("malformed answer: " + parsed.status().message() +
+                                " (body: " + Excerpt(response->body) + ")"));
     }
     return Final(std::move(parsed));
   }

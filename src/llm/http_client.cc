@@ -52,8 +52,9 @@ const LoadedCurl& LoadCurl() {
     void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
       const char* why = dlerror();
-      loaded.status = FailedPrecondition("cannot load " + path + " (" + (why ? why : "unknown error") +
-                                         "); the LLM clients need libcurl: apt-get install libcurl4");
+      loaded.status =
+          FailedPrecondition("cannot load " + path + " (" + (why ? why : "unknown error") +
+                             "); the LLM clients need libcurl: apt-get install libcurl4");
       return;
     }
     CurlApi& api = loaded.api;
@@ -66,7 +67,8 @@ const LoadedCurl& LoadCurl() {
                Resolve(library, "curl_slist_append", &api.slist_append) &&
                Resolve(library, "curl_slist_free_all", &api.slist_free_all);
     if (!all) {
-      loaded.status = FailedPrecondition(path + " lacks a libcurl function we need; is it libcurl?");
+      loaded.status =
+          FailedPrecondition(path + " lacks a libcurl function we need; is it libcurl?");
       return;
     }
     if (api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
@@ -89,8 +91,8 @@ std::string Trim(std::string_view s) {
   size_t begin = 0;
   size_t end = s.size();
   while (begin < end && (s[begin] == ' ' || s[begin] == '\t')) ++begin;
-  while (end > begin && (s[end - 1] == ' ' || s[end - 1] == '\t' || s[end - 1] == '\r' ||
-                         s[end - 1] == '\n')) {
+  while (end > begin &&
+         (s[end - 1] == ' ' || s[end - 1] == '\t' || s[end - 1] == '\r' || s[end - 1] == '\n')) {
     --end;
   }
   return std::string(s.substr(begin, end - begin));
@@ -104,7 +106,9 @@ size_t OnHeader(char* data, size_t size, size_t count, void* user) {
     // A new status line (after a 100 Continue, or a redirect): the headers start over.
     transfer->response->headers.clear();
     size_t space = line.find(' ');
-    transfer->response->status = space == std::string_view::npos ? 0 : std::atoi(std::string(line.substr(space + 1, 3)).c_str());
+    transfer->response->status = space == std::string_view::npos
+                                     ? 0
+                                     : std::atoi(std::string(line.substr(space + 1, 3)).c_str());
     return size * count;
   }
   size_t colon = line.find(':');
@@ -130,7 +134,8 @@ size_t OnBody(char* data, size_t size, size_t count, void* user) {
     return bytes.size();
   }
   std::string& body = transfer->response->body;
-  if (body.size() < kMaxCollectedBody) body.append(bytes.substr(0, kMaxCollectedBody - body.size()));
+  if (body.size() < kMaxCollectedBody)
+    body.append(bytes.substr(0, kMaxCollectedBody - body.size()));
   return bytes.size();
 }
 
@@ -186,8 +191,10 @@ Result<HttpResponse> HttpPost(const HttpRequest& request, HttpTransportError* tr
     return Internal("curl_easy_init failed");
   }
   curl_slist* header_list = nullptr;
-  for (const std::string& header : request.headers) header_list = api.slist_append(header_list, header.c_str());
-  header_list = api.slist_append(header_list, "Expect:");  // no 100-continue round trip for big bodies
+  for (const std::string& header : request.headers)
+    header_list = api.slist_append(header_list, header.c_str());
+  header_list =
+      api.slist_append(header_list, "Expect:");  // no 100-continue round trip for big bodies
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers(header_list, api.slist_free_all);
 
   HttpResponse response;
@@ -210,7 +217,8 @@ Result<HttpResponse> HttpPost(const HttpRequest& request, HttpTransportError* tr
   api.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
   api.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &OnProgress);
   api.easy_setopt(h, CURLOPT_XFERINFODATA, &transfer);
-  api.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout_s * 1000));
+  api.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                  static_cast<long>(request.connect_timeout_s * 1000));
   api.easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(request.total_timeout_s * 1000));
   api.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: we run threads
   api.easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -231,8 +239,8 @@ Result<HttpResponse> HttpPost(const HttpRequest& request, HttpTransportError* tr
   }
   if (transfer.stalled) {
     error_kind = HttpTransportError::kStall;
-    return DeadlineExceeded(where + "no byte received for " + FormatSeconds(request.stall_timeout_s) +
-                            " s (stall timeout)");
+    return DeadlineExceeded(where + "no byte received for " +
+                            FormatSeconds(request.stall_timeout_s) + " s (stall timeout)");
   }
   switch (rc) {
     case CURLE_OPERATION_TIMEDOUT:

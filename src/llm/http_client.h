@@ -1,8 +1,9 @@
 // http_client.h — the project's one door to an HTTP client: a POST with headers and a body, the
-// response body streamed to a callback as it arrives, connect / overall / stall timeouts, the status
-// code and the response headers (Retry-After). Behind it is libcurl, loaded with dlopen at first use
-// so that the cuda-agent binary gains no link-time dependency (it is carried to GPU machines that may
-// lack libcurl; only the LLM commands need it). Nothing else in the project includes curl.
+// response body streamed to a callback as it arrives, connect / overall / stall timeouts, the
+// status code and the response headers (Retry-After). Behind it is libcurl, loaded with dlopen at
+// first use so that the cuda-agent binary gains no link-time dependency (it is carried to GPU
+// machines that may lack libcurl; only the LLM commands need it). Nothing else in the project
+// includes curl.
 //
 //   HttpRequest request{.url = "http://127.0.0.1:8000/v1/chat/completions", .body = json_text};
 //   request.headers = {"Content-Type: application/json"};
@@ -44,13 +45,22 @@ struct HttpResponse {
 };
 
 // HttpTransportError says why no complete response came back; the retry policy keys on it.
-enum class HttpTransportError { kNone, kUnavailable, kConnect, kTimeout, kStall, kBroken, kAborted };
+enum class HttpTransportError {
+  kNone,
+  kUnavailable,
+  kConnect,
+  kTimeout,
+  kStall,
+  kBroken,
+  kAborted
+};
 
 // HttpPost sends one POST. A response with any status is ok(); a failure to get a complete one is
 // an error Status: kFailedPrecondition when libcurl cannot be loaded, kDeadlineExceeded for
 // timeouts and stalls, kInternal for connection failures and cut transfers. `transport_error`
 // (may be null) receives the kind.
-Result<HttpResponse> HttpPost(const HttpRequest& request, HttpTransportError* transport_error = nullptr);
+Result<HttpResponse> HttpPost(const HttpRequest& request,
+                              HttpTransportError* transport_error = nullptr);
 
 // HttpAvailable loads libcurl if needed; FailedPrecondition says why it cannot be used.
 Status HttpAvailable();

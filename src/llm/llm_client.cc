@@ -18,7 +18,8 @@ Status BadSpec(const std::string& spec, const std::string& why) {
 
 }  // namespace
 
-Result<std::unique_ptr<LlmClient>> MakeLlmClient(const std::string& spec, const LlmOptions& options) {
+Result<std::unique_ptr<LlmClient>> MakeLlmClient(const std::string& spec,
+                                                 const LlmOptions& options) {
   size_t colon = spec.find(':');
   if (colon == std::string::npos) return BadSpec(spec, "no provider prefix");
   std::string provider = spec.substr(0, colon);
@@ -31,7 +32,8 @@ Result<std::unique_ptr<LlmClient>> MakeLlmClient(const std::string& spec, const 
     if (base_url.rfind("http://", 0) != 0 && base_url.rfind("https://", 0) != 0) {
       return BadSpec(spec, "the base URL must start with http:// or https://");
     }
-    if (base_url.size() <= std::string(base_url.rfind("https://", 0) == 0 ? "https://" : "http://").size()) {
+    if (base_url.size() <=
+        std::string(base_url.rfind("https://", 0) == 0 ? "https://" : "http://").size()) {
       return BadSpec(spec, "the base URL names no host");
     }
     if (model.empty()) return BadSpec(spec, "the model name after '#' is empty");

@@ -12,8 +12,8 @@
 namespace cuda_agent {
 namespace {
 
-ChatMessage Message(const std::string& role, const std::string& content, const std::string& tool_call_id = "",
-                    bool is_error = false) {
+ChatMessage Message(const std::string& role, const std::string& content,
+                    const std::string& tool_call_id = "", bool is_error = false) {
   ChatMessage m;
   m.role = role;
   m.content = content;
@@ -29,7 +29,8 @@ ChatRequest Conversation() {
   request.system = "be brief";
   request.messages.push_back(Message("user", "list files"));
   ChatMessage assistant = Message("assistant", "Looking.");
-  assistant.tool_calls = {{"call_a", "Bash", R"({"command":"ls"})"}, {"call_b", "Read", R"({"path": "x)"}};
+  assistant.tool_calls = {{"call_a", "Bash", R"({"command":"ls"})"},
+                          {"call_b", "Read", R"({"path": "x)"}};
   request.messages.push_back(assistant);
   request.messages.push_back(Message("tool", "a.py\nb.py", "call_a"));
   request.messages.push_back(Message("tool", "error: bad JSON", "call_b", true));
@@ -53,9 +54,9 @@ std::vector<SseEvent> Events(std::initializer_list<std::pair<std::string, std::s
 // --- specs -------------------------------------------------------------------------------------
 
 TEST(MakeLlmClientTest, BadSpecsNameTheProblemAndAGoodExample) {
-  for (const std::string spec : {"", "gpt4", "openai:", "openai:http://127.0.0.1:8000/v1",
-                                 "openai:127.0.0.1:8000/v1#m", "openai:http://127.0.0.1/v1#", "openai:http://#m",
-                                 "anthropic:", "replay:", "mistral:x"}) {
+  for (const std::string spec :
+       {"", "gpt4", "openai:", "openai:http://127.0.0.1:8000/v1", "openai:127.0.0.1:8000/v1#m",
+        "openai:http://127.0.0.1/v1#", "openai:http://#m", "anthropic:", "replay:", "mistral:x"}) {
     Result<std::unique_ptr<LlmClient>> client = MakeLlmClient(spec, {});
     ASSERT_FALSE(client.ok()) << spec;
     EXPECT_EQ(client.status().code(), StatusCode::kInvalidArgument) << spec;
@@ -65,7 +66,8 @@ TEST(MakeLlmClientTest, BadSpecsNameTheProblemAndAGoodExample) {
 }
 
 TEST(MakeLlmClientTest, OpenAiSpec) {
-  Result<std::unique_ptr<LlmClient>> client = MakeLlmClient("openai:http://127.0.0.1:8000/v1/#Qwen/Qwen3-8B", {});
+  Result<std::unique_ptr<LlmClient>> client =
+      MakeLlmClient("openai:http://127.0.0.1:8000/v1/#Qwen/Qwen3-8B", {});
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   EXPECT_EQ(client.value()->Describe(), "openai:Qwen/Qwen3-8B at http://127.0.0.1:8000/v1");
 }
@@ -98,7 +100,8 @@ TEST(HttpClientTest, LoopbackUrls) {
 }
 
 TEST(AnthropicClientTest, MessagesUrl) {
-  EXPECT_EQ(AnthropicMessagesUrl("https://api.anthropic.com"), "https://api.anthropic.com/v1/messages");
+  EXPECT_EQ(AnthropicMessagesUrl("https://api.anthropic.com"),
+            "https://api.anthropic.com/v1/messages");
   EXPECT_EQ(AnthropicMessagesUrl("http://h:1/"), "http://h:1/v1/messages");
   EXPECT_EQ(AnthropicMessagesUrl("http://h:1/v1"), "http://h:1/v1/messages");
 }
@@ -106,8 +109,10 @@ TEST(AnthropicClientTest, MessagesUrl) {
 // --- retry arithmetic --------------------------------------------------------------------------
 
 TEST(RetryRulesTest, RetryableStatuses) {
-  for (int status : {408, 409, 429, 500, 502, 503, 529}) EXPECT_TRUE(IsRetryableHttpStatus(status)) << status;
-  for (int status : {200, 400, 401, 403, 404, 422}) EXPECT_FALSE(IsRetryableHttpStatus(status)) << status;
+  for (int status : {408, 409, 429, 500, 502, 503, 529})
+    EXPECT_TRUE(IsRetryableHttpStatus(status)) << status;
+  for (int status : {200, 400, 401, 403, 404, 422})
+    EXPECT_FALSE(IsRetryableHttpStatus(status)) << status;
 }
 
 TEST(RetryRulesTest, BackoffDoublesHonoursRetryAfterAndIsCapped) {
@@ -132,11 +137,14 @@ TEST(RetryRulesTest, RetryAfterHeaders) {
 }
 
 TEST(RetryRulesTest, ErrorMessagesOfEveryShape) {
-  EXPECT_EQ(ErrorMessageFromBody(R"({"error":{"message":"bad key","type":"invalid_request_error"}})"),
-            "invalid_request_error: bad key");
-  EXPECT_EQ(ErrorMessageFromBody(R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"),
+  EXPECT_EQ(
+      ErrorMessageFromBody(R"({"error":{"message":"bad key","type":"invalid_request_error"}})"),
+      "invalid_request_error: bad key");
+  EXPECT_EQ(ErrorMessageFromBody(
+                R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"),
             "overloaded_error: Overloaded");
-  EXPECT_EQ(ErrorMessageFromBody(R"({"object":"error","message":"model not found"})"), "model not found");
+  EXPECT_EQ(ErrorMessageFromBody(R"({"object":"error","message":"model not found"})"),
+            "model not found");
   EXPECT_EQ(ErrorMessageFromBody(R"({"detail":"Not Found"})"), "Not Found");
   EXPECT_EQ(ErrorMessageFromBody("<html>502 Bad Gateway</html>"), "<html>502 Bad Gateway</html>");
   EXPECT_EQ(ErrorMessageFromBody(""), "(empty body)");
@@ -146,7 +154,8 @@ TEST(RetryRulesTest, ErrorMessagesOfEveryShape) {
 // --- OpenAI ------------------------------------------------------------------------------------
 
 TEST(OpenAiClientTest, RequestBody) {
-  Json body = OpenAiRequestBody(Conversation(), "qwen", /*stream=*/true, /*max_completion_tokens=*/false);
+  Json body =
+      OpenAiRequestBody(Conversation(), "qwen", /*stream=*/true, /*max_completion_tokens=*/false);
   EXPECT_EQ(body["model"], "qwen");
   EXPECT_EQ(body["max_tokens"], 123);
   EXPECT_FALSE(body.contains("max_completion_tokens"));
@@ -161,7 +170,9 @@ TEST(OpenAiClientTest, RequestBody) {
   EXPECT_EQ(m[2]["content"], "Looking.");
   ASSERT_EQ(m[2]["tool_calls"].size(), 2u);
   EXPECT_EQ(m[2]["tool_calls"][0],
-            (Json{{"id", "call_a"}, {"type", "function"}, {"function", {{"name", "Bash"}, {"arguments", R"({"command":"ls"})"}}}}));
+            (Json{{"id", "call_a"},
+                  {"type", "function"},
+                  {"function", {{"name", "Bash"}, {"arguments", R"({"command":"ls"})"}}}}));
   EXPECT_EQ(m[2]["tool_calls"][1]["function"]["arguments"], R"({"path": "x)");
   EXPECT_EQ(m[3], (Json{{"role", "tool"}, {"tool_call_id", "call_a"}, {"content", "a.py\nb.py"}}));
   EXPECT_EQ(m[4]["tool_call_id"], "call_b");
@@ -187,7 +198,8 @@ TEST(OpenAiClientTest, RequestBody) {
 }
 
 TEST(OpenAiClientTest, ParsesAnAnswer) {
-  Result<ChatResponse> r = ParseOpenAiResponse(R"({"choices":[{"index":0,"message":{"role":"assistant",
+  Result<ChatResponse> r =
+      ParseOpenAiResponse(R"({"choices":[{"index":0,"message":{"role":"assistant",
       "content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"Bash","arguments":"{\"command\": \"ls"}},
       {"type":"function","function":{"name":"Read","arguments":{"path":"a"}}}]},"finish_reason":"tool_calls"}],
       "usage":{"prompt_tokens":50,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":32}}})");
@@ -196,7 +208,8 @@ TEST(OpenAiClientTest, ParsesAnAnswer) {
   EXPECT_EQ(r->message.content, "");
   ASSERT_EQ(r->message.tool_calls.size(), 2u);
   EXPECT_EQ(r->message.tool_calls[0].id, "c1");
-  EXPECT_EQ(r->message.tool_calls[0].arguments_text, "{\"command\": \"ls");  // invalid JSON passes through
+  EXPECT_EQ(r->message.tool_calls[0].arguments_text,
+            "{\"command\": \"ls");  // invalid JSON passes through
   EXPECT_EQ(r->message.tool_calls[1].id, "call_1");
   EXPECT_EQ(r->message.tool_calls[1].arguments_text, R"({"path":"a"})");
   EXPECT_EQ(r->stop_reason, "tool_use");
@@ -225,18 +238,23 @@ TEST(OpenAiClientTest, AssemblesAStream) {
   auto chunk = [](const std::string& delta, const std::string& finish = "null") {
     return R"({"choices":[{"index":0,"delta":)" + delta + R"(,"finish_reason":)" + finish + "}]}";
   };
-  for (const SseEvent& e : Events({
-           {"", chunk(R"({"role":"assistant","content":""})")},
-           {"", chunk(R"({"content":"Hel"})")},
-           {"", chunk(R"({"content":"lo"})")},
-           {"", chunk(R"({"tool_calls":[{"index":0,"id":"c0","type":"function","function":{"name":"Bash","arguments":""}}]})")},
-           {"", chunk(R"({"tool_calls":[{"index":1,"id":"c1","type":"function","function":{"name":"Read","arguments":"{\"pa"}}]})")},
-           {"", chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"comm"}}]})")},
-           {"", chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"and\": \"ls\"}"}}]})")},
-           {"", chunk(R"({"tool_calls":[{"index":1,"function":{"arguments":"th\": \"x"}}]})")},
-           {"", chunk("{}", "\"tool_calls\"")},
-           {"", R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":4}})"},
-       })) {
+  for (
+      const SseEvent& e : Events({
+          {"", chunk(R"({"role":"assistant","content":""})")},
+          {"", chunk(R"({"content":"Hel"})")},
+          {"", chunk(R"({"content":"lo"})")},
+          {"",
+           chunk(
+               R"({"tool_calls":[{"index":0,"id":"c0","type":"function","function":{"name":"Bash","arguments":""}}]})")},
+          {"",
+           chunk(
+               R"({"tool_calls":[{"index":1,"id":"c1","type":"function","function":{"name":"Read","arguments":"{\"pa"}}]})")},
+          {"", chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"{\"comm"}}]})")},
+          {"", chunk(R"({"tool_calls":[{"index":0,"function":{"arguments":"and\": \"ls\"}"}}]})")},
+          {"", chunk(R"({"tool_calls":[{"index":1,"function":{"arguments":"th\": \"x"}}]})")},
+          {"", chunk("{}", "\"tool_calls\"")},
+          {"", R"({"choices":[],"usage":{"prompt_tokens":9,"completion_tokens":4}})"},
+      })) {
     ASSERT_TRUE(s->OnEvent(e).ok()) << e.data;
   }
   EXPECT_FALSE(s->Finished());
@@ -258,7 +276,8 @@ TEST(OpenAiClientTest, AssemblesAStream) {
 
 TEST(OpenAiClientTest, BadStreamDataIsAnError) {
   EXPECT_FALSE(NewOpenAiStream({})->OnEvent({"", "{\"choices\": [", ""}).ok());
-  EXPECT_FALSE(NewOpenAiStream({})->OnEvent({"", R"({"error":{"message":"overloaded"}})", ""}).ok());
+  EXPECT_FALSE(
+      NewOpenAiStream({})->OnEvent({"", R"({"error":{"message":"overloaded"}})", ""}).ok());
 }
 
 // --- Anthropic ---------------------------------------------------------------------------------
@@ -276,16 +295,20 @@ TEST(AnthropicClientTest, RequestBody) {
   EXPECT_EQ(m[1]["role"], "assistant");
   ASSERT_EQ(m[1]["content"].size(), 3u);
   EXPECT_EQ(m[1]["content"][0], (Json{{"type", "text"}, {"text", "Looking."}}));
-  EXPECT_EQ(m[1]["content"][1],
-            (Json{{"type", "tool_use"}, {"id", "call_a"}, {"name", "Bash"}, {"input", {{"command", "ls"}}}}));
+  EXPECT_EQ(m[1]["content"][1], (Json{{"type", "tool_use"},
+                                      {"id", "call_a"},
+                                      {"name", "Bash"},
+                                      {"input", {{"command", "ls"}}}}));
   EXPECT_EQ(m[1]["content"][2]["input"], (Json{{"invalid_arguments", R"({"path": "x)"}}));
   // Both results and the user's text after them share one user message.
   EXPECT_EQ(m[2]["role"], "user");
   ASSERT_EQ(m[2]["content"].size(), 3u);
   EXPECT_EQ(m[2]["content"][0],
             (Json{{"type", "tool_result"}, {"tool_use_id", "call_a"}, {"content", "a.py\nb.py"}}));
-  EXPECT_EQ(m[2]["content"][1],
-            (Json{{"type", "tool_result"}, {"tool_use_id", "call_b"}, {"content", "error: bad JSON"}, {"is_error", true}}));
+  EXPECT_EQ(m[2]["content"][1], (Json{{"type", "tool_result"},
+                                      {"tool_use_id", "call_b"},
+                                      {"content", "error: bad JSON"},
+                                      {"is_error", true}}));
   EXPECT_EQ(m[2]["content"][2], (Json{{"type", "text"}, {"text", "go on"}}));
   EXPECT_EQ(m[3]["content"].size(), 1u);  // no empty text block before the call
   EXPECT_EQ(m[3]["content"][0]["type"], "tool_use");
@@ -297,7 +320,8 @@ TEST(AnthropicClientTest, RequestBody) {
 }
 
 TEST(AnthropicClientTest, ParsesAnAnswer) {
-  Result<ChatResponse> r = ParseAnthropicResponse(R"({"type":"message","role":"assistant","content":[
+  Result<ChatResponse> r =
+      ParseAnthropicResponse(R"({"type":"message","role":"assistant","content":[
       {"type":"text","text":"Sure."},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],
       "stop_reason":"tool_use","usage":{"input_tokens":10,"cache_read_input_tokens":90,"output_tokens":5}})");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -310,27 +334,38 @@ TEST(AnthropicClientTest, ParsesAnAnswer) {
   EXPECT_EQ(r->usage.cached_prompt_tokens, 90);
   EXPECT_EQ(r->usage.completion_tokens, 5);
   EXPECT_FALSE(ParseAnthropicResponse(R"({"type":"message","content":)").ok());
-  EXPECT_FALSE(ParseAnthropicResponse(R"({"type":"error","error":{"type":"x","message":"y"}})").ok());
+  EXPECT_FALSE(
+      ParseAnthropicResponse(R"({"type":"error","error":{"type":"x","message":"y"}})").ok());
 }
 
 TEST(AnthropicClientTest, AssemblesAStream) {
   std::string seen;
   std::unique_ptr<StreamAssembler> s = NewAnthropicStream([&](const std::string& t) { seen += t; });
-  for (const SseEvent& e : Events({
-           {"message_start", R"({"type":"message_start","message":{"usage":{"input_tokens":20,"cache_read_input_tokens":5,"output_tokens":1}}})"},
-           {"ping", R"({"type":"ping"})"},
-           {"content_block_start", R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"},
-           {"content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi "}})"},
-           {"content_block_delta", R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"there"}})"},
-           {"content_block_stop", R"({"type":"content_block_stop","index":0})"},
-           {"content_block_start", R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_9","name":"Bash","input":{}}})"},
-           {"content_block_delta", R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"comma"}})"},
-           {"content_block_delta", R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"nd\": \"ls\"}"}})"},
-           {"content_block_stop", R"({"type":"content_block_stop","index":1})"},
-           {"content_block_start", R"({"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_10","name":"Glob","input":{}}})"},
-           {"content_block_stop", R"({"type":"content_block_stop","index":2})"},
-           {"message_delta", R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":17}})"},
-       })) {
+  for (
+      const SseEvent& e : Events({
+          {"message_start",
+           R"({"type":"message_start","message":{"usage":{"input_tokens":20,"cache_read_input_tokens":5,"output_tokens":1}}})"},
+          {"ping", R"({"type":"ping"})"},
+          {"content_block_start",
+           R"({"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}})"},
+          {"content_block_delta",
+           R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi "}})"},
+          {"content_block_delta",
+           R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"there"}})"},
+          {"content_block_stop", R"({"type":"content_block_stop","index":0})"},
+          {"content_block_start",
+           R"({"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_9","name":"Bash","input":{}}})"},
+          {"content_block_delta",
+           R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"comma"}})"},
+          {"content_block_delta",
+           R"({"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"nd\": \"ls\"}"}})"},
+          {"content_block_stop", R"({"type":"content_block_stop","index":1})"},
+          {"content_block_start",
+           R"({"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_10","name":"Glob","input":{}}})"},
+          {"content_block_stop", R"({"type":"content_block_stop","index":2})"},
+          {"message_delta",
+           R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":17}})"},
+      })) {
     ASSERT_TRUE(s->OnEvent(e).ok()) << e.data;
   }
   EXPECT_FALSE(s->Finished());
@@ -351,7 +386,8 @@ TEST(AnthropicClientTest, AssemblesAStream) {
 
 TEST(AnthropicClientTest, ErrorEventsAndBadDataAreErrors) {
   Status overloaded = NewAnthropicStream({})->OnEvent(
-      {"error", R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})", ""});
+      {"error", R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})",
+       ""});
   EXPECT_FALSE(overloaded.ok());
   EXPECT_NE(overloaded.message().find("Overloaded"), std::string::npos);
   EXPECT_FALSE(NewAnthropicStream({})->OnEvent({"content_block_delta", "{\"type\": ", ""}).ok());

@@ -48,7 +48,8 @@ Json ToolCallsJson(const std::vector<ToolCall>& calls) {
 
 class OpenAiStream : public StreamAssembler {
  public:
-  explicit OpenAiStream(std::function<void(const std::string&)> on_text) : on_text_(std::move(on_text)) {
+  explicit OpenAiStream(std::function<void(const std::string&)> on_text)
+      : on_text_(std::move(on_text)) {
     response_.message.role = "assistant";
   }
 
@@ -65,7 +66,8 @@ class OpenAiStream : public StreamAssembler {
     if (chunk.contains("error")) {
       return Internal("the server sent an error mid-stream: " + ErrorMessageFromBody(event.data));
     }
-    if (chunk.contains("usage") && chunk["usage"].is_object()) response_.usage = ParseUsage(chunk["usage"]);
+    if (chunk.contains("usage") && chunk["usage"].is_object())
+      response_.usage = ParseUsage(chunk["usage"]);
     if (!chunk.contains("choices") || !chunk["choices"].is_array()) return OkStatus();
     for (const Json& choice : chunk["choices"]) {
       if (!choice.is_object() || choice.value("index", 0) != 0) continue;
@@ -82,15 +84,17 @@ class OpenAiStream : public StreamAssembler {
       int position = 0;
       for (const Json& piece : delta["tool_calls"]) {
         if (!piece.is_object()) continue;
-        int index = piece.contains("index") && piece["index"].is_number_integer() ? piece["index"].get<int>()
-                                                                                  : position;
+        int index = piece.contains("index") && piece["index"].is_number_integer()
+                        ? piece["index"].get<int>()
+                        : position;
         ++position;
         ToolCall& call = calls_[index];
         if (call.id.empty()) call.id = StringOr(piece, "id");
         if (piece.contains("function") && piece["function"].is_object()) {
           const Json& function = piece["function"];
           if (call.name.empty()) call.name = StringOr(function, "name");
-          if (function.contains("arguments")) call.arguments_text += ArgumentsText(function["arguments"]);
+          if (function.contains("arguments"))
+            call.arguments_text += ArgumentsText(function["arguments"]);
         }
       }
     }
@@ -126,7 +130,8 @@ class OpenAiProtocol : public ChatProtocol {
   std::string Url() const override { return base_url_ + "/chat/completions"; }
 
   std::vector<std::string> Headers() const override {
-    std::vector<std::string> headers = {"Content-Type: application/json", "Accept: application/json, text/event-stream"};
+    std::vector<std::string> headers = {"Content-Type: application/json",
+                                        "Accept: application/json, text/event-stream"};
     if (!key_.empty()) headers.push_back("Authorization: Bearer " + key_);
     return headers;
   }
@@ -163,10 +168,12 @@ std::string OpenAiStopReason(const std::string& finish_reason) {
 Json OpenAiRequestBody(const ChatRequest& request, const std::string& model, bool stream,
                        bool max_completion_tokens) {
   Json messages = Json::array();
-  if (!request.system.empty()) messages.push_back({{"role", "system"}, {"content", request.system}});
+  if (!request.system.empty())
+    messages.push_back({{"role", "system"}, {"content", request.system}});
   for (const ChatMessage& m : request.messages) {
     if (m.role == "tool") {
-      messages.push_back({{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", m.content}});
+      messages.push_back(
+          {{"role", "tool"}, {"tool_call_id", m.tool_call_id}, {"content", m.content}});
     } else if (m.role == "assistant") {
       Json message = {{"role", "assistant"}};
       if (m.tool_calls.empty()) {
@@ -186,11 +193,13 @@ Json OpenAiRequestBody(const ChatRequest& request, const std::string& model, boo
   if (!request.tools.empty()) {
     Json tools = Json::array();
     for (const ToolSpec& tool : request.tools) {
-      Json parameters = tool.parameters.is_null() ? Json{{"type", "object"}, {"properties", Json::object()}}
-                                                  : tool.parameters;
-      tools.push_back({{"type", "function"},
-                       {"function",
-                        {{"name", tool.name}, {"description", tool.description}, {"parameters", parameters}}}});
+      Json parameters = tool.parameters.is_null()
+                            ? Json{{"type", "object"}, {"properties", Json::object()}}
+                            : tool.parameters;
+      tools.push_back(
+          {{"type", "function"},
+           {"function",
+            {{"name", tool.name}, {"description", tool.description}, {"parameters", parameters}}}});
     }
     body["tools"] = tools;
   }
@@ -203,8 +212,10 @@ Json OpenAiRequestBody(const ChatRequest& request, const std::string& model, boo
 
 Result<ChatResponse> ParseOpenAiResponse(const std::string& body) {
   Json parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) return InvalidArgument("the answer is not a JSON object");
-  if (parsed.contains("error")) return Internal("the server answered an error: " + ErrorMessageFromBody(body));
+  if (parsed.is_discarded() || !parsed.is_object())
+    return InvalidArgument("the answer is not a JSON object");
+  if (parsed.contains("error"))
+    return Internal("the server answered an error: " + ErrorMessageFromBody(body));
   if (!parsed.contains("choices") || !parsed["choices"].is_array() || parsed["choices"].empty() ||
       !parsed["choices"][0].is_object()) {
     return InvalidArgument("the answer has no choices[0]");
@@ -225,7 +236,8 @@ Result<ChatResponse> ParseOpenAiResponse(const std::string& body) {
       out.id = StringOr(call, "id", GeneratedToolCallId(index));
       if (call.contains("function") && call["function"].is_object()) {
         out.name = StringOr(call["function"], "name");
-        if (call["function"].contains("arguments")) out.arguments_text = ArgumentsText(call["function"]["arguments"]);
+        if (call["function"].contains("arguments"))
+          out.arguments_text = ArgumentsText(call["function"]["arguments"]);
       }
       response.message.tool_calls.push_back(out);
       ++index;
@@ -236,11 +248,13 @@ Result<ChatResponse> ParseOpenAiResponse(const std::string& body) {
   return response;
 }
 
-std::unique_ptr<StreamAssembler> NewOpenAiStream(const std::function<void(const std::string&)>& on_text) {
+std::unique_ptr<StreamAssembler> NewOpenAiStream(
+    const std::function<void(const std::string&)>& on_text) {
   return std::make_unique<OpenAiStream>(on_text);
 }
 
-Result<std::unique_ptr<LlmClient>> MakeOpenAiClient(const std::string& base_url, const std::string& model,
+Result<std::unique_ptr<LlmClient>> MakeOpenAiClient(const std::string& base_url,
+                                                    const std::string& model,
                                                     const LlmOptions& options) {
   if (Status s = HttpAvailable(); !s.ok()) return s;
   const char* key = std::getenv("OPENAI_API_KEY");

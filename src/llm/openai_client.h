@@ -3,8 +3,8 @@
 // tool calls are assembled by index (id and name first, the arguments in pieces). The pure
 // conversions are public for the tests; the client itself comes from MakeLlmClient.
 //
-//   Json body = OpenAiRequestBody(request, "qwen3", /*stream=*/true, /*max_completion_tokens=*/false);
-//   Result<ChatResponse> answer = ParseOpenAiResponse(body_text);
+//   Json body = OpenAiRequestBody(request, "qwen3", /*stream=*/true,
+//   /*max_completion_tokens=*/false); Result<ChatResponse> answer = ParseOpenAiResponse(body_text);
 #pragma once
 
 #include <memory>
@@ -23,13 +23,15 @@ Json OpenAiRequestBody(const ChatRequest& request, const std::string& model, boo
 Result<ChatResponse> ParseOpenAiResponse(const std::string& body);
 
 // NewOpenAiStream assembles a streamed answer; "data: [DONE]" is the final event.
-std::unique_ptr<StreamAssembler> NewOpenAiStream(const std::function<void(const std::string&)>& on_text);
+std::unique_ptr<StreamAssembler> NewOpenAiStream(
+    const std::function<void(const std::string&)>& on_text);
 
 // OpenAiStopReason maps finish_reason: tool_calls → tool_use, stop → end_turn, length → max_tokens.
 std::string OpenAiStopReason(const std::string& finish_reason);
 
 // MakeOpenAiClient builds the client; the key comes from $OPENAI_API_KEY when set.
-Result<std::unique_ptr<LlmClient>> MakeOpenAiClient(const std::string& base_url, const std::string& model,
+Result<std::unique_ptr<LlmClient>> MakeOpenAiClient(const std::string& base_url,
+                                                    const std::string& model,
                                                     const LlmOptions& options);
 
 }  // namespace cuda_agent

@@ -46,7 +46,8 @@ std::vector<SseEvent> ParseInChunks(const std::string& stream, const std::vector
   std::vector<SseEvent> events;
   size_t begin = 0;
   for (size_t cut : cuts) {
-    for (SseEvent& e : parser.Feed(std::string_view(stream).substr(begin, cut - begin))) events.push_back(e);
+    for (SseEvent& e : parser.Feed(std::string_view(stream).substr(begin, cut - begin)))
+      events.push_back(e);
     begin = cut;
   }
   for (SseEvent& e : parser.Feed(std::string_view(stream).substr(begin))) events.push_back(e);
@@ -54,9 +55,7 @@ std::vector<SseEvent> ParseInChunks(const std::string& stream, const std::vector
   return events;
 }
 
-TEST(SseParserTest, WholeStream) {
-  EXPECT_EQ(ParseInChunks(kStream, {}), Expected());
-}
+TEST(SseParserTest, WholeStream) { EXPECT_EQ(ParseInChunks(kStream, {}), Expected()); }
 
 TEST(SseParserTest, EverySingleSplitPoint) {
   std::string stream = kStream;
