@@ -76,7 +76,7 @@ struct ChatResponse {
 
 // LlmOptions are the transport settings shared by the providers.
 struct LlmOptions {
-  double request_timeout_s = 600;    // whole request, streaming included
+  double request_timeout_s = 600;    // one attempt, streaming included
   double connect_timeout_s = 20;
   double stall_timeout_s = 120;      // no byte received for this long: the attempt fails (retried)
   int max_attempts = 6;              // retries on 429, 5xx, connection errors, broken streams

@@ -329,6 +329,11 @@ def test_fake_server_as_a_program(tmp_path):
             recorded = json.load(response)
         assert len(recorded) == 2 and recorded[0]["body"]["model"] == "m"
         assert len((tmp_path / "requests.jsonl").read_text().splitlines()) == 2
+        # Faults can also be queued while it runs.
+        queue = urllib.request.Request(f"http://127.0.0.1:{port}/_faults", data=b'["status:401"]', method="POST")
+        urllib.request.urlopen(queue).close()
+        proc, out = run_llm(None, "openai", spec=f"openai:http://127.0.0.1:{port}/v1#m", env=env)
+        assert proc.returncode == 2 and "HTTP 401" in out["error"]
     finally:
         fake.terminate()
         fake.wait(timeout=10)
