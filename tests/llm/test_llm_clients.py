@@ -337,3 +337,12 @@ def test_fake_server_as_a_program(tmp_path):
     finally:
         fake.terminate()
         fake.wait(timeout=10)
+
+
+def test_flags_have_environment_mirrors():
+    with FakeLlmServer(script=[ECHO_TURN], faults=["status:500"] * 3) as server:
+        env = llm_env(server, {"CUDA_AGENT_MAX_ATTEMPTS": "2", "CUDA_AGENT_NO_STREAM": "1"})
+        proc, out = run_llm(server, "openai", "stream", env=env)
+        requests = model_requests(server)
+    assert proc.returncode == 4 and "gave up after 2 attempts" in out["error"]
+    assert len(requests) == 2 and "stream" not in requests[0]["body"]
