@@ -228,7 +228,10 @@ Json JudgeGateway::Handle(const Json& request) {
       verdict.correct = parsed.value().value("correct", false);
       verdict.reason = parsed.value().value("reason", "");
       std::lock_guard<std::mutex> lock(mutex_);
-      auto score = [](const GatewayVerdict& v) { return std::make_pair(v.reward.value_or(-2), v.correct ? 1 : 0); };
+      // A reward ranks first; a correct verification without one (--until verify) counts as 1.
+      auto score = [](const GatewayVerdict& v) {
+        return std::make_pair(v.reward.value_or(v.correct ? 1.0 : -1.0), v.reward ? 1 : 0);
+      };
       if (!best_ || score(verdict) > score(*best_)) best_ = verdict;
     }
   }
