@@ -48,6 +48,13 @@ const std::vector<OptionSpec>& SolveSpecs() {
       {"temperature", true, "sampling temperature (empty: the provider's default)", ""},
       {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
       {"json", false, "print result.json on stdout", ""},
+      {"llm-timeout", true, "seconds for one HTTP attempt to the model, streaming included", "600"},
+      {"llm-connect-timeout", true, "seconds to connect to the model's server", "20"},
+      {"llm-stall-timeout", true, "seconds without a byte before an attempt fails", "120"},
+      {"llm-max-attempts", true, "attempts per model request (retries on 429, 5xx, timeouts, broken streams)", "6"},
+      {"llm-backoff", true, "first wait between attempts in seconds, doubled each retry", "1"},
+      {"llm-backoff-max", true, "longest wait between attempts in seconds", "60"},
+      {"no-stream", false, "ask the model for whole answers instead of streaming (SSE)", ""},
   };
   return specs;
 }
@@ -138,6 +145,16 @@ int SolveCommand(const Args& args) {
     if (!t.ok()) return UsageError("solve", t.status().message(), specs);
     temperature = t.value();
   }
+  Result<int> llm_attempts = ParseIntFlag(a.value(), "llm-max-attempts");
+  if (!llm_attempts.ok() || llm_attempts.value() < 1) {
+    return UsageError("solve", "--llm-max-attempts expects a positive integer", specs);
+  }
+  std::vector<double> llm_timeouts;
+  for (const char* name : {"llm-timeout", "llm-connect-timeout", "llm-stall-timeout", "llm-backoff", "llm-backoff-max"}) {
+    Result<double> v = ParseDoubleFlag(a.value(), name, std::string(name).find("backoff") != std::string::npos);
+    if (!v.ok()) return UsageError("solve", v.status().message(), specs);
+    llm_timeouts.push_back(v.value());
+  }
   if (Result<PrecisionPolicy> p = MakePrecisionPolicy(a->Get("policy")); !p.ok()) {
     return UsageError("solve", p.status().message(), specs);
   }
@@ -184,6 +201,13 @@ int SolveCommand(const Args& args) {
   const fs::path real_workspace = fs::canonical(workspace, ec);
 
   LlmOptions llm_options;
+  llm_options.max_attempts = llm_attempts.value();
+  llm_options.request_timeout_s = llm_timeouts[0];
+  llm_options.connect_timeout_s = llm_timeouts[1];
+  llm_options.stall_timeout_s = llm_timeouts[2];
+  llm_options.backoff_initial_s = llm_timeouts[3];
+  llm_options.backoff_max_s = llm_timeouts[4];
+  llm_options.stream = !a->Has("no-stream");
   const bool tty = isatty(STDERR_FILENO) != 0;
   Result<std::unique_ptr<LlmClient>> made_client = MakeLlmClient(episode.model_spec, llm_options);
   if (!made_client.ok()) {
