@@ -274,7 +274,14 @@ int SolveCommand(const Args& args) {
               << (p.tool_errors > 0 ? "  [" + std::to_string(p.tool_errors) + " error]" : "")
               << "  best: " << BestText(gateway_raw) << "\n";
   };
-  EpisodeSummary summary = RunEpisode(*client, tools, context, config, trajectory, on_turn);
+  EpisodeSummary summary;
+  try {
+    summary = RunEpisode(*client, tools, context, config, trajectory, on_turn);
+  } catch (const std::exception& e) {
+    // A bug of ours must not lose the episode: what was written stays, the workspace is still judged.
+    summary.stop_reason = std::string("internal_error: ") + e.what();
+    trajectory.Write("internal_error", {{"message", e.what()}});
+  }
   signal(SIGINT, SIG_DFL);
   signal(SIGTERM, SIG_DFL);
   jobs.KillAll();
