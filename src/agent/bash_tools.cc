@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -52,6 +53,26 @@ double TimeoutOf(const Json& args, const ToolContext& context) {
   return std::min(timeout, context.max_timeout_s);
 }
 
+// Contents of the protected files before a command (they are small), to tell which it changed
+// whatever the sandbox backend.
+std::vector<std::string> Contents(const std::vector<fs::path>& files) {
+  std::vector<std::string> contents;
+  for (const fs::path& file : files) {
+    Result<std::string> text = ReadFile(file);
+    contents.push_back(text.ok() ? text.value() : std::string("\0missing", 8));
+  }
+  return contents;
+}
+
+std::vector<std::string> ChangedFiles(const std::vector<std::string>& before, const std::vector<fs::path>& files) {
+  std::vector<std::string> after = Contents(files);
+  std::vector<std::string> changed;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (after[i] != before[i]) changed.push_back(files[i].string());
+  }
+  return changed;
+}
+
 class BashTool : public Tool {
  public:
   ToolSpec Spec() const override {
@@ -82,11 +103,26 @@ class BashTool : public Tool {
     run.cwd = context.workspace.string();
     run.timeout_seconds = timeout;
     SetCommandEnvironment(context, run);
+    std::vector<std::string> before = Contents(context.sandbox_policy.protected_files);
     Result<SandboxRun> result = SandboxOf(context).Run(CommandPolicy(context), run);
     if (!result.ok()) return ErrorObservation("Error: the sandbox could not run the command: " + result.status().message());
     const RunResult& p = result->process;
     std::string text = p.out;
     if (!p.err.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + p.err;
+    std::vector<std::string> changed = ChangedFiles(before, context.sandbox_policy.protected_files);
+    if (!changed.empty()) {
+      std::string names;
+      for (const std::string& file : changed) {
+        names += " " + fs::path(file).lexically_relative(context.workspace).string();
+        // Put the original back, so the workspace stays judgeable.
+        auto index = std::find(context.sandbox_policy.protected_files.begin(), context.sandbox_policy.protected_files.end(), fs::path(file));
+        const std::string& original = before[static_cast<size_t>(index - context.sandbox_policy.protected_files.begin())];
+        if (original != std::string("\0missing", 8)) (void)WriteFileAtomic(file, original);
+      }
+      return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") +
+                              "Error: the command changed protected workspace files:" + names +
+                              "; they were restored. Do not change infrastructure files (a changed one fails the judgement).");
+    }
     if (p.timed_out) {
       return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") +
                               "Error: the command timed out after " + FormatSeconds(timeout) +

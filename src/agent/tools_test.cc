@@ -253,6 +253,23 @@ TEST_F(ToolsTest, BashRunsInTheWorkspaceAndReportsFailures) {
   }
 }
 
+TEST_F(ToolsTest, BashCannotChangeProtectedFiles) {
+  context_.sandbox_policy.protected_files = {workspace_ / "model.py", workspace_ / "utils" / "compile.sh"};
+  Observation o = Call("Bash", {{"command", "echo hacked > model.py; rm -f utils/compile.sh; echo tried"}});
+  if (Sandbox::Default().Level() != Isolation::kNone) {
+    EXPECT_NE(o.text.find("model.py: Read-only file system"), std::string::npos) << o.text;
+    EXPECT_EQ(Get("model.py"), "class Model:\n    pass\n");
+    EXPECT_EQ(Get("utils/compile.sh"), "echo hi\n");
+  } else {
+    EXPECT_TRUE(o.is_error) << o.text;
+    EXPECT_NE(o.text.find("changed protected workspace files: model.py utils/compile.sh; they were restored"),
+              std::string::npos) << o.text;
+  }
+  // Whatever the sandbox, the files are as they were.
+  EXPECT_EQ(Get("model.py"), "class Model:\n    pass\n");
+  EXPECT_EQ(Get("utils/compile.sh"), "echo hi\n");
+}
+
 TEST_F(ToolsTest, BashTimesOut) {
   auto start = std::chrono::steady_clock::now();
   Observation o = Call("Bash", {{"command", "echo started; sleep 1000"}, {"timeout", 1}});

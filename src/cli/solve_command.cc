@@ -237,6 +237,9 @@ int SolveCommand(const Args& args) {
                      "CUDA_AGENT_BIN=" + ExecutablePath().string()};
   context.sandbox_policy.writable = {socket_dir.value()};
   context.sandbox_policy.hidden = {DefaultCacheDir()};
+  // Protected files bound read-only (where the sandbox can), and checked after every command.
+  for (const std::string& rel : ProtectedFiles(real_workspace)) context.sandbox_policy.protected_files.push_back(real_workspace / rel);
+  context.sandbox_policy.protected_files.push_back(real_workspace / ".cuda-agent" / "workspace.json");
   context.sandbox_policy.memory_bytes = 16ull << 30;
   context.sandbox_policy.max_pids = 1024;
 
