@@ -251,3 +251,15 @@ def test_solve_against_fake_openai_server_with_disconnects(tmp_path):
     assert tool_messages and "hello from the sandbox" in json.dumps(tool_messages[0]["content"])
     assert {t["function"]["name"] for t in body["tools"]} >= {"Bash", "Read", "Edit", "MultiEdit"}
     assert summary["judge"] is not None
+
+
+def test_unreachable_server_exits_5(tmp_path):
+    # Nothing listens on port 9 of the loopback: the first request fails after its attempts.
+    out = tmp_path / "episode"
+    proc = solve(out, "openai:http://127.0.0.1:9/v1#nobody", "--llm-max-attempts", "2", "--llm-backoff", "0.05",
+                 "--llm-connect-timeout", "2", timeout=300)
+    assert proc.returncode == 5, proc.stderr
+    summary = result(out)
+    assert summary["stop_reason"].startswith("llm_error: "), summary
+    assert summary["turns"] == 0
+    assert summary["judge"] is not None  # the (empty) workspace was still judged
