@@ -237,6 +237,9 @@ int SolveCommand(const Args& args) {
                      "CUDA_AGENT_BIN=" + ExecutablePath().string()};
   context.sandbox_policy.writable = {socket_dir.value()};
   context.sandbox_policy.hidden = {DefaultCacheDir()};
+  // This binary answers `cuda-agent build|judge` inside (by forwarding them): bound back in case it
+  // lives under a hidden folder (a home).
+  context.sandbox_policy.read_only = {ExecutablePath()};
   // Protected files bound read-only (where the sandbox can), and checked after every command.
   for (const std::string& rel : ProtectedFiles(real_workspace)) context.sandbox_policy.protected_files.push_back(real_workspace / rel);
   context.sandbox_policy.protected_files.push_back(real_workspace / ".cuda-agent" / "workspace.json");
