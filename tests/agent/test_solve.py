@@ -263,3 +263,30 @@ def test_unreachable_server_exits_5(tmp_path):
     assert summary["stop_reason"].startswith("llm_error: "), summary
     assert summary["turns"] == 0
     assert summary["judge"] is not None  # the (empty) workspace was still judged
+
+
+def test_background_jobs_in_an_episode(tmp_path):
+    script = write_script(tmp_path / "bg.jsonl", [
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "echo tick; sleep 1000", "run_in_background": True}},
+                        {"name": "Bash", "arguments": {"command": "sleep 1; echo second; sleep 1000",
+                                                       "run_in_background": True}}]},
+        {"tool_calls": [{"name": "Bash", "arguments": {"command": "sleep 2"}}]},
+        {"tool_calls": [{"name": "BashOutput", "arguments": {"id": "bash_1"}},
+                        {"name": "KillBash", "arguments": {"id": "bash_1"}},
+                        {"name": "BashOutput", "arguments": {"id": "bash_1"}}]},
+        {"content": "leaving bash_2 running"},
+    ])
+    out = tmp_path / "episode"
+    proc = solve(out, f"replay:{script}", timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    texts = [o["text"] for o in observations(out)]
+    assert texts[0].startswith("Started background job bash_1")
+    assert texts[1].startswith("Started background job bash_2")
+    assert texts[3].startswith("[bash_1: running") and "tick\n" in texts[3]
+    assert texts[4] == "[bash_1: killed]"
+    assert texts[5].startswith("[bash_1: killed]")
+    assert result(out)["stop_reason"] == "model_finished"
+    assert "second" in (out / "jobs" / "bash_2.log").read_text()
+    # bash_2 was stopped when the episode ended: no sleep of the episode survives it.
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "echo second; sleep 1000" not in ps
