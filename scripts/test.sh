@@ -10,5 +10,5 @@ export CUDA_AGENT_CACHE_DIR="${CUDA_AGENT_CACHE_DIR:-$PWD/build/test-cache}"
 echo "== C++ unit tests"
 ctest --test-dir build --output-on-failure -j 2
 
-echo "== Python harness tests, judge scenarios, the hack corpus and the benchmark runner"
-"$PYTHON" -m pytest python/tests tests/judge tests/hacks tests/sandbox tests/bench tests/synth -q -p no:cacheprovider "$@"
+echo "== Python harness tests, judge scenarios, the hack corpus, the benchmark runner and the LLM clients"
+"$PYTHON" -m pytest python/tests tests/judge tests/hacks tests/sandbox tests/bench tests/synth tests/llm tests/agent -q -p no:cacheprovider "$@"

@@ -1,9 +1,11 @@
 // main.cc — `cuda-agent <command> ...`: dispatches to the subcommands in commands.h.
 #include <signal.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <string>
 
+#include "agent/judge_gateway.h"
 #include "cli/commands.h"
 #include "judge/judge.h"
 #include "sandbox/sandbox.h"
@@ -30,6 +32,10 @@ commands:
              cuda-agent tasks list SUITE [--json]
   synth      compose and filter fresh fused-op training tasks (resumable)
              cuda-agent synth --out DIR [--count N] [--max-ops 5] [--decontaminate SUITE] [--device cuda|cpu] [--seed S]
+  solve      run the agent on a task: a workspace, the model's tool calls, the final judgement
+             cuda-agent solve TASK --model SPEC [--device cuda|cpu] [--max-turns N] [--out DIR] [--json]
+  llm        send one request to a model spec (with a dummy echo tool) to check it before a solve
+             cuda-agent llm --model openai:URL#MODEL|anthropic:MODEL|replay:FILE [--prompt TEXT] [--no-stream] [--json]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
              cuda-agent sandbox run [--writable DIR] [--gpu] [--timeout S] -- COMMAND...
              cuda-agent sandbox info
@@ -68,6 +74,11 @@ int Main(int argc, char** argv) {
       return 0;
     }
   }
+  // Inside an agent's sandbox, build and judge go to the solve process (agent/judge_gateway.h).
+  if (const char* gateway = std::getenv(cuda_agent::kJudgeGatewayEnv);
+      gateway != nullptr && *gateway != '\0' && (command == "judge" || command == "build")) {
+    return cuda_agent::RunViaJudgeGateway(gateway, command, args);
+  }
   if (command == "judge") return cuda_agent::JudgeCommand(args);
   if (command == "build") return cuda_agent::BuildCommand(args);
   if (command == "workspace") return cuda_agent::WorkspaceCommand(args);
@@ -76,6 +87,8 @@ int Main(int argc, char** argv) {
   if (command == "bench") return cuda_agent::BenchCommand(args);
   if (command == "sandbox") return cuda_agent::SandboxCommand(args);
   if (command == "synth") return cuda_agent::SynthCommand(args);
+  if (command == "llm") return cuda_agent::LlmCommand(args);
+  if (command == "solve") return cuda_agent::SolveCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;

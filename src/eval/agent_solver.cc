@@ -1,5 +1,6 @@
-// agent_solver.cc — `--solver agent:<model>`: runs this binary's `solve` command (the agent, issue 6)
-// once per task into a workspace of its own and hands the final workspace to the judge. A workspace
+// agent_solver.cc — `--solver agent:<model>`: runs this binary's `solve` command (the agent,
+// docs/agent.md) once per task with an episode folder of its own (`--out DIR`: DIR/workspace,
+// DIR/trajectory.jsonl, DIR/result.json) and hands the final workspace to the judge. An episode
 // whose solve finished gets a marker next to it (DIR.solved), so a resumed benchmark judges it
 // without solving again; the agent's output goes to DIR.agent.log.
 #include <fstream>
@@ -36,24 +37,25 @@ class AgentSolver : public Solver {
   }
 
   Solution Solve(const Task& task) override {
-    const fs::path workspace = ctx_.work_dir / SafeRelativeName(task.name);
-    const fs::path marker = workspace.string() + ".solved";
+    const fs::path episode = ctx_.work_dir / SafeRelativeName(task.name);
+    const fs::path workspace = episode / "workspace";
+    const fs::path marker = episode.string() + ".solved";
     if (fs::exists(marker) && fs::is_directory(workspace)) {
       return {workspace, "agent workspace (solved earlier)"};
     }
     std::error_code ec;
-    fs::remove_all(workspace, ec);  // an unfinished attempt starts over
-    fs::create_directories(workspace.parent_path(), ec);
+    fs::remove_all(episode, ec);  // an unfinished attempt starts over
+    fs::create_directories(episode.parent_path(), ec);
     RunOptions run;
     run.argv = {ctx_.executable.string(), "solve", ctx_.suite.string() + "#" + task.name,
-                "--model", model_, "--out", workspace.string()};
-    // Device and policy through the flags' environment mirrors: honoured when `solve` has them.
+                "--model", model_, "--out", episode.string()};
+    // Device and policy through the flags' environment mirrors.
     run.env_set = {"CUDA_AGENT_DEVICE=" + std::string(DeviceName(ctx_.device)),
                    "CUDA_AGENT_POLICY=" + ctx_.policy};
     run.timeout_seconds = ctx_.agent_timeout_s;
     Result<RunResult> r = RunProcess(run);
     if (!r.ok()) return {{}, "agent could not start: " + r.status().message()};
-    std::ofstream(workspace.string() + ".agent.log") << r->out << "\n--- stderr ---\n" << r->err;
+    std::ofstream(episode.string() + ".agent.log") << r->out << "\n--- stderr ---\n" << r->err;
     if (!fs::is_directory(workspace)) {
       return {{}, "agent left no workspace (" + r->Describe() + "): " + Tail(r->err, 300)};
     }

@@ -79,7 +79,7 @@ TEST_F(SolverTest, AgentUnavailableWhenTheBinaryHasNoSolve) {
 }
 
 TEST_F(SolverTest, AgentSolvesIntoAWorkspaceOnceAndResumes) {
-  // The fake `solve` records its arguments and environment, and writes a candidate into --out.
+  // The fake `solve` records its arguments and environment, and writes a candidate into --out/workspace.
   SolverContext ctx;
   ctx.suite = "/suites/kb";
   ctx.work_dir = dir_ / "ws";
@@ -88,12 +88,12 @@ TEST_F(SolverTest, AgentSolvesIntoAWorkspaceOnceAndResumes) {
   ctx.executable = Script(
       "[ $# -eq 1 ] && { echo 'usage: solve TASK' >&2; exit 2; }\n"
       "echo \"$@ $CUDA_AGENT_DEVICE $CUDA_AGENT_POLICY\" >> " + (dir_ / "calls").string() + "\n"
-      "mkdir -p \"$6/kernels\" && echo 'class ModelNew: pass' > \"$6/model_new.py\"\n");
+      "mkdir -p \"$6/workspace/kernels\" && echo 'class ModelNew: pass' > \"$6/workspace/model_new.py\"\n");
   Result<std::unique_ptr<Solver>> s = MakeSolver("agent:vllm://m", ctx);
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE(s.value()->Check().ok()) << s.value()->Check().message();
   Solution first = s.value()->Solve(Named("level1/19_ReLU"));
-  EXPECT_EQ(first.candidate_dir, dir_ / "ws" / "level1" / "19_ReLU");
+  EXPECT_EQ(first.candidate_dir, dir_ / "ws" / "level1" / "19_ReLU" / "workspace");
   EXPECT_TRUE(fs::exists(first.candidate_dir / "model_new.py"));
   EXPECT_TRUE(fs::exists(dir_ / "ws" / "level1" / "19_ReLU.agent.log"));
   Solution again = s.value()->Solve(Named("level1/19_ReLU"));

@@ -1,0 +1,119 @@
+"""Writes the scripted episodes of examples/relu_scale (replay scripts for `cuda-agent solve
+--model replay:FILE`, docs/agent.md): the same story on the CPU and on CUDA. The agent writes its
+kernel with a compile error, compiles, fixes it, verifies and gets a wrong result (the scale is
+missing), fixes it, verifies again, profiles and finishes.
+
+    python3 examples/relu_scale/episodes/make_scripts.py    # rewrites cpu_scripted.jsonl, cuda_scripted.jsonl
+"""
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CANDIDATES = HERE.parent / "candidates"
+
+CPU_BROKEN = """// y = max(x, 0) * scale, element-wise, on the CPU.
+#include <cstdint>
+
+extern "C" void relu_scale_launcher(const float* x, float* y, int64_t n, float scale,
+                                    int config) {
+  (void)config;
+  (void)scale;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i]
+    y[i] = v > 0.0f ? v : 0.0f;
+  }
+}
+"""
+
+CUDA_BROKEN = """// y = max(x, 0) * scale, element-wise.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+__global__ void relu_scale_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n,
+                                  float scale) {
+  int64_t stride = (int64_t)gridDim.x * blockDim.x;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += stride) {
+    float v = x[i]
+    y[i] = fmaxf(v, 0.0f);
+  }
+}
+
+extern "C" cudaError_t relu_scale_launcher(const float* x, float* y, int64_t n, float scale,
+                                           int config, cudaStream_t stream) {
+  const int threads = config == 1 ? 512 : 256;
+  int64_t blocks = (n + threads - 1) / threads;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;
+  if (blocks < 1) blocks = 1;
+  relu_scale_kernel<<<(unsigned)blocks, threads, 0, stream>>>(x, y, n, scale);
+  return cudaGetLastError();
+}
+"""
+
+# The fix of the compile error, then the fix of the wrong result, per device.
+FIXES = {
+    "cpu": {
+        "kernel": "kernels/relu_scale.cpp",
+        "broken": CPU_BROKEN,
+        "syntax": ("    float v = x[i]\n", "    float v = x[i];\n"),
+        "result": [("  (void)scale;\n", ""), ("    y[i] = v > 0.0f ? v : 0.0f;\n", "    y[i] = (v > 0.0f ? v : 0.0f) * scale;\n")],
+    },
+    "cuda": {
+        "kernel": "kernels/relu_scale.cu",
+        "broken": CUDA_BROKEN,
+        "syntax": ("    float v = x[i]\n", "    float v = x[i];\n"),
+        "result": [("    y[i] = fmaxf(v, 0.0f);\n", "    y[i] = fmaxf(v, 0.0f) * scale;\n")],
+    },
+}
+
+
+def call(name, **arguments):
+    return {"name": name, "arguments": arguments}
+
+
+def turn(content, *calls):
+    return {"content": content, "tool_calls": list(calls)}
+
+
+def script(device):
+    fix = FIXES[device]
+    binding = (CANDIDATES / f"{device}_correct" / "kernels" / "relu_scale_binding.cpp").read_text()
+    model_new = (CANDIDATES / f"{device}_correct" / "model_new.py").read_text()
+    edits = [{"old_string": old, "new_string": new} for old, new in fix["result"]]
+    return [
+        turn("Let me plan and look at the reference.",
+             call("TodoWrite", todos=[
+                 {"content": "write the kernel, binding and model_new.py", "status": "in_progress"},
+                 {"content": "compile and verify", "status": "pending"},
+                 {"content": "profile", "status": "pending"}]),
+             call("Read", file_path="model.py")),
+        turn("A single element-wise kernel: relu then scale. Writing the three files.",
+             call("Write", file_path=fix["kernel"], content=fix["broken"]),
+             call("Write", file_path="kernels/relu_scale_binding.cpp", content=binding),
+             call("Write", file_path="model_new.py", content=model_new)),
+        turn("Compiling.", call("Bash", command="bash utils/compile.sh", timeout=600)),
+        turn("A missing semicolon; fixing it.",
+             call("Edit", file_path=fix["kernel"], old_string=fix["syntax"][0], new_string=fix["syntax"][1])),
+        turn("Compiling again.", call("Bash", command="bash utils/compile.sh", timeout=600)),
+        turn("It compiles; checking correctness.",
+             call("Bash", command="python3 -m utils.verification", timeout=600)),
+        turn("The outputs differ: I forgot the scale factor.",
+             call("MultiEdit", file_path=fix["kernel"], edits=edits),
+             call("Grep", pattern="scale", path="kernels", glob="*_binding.cpp")),
+        turn("Verifying the fix.", call("Bash", command="python3 -m utils.verification", timeout=600)),
+        turn("Correct. Profiling against eager and torch.compile.",
+             call("Bash", command="python3 -m utils.profiling", timeout=600),
+             call("Glob", pattern="kernels/*")),
+        turn("The kernel is correct and profiled; kernels/ holds only the final files. Done."),
+    ]
+
+
+def main():
+    for device in ("cpu", "cuda"):
+        lines = [json.dumps(t) for t in script(device)]
+        (HERE / f"{device}_scripted.jsonl").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
