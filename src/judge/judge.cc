@@ -404,6 +404,7 @@ class Pipeline {
   // Verify: the candidate's outputs (untrusted process: inputs, init inputs and weights only),
   // then the comparison (trusted process).
   Next Verify() {
+    r_.stage = Stage::kVerify;  // the build, which ran after the reference started, left kBuild
     auto t = Clock::now();
     Result<DeviceLease> lease = Lease(LeaseMode::kShared);
     if (!lease.ok()) return Internal(lease.status().message());
