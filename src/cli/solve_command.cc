@@ -31,7 +31,14 @@ constexpr int kExitLlmUnreachable = 5;
 
 std::atomic<bool> g_interrupted{false};
 
-void OnSignal(int) { g_interrupted = true; }
+// OnSignal: the first SIGINT/SIGTERM stops the episode after the current turn (then the final
+// judgement runs); a second one ends the process at once (the trajectory is already on disk).
+void OnSignal(int signal_number) {
+  if (g_interrupted.exchange(true)) {
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+  }
+}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
