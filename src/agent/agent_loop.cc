@@ -26,14 +26,17 @@ TrajectoryWriter::~TrajectoryWriter() {
 
 Status TrajectoryWriter::Open(const fs::path& path) {
   file_ = std::fopen(path.c_str(), "a");
-  if (file_ == nullptr) return Internal("cannot open " + path.string() + ": " + std::strerror(errno));
+  if (file_ == nullptr)
+    return Internal("cannot open " + path.string() + ": " + std::strerror(errno));
   started_ = Now();
   return OkStatus();
 }
 
 void TrajectoryWriter::Write(const std::string& type, Json record) {
   if (file_ == nullptr) return;
-  Json line = {{"version", kTrajectoryVersion}, {"type", type}, {"time", std::round((Now() - started_) * 1000) / 1000}};
+  Json line = {{"version", kTrajectoryVersion},
+               {"type", type},
+               {"time", std::round((Now() - started_) * 1000) / 1000}};
   for (auto& [key, value] : record.items()) line[key] = value;
   std::string text = line.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   std::fwrite(text.data(), 1, text.size(), file_);
@@ -64,12 +67,14 @@ std::string SummariseCall(const ToolCall& call, size_t max_chars) {
   return text;
 }
 
-std::string TaskMessage(const std::string& model_py, const std::string& device, const std::string& workspace) {
+std::string TaskMessage(const std::string& model_py, const std::string& device,
+                        const std::string& workspace) {
   return "Your task: make the PyTorch program in model.py faster with your own " +
          std::string(device == "cpu" ? "C++ kernels (CPU mode)" : "CUDA kernels") +
          ", following SKILL.md (the system prompt). The workspace is " + workspace +
          " (the current directory of your commands). Write kernels/ and model_new.py, then use "
-         "`bash utils/compile.sh`, `python3 -m utils.verification` and `python3 -m utils.profiling` "
+         "`bash utils/compile.sh`, `python3 -m utils.verification` and `python3 -m "
+         "utils.profiling` "
          "until the extension is correct and as fast as you can make it. Your final workspace is "
          "judged. When you are done, answer without calling a tool.\n\nmodel.py:\n```python\n" +
          model_py + (model_py.empty() || model_py.back() == '\n' ? "" : "\n") + "```\n";
@@ -98,21 +103,28 @@ EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolCont
     ShrinkReport fit = budget.Fit(config.system_prompt, specs, &messages);
     if (!fit.elided.empty()) {
       summary.elided_observations += static_cast<int>(fit.elided.size());
-      trajectory.Write("context_elided", {{"turn", turn}, {"messages", fit.elided},
-                                          {"estimated_tokens", fit.estimated_tokens}, {"limit", budget.Limit()}});
+      trajectory.Write("context_elided", {{"turn", turn},
+                                          {"messages", fit.elided},
+                                          {"estimated_tokens", fit.estimated_tokens},
+                                          {"limit", budget.Limit()}});
     }
     if (!fit.fits) {
       summary.stop_reason = "context_budget";
-      trajectory.Write("context_exhausted", {{"turn", turn}, {"estimated_tokens", fit.estimated_tokens}, {"limit", budget.Limit()}});
+      trajectory.Write(
+          "context_exhausted",
+          {{"turn", turn}, {"estimated_tokens", fit.estimated_tokens}, {"limit", budget.Limit()}});
       break;
     }
-    ChatRequest request{.system = config.system_prompt, .messages = messages, .tools = specs,
+    ChatRequest request{.system = config.system_prompt,
+                        .messages = messages,
+                        .tools = specs,
                         .max_output_tokens = static_cast<int>(config.budget.max_output_tokens),
                         .temperature = config.temperature};
     Result<ChatResponse> reply = client.Chat(request);
     if (!reply.ok()) {
       summary.stop_reason = "llm_error: " + reply.status().message();
-      trajectory.Write("llm_error", {{"turn", turn}, {"code", StatusCodeName(reply.status().code())},
+      trajectory.Write("llm_error", {{"turn", turn},
+                                     {"code", StatusCodeName(reply.status().code())},
                                      {"message", reply.status().message()}});
       break;
     }
@@ -142,9 +154,13 @@ EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolCont
     for (const ToolCall& call : answer.message.tool_calls) {
       calls.push_back({{"id", call.id}, {"name", call.name}, {"arguments", call.arguments_text}});
     }
-    trajectory.Write("assistant", {{"turn", turn}, {"content", answer.message.content}, {"tool_calls", calls},
-                                   {"stop_reason", answer.stop_reason}, {"usage", UsageJson(answer.usage)},
-                                   {"llm_seconds", answer.seconds}, {"attempts", answer.attempts}});
+    trajectory.Write("assistant", {{"turn", turn},
+                                   {"content", answer.message.content},
+                                   {"tool_calls", calls},
+                                   {"stop_reason", answer.stop_reason},
+                                   {"usage", UsageJson(answer.usage)},
+                                   {"llm_seconds", answer.seconds},
+                                   {"attempts", answer.attempts}});
     messages.push_back(answer.message);
     TurnProgress progress;
     progress.turn = turn;
@@ -159,8 +175,11 @@ EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolCont
         ++progress.tool_errors;
       }
       progress.last_tool = SummariseCall(call);
-      trajectory.Write("observation", {{"turn", turn}, {"tool_call_id", call.id}, {"tool", call.name},
-                                       {"text", observation.text}, {"is_error", observation.is_error},
+      trajectory.Write("observation", {{"turn", turn},
+                                       {"tool_call_id", call.id},
+                                       {"tool", call.name},
+                                       {"text", observation.text},
+                                       {"is_error", observation.is_error},
                                        {"seconds", Now() - call_started}});
       ChatMessage tool_message;
       tool_message.role = "tool";
@@ -170,7 +189,9 @@ EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolCont
       messages.push_back(std::move(tool_message));
     }
     progress.turn_s = Now() - turn_started;
-    trajectory.Write("turn", {{"turn", turn}, {"wall_s", progress.turn_s}, {"llm_seconds", answer.seconds},
+    trajectory.Write("turn", {{"turn", turn},
+                              {"wall_s", progress.turn_s},
+                              {"llm_seconds", answer.seconds},
                               {"tool_calls", progress.tool_calls}});
     if (on_turn) on_turn(progress);
     if (answer.message.tool_calls.empty()) summary.stop_reason = "model_finished";

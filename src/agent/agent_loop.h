@@ -1,11 +1,12 @@
-// agent_loop.h — the ReAct loop of one episode: send the conversation (system prompt = SKILL.md, the
-// task as the first message) with the tool specs, run each tool call and append its observation,
-// until the model answers without a tool call, the turn limit is hit, the context budget cannot be
-// met, or the LLM client fails. Malformed calls become error observations; the loop never crashes on
-// them. Every event goes to the trajectory (JSONL, flushed as it goes).
+// agent_loop.h — the ReAct loop of one episode: send the conversation (system prompt = SKILL.md,
+// the task as the first message) with the tool specs, run each tool call and append its
+// observation, until the model answers without a tool call, the turn limit is hit, the context
+// budget cannot be met, or the LLM client fails. Malformed calls become error observations; the
+// loop never crashes on them. Every event goes to the trajectory (JSONL, flushed as it goes).
 //
 //   TrajectoryWriter trajectory;  trajectory.Open(out / "trajectory.jsonl");
-//   EpisodeSummary s = RunEpisode(*client, DefaultToolRegistry(), context, config, trajectory, on_turn);
+//   EpisodeSummary s = RunEpisode(*client, DefaultToolRegistry(), context, config, trajectory,
+//   on_turn);
 #pragma once
 
 #include <atomic>
@@ -47,9 +48,10 @@ struct EpisodeConfig {
 };
 
 struct EpisodeSummary {
-  std::string stop_reason;  // model_finished | max_turns | context_budget | interrupted | llm_error: ...
-  int turns = 0;            // assistant replies received
-  long tokens_in = 0;       // prompt tokens summed over requests (reported, else estimated)
+  std::string
+      stop_reason;     // model_finished | max_turns | context_budget | interrupted | llm_error: ...
+  int turns = 0;       // assistant replies received
+  long tokens_in = 0;  // prompt tokens summed over requests (reported, else estimated)
   long tokens_out = 0;
   bool tokens_estimated = false;
   double wall_s = 0;
@@ -64,8 +66,8 @@ struct EpisodeSummary {
 struct TurnProgress {
   int turn = 0;
   int max_turns = 0;
-  std::string last_tool;     // "Bash: bash utils/compile.sh"
-  int tool_calls = 0;        // in this turn
+  std::string last_tool;  // "Bash: bash utils/compile.sh"
+  int tool_calls = 0;     // in this turn
   int tool_errors = 0;
   double turn_s = 0;
 };
@@ -78,6 +80,7 @@ EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolCont
 std::string SummariseCall(const ToolCall& call, size_t max_chars = 70);
 
 // TaskMessage is the first user message: the goal, the workspace, the device and model.py.
-std::string TaskMessage(const std::string& model_py, const std::string& device, const std::string& workspace);
+std::string TaskMessage(const std::string& model_py, const std::string& device,
+                        const std::string& workspace);
 
 }  // namespace cuda_agent

@@ -1,5 +1,5 @@
-// agent_loop_test.cc — the loop with a scripted client and a stand-in tool: what each request holds,
-// how observations are appended, the stop reasons, and the trajectory records.
+// agent_loop_test.cc — the loop with a scripted client and a stand-in tool: what each request
+// holds, how observations are appended, the stop reasons, and the trajectory records.
 #include "agent/agent_loop.h"
 
 #include <gtest/gtest.h>
@@ -14,7 +14,8 @@ namespace {
 // ScriptedClient answers from a list and keeps every request it got.
 class ScriptedClient : public LlmClient {
  public:
-  explicit ScriptedClient(std::vector<Result<ChatResponse>> replies) : replies_(std::move(replies)) {}
+  explicit ScriptedClient(std::vector<Result<ChatResponse>> replies)
+      : replies_(std::move(replies)) {}
   Result<ChatResponse> Chat(const ChatRequest& request) override {
     requests.push_back(request);
     if (next_ >= replies_.size()) return NotFound("script exhausted");
@@ -32,7 +33,10 @@ class ScriptedClient : public LlmClient {
 class EchoTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    return {"Echo", "echo", Json{{"type", "object"}, {"properties", {{"text", {{"type", "string"}}}}}, {"required", {"text"}}}};
+    return {"Echo", "echo",
+            Json{{"type", "object"},
+                 {"properties", {{"text", {{"type", "string"}}}}},
+                 {"required", {"text"}}}};
   }
   Observation Run(const Json& args, ToolContext&) override {
     std::string text = args["text"].get<std::string>();
@@ -41,7 +45,8 @@ class EchoTool : public Tool {
   }
 };
 
-ChatResponse Reply(const std::string& content, std::vector<ToolCall> calls, long prompt_tokens = 0) {
+ChatResponse Reply(const std::string& content, std::vector<ToolCall> calls,
+                   long prompt_tokens = 0) {
   ChatResponse r;
   r.message.role = "assistant";
   r.message.content = content;
@@ -80,9 +85,9 @@ class AgentLoopTest : public ::testing::Test {
 };
 
 TEST_F(AgentLoopTest, RunsToolsAppendsObservationsAndStopsWhenTheModelAnswers) {
-  ScriptedClient client({Reply("one", {{"a", "Echo", R"({"text": "hi"})"}, {"", "Echo", R"({"text": "fail"})"}}, 100),
-                         Reply("two", {{"b", "Nope", "{}"}, {"c", "Echo", "{broken"}}),
-                         Reply("done", {})});
+  ScriptedClient client(
+      {Reply("one", {{"a", "Echo", R"({"text": "hi"})"}, {"", "Echo", R"({"text": "fail"})"}}, 100),
+       Reply("two", {{"b", "Nope", "{}"}, {"c", "Echo", "{broken"}}), Reply("done", {})});
   std::vector<TurnProgress> progress;
   EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_,
                                 [&](const TurnProgress& p) { progress.push_back(p); });
@@ -97,7 +102,8 @@ TEST_F(AgentLoopTest, RunsToolsAppendsObservationsAndStopsWhenTheModelAnswers) {
   ASSERT_EQ(client.requests[0].messages.size(), 1u);
   EXPECT_EQ(client.requests[0].messages[0].content, "TASK");
   EXPECT_EQ(client.requests[0].tools.size(), 1u);
-  // The second request: task, assistant, two observations (ids filled in where the provider gave none).
+  // The second request: task, assistant, two observations (ids filled in where the provider gave
+  // none).
   const auto& second = client.requests[1].messages;
   ASSERT_EQ(second.size(), 4u);
   EXPECT_EQ(second[1].role, "assistant");
@@ -121,8 +127,9 @@ TEST_F(AgentLoopTest, RunsToolsAppendsObservationsAndStopsWhenTheModelAnswers) {
     EXPECT_EQ(r["version"], 1);
     types.push_back(r["type"]);
   }
-  EXPECT_EQ(types, (std::vector<std::string>{"assistant", "observation", "observation", "turn", "assistant",
-                                             "observation", "observation", "turn", "assistant", "turn", "stop"}));
+  EXPECT_EQ(types, (std::vector<std::string>{"assistant", "observation", "observation", "turn",
+                                             "assistant", "observation", "observation", "turn",
+                                             "assistant", "turn", "stop"}));
   EXPECT_EQ(records[0]["tool_calls"][0]["arguments"], R"({"text": "hi"})");
   EXPECT_EQ(records[0]["usage"]["prompt_tokens"], 100);
   EXPECT_EQ(records[0]["attempts"], 2);
@@ -132,8 +139,8 @@ TEST_F(AgentLoopTest, RunsToolsAppendsObservationsAndStopsWhenTheModelAnswers) {
 
 TEST_F(AgentLoopTest, StopsAtTheTurnLimit) {
   config_.max_turns = 2;
-  ScriptedClient client({Reply("", {{"a", "Echo", R"({"text": "x"})"}}), Reply("", {{"b", "Echo", R"({"text": "y"})"}}),
-                         Reply("never", {})});
+  ScriptedClient client({Reply("", {{"a", "Echo", R"({"text": "x"})"}}),
+                         Reply("", {{"b", "Echo", R"({"text": "y"})"}}), Reply("never", {})});
   EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
   EXPECT_EQ(s.stop_reason, "max_turns");
   EXPECT_EQ(s.turns, 2);
@@ -141,7 +148,8 @@ TEST_F(AgentLoopTest, StopsAtTheTurnLimit) {
 }
 
 TEST_F(AgentLoopTest, LlmErrorEndsTheEpisode) {
-  ScriptedClient client({Reply("", {{"a", "Echo", R"({"text": "x"})"}}), Result<ChatResponse>(Internal("HTTP 500 after 6 attempts"))});
+  ScriptedClient client({Reply("", {{"a", "Echo", R"({"text": "x"})"}}),
+                         Result<ChatResponse>(Internal("HTTP 500 after 6 attempts"))});
   EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
   EXPECT_EQ(s.stop_reason, "llm_error: HTTP 500 after 6 attempts");
   EXPECT_EQ(s.turns, 1);
@@ -154,7 +162,8 @@ TEST_F(AgentLoopTest, ContextBudgetElidesOldObservations) {
   // Observations of 2000 chars (~500 tokens); limit 1500 tokens; the last 2 messages kept.
   config_.budget = {.context_tokens = 2500, .max_output_tokens = 1000, .keep_last = 2};
   std::vector<Result<ChatResponse>> replies;
-  for (int i = 0; i < 8; ++i) replies.push_back(Reply("", {{"c" + std::to_string(i), "Echo", R"({"text": "big"})"}}));
+  for (int i = 0; i < 8; ++i)
+    replies.push_back(Reply("", {{"c" + std::to_string(i), "Echo", R"({"text": "big"})"}}));
   ScriptedClient client(replies);
   EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
   EXPECT_EQ(s.stop_reason, "llm_error: script exhausted");  // it never ran out of context
@@ -174,7 +183,8 @@ TEST_F(AgentLoopTest, ContextBudgetStopsWhenElidingCannotFit) {
   config_.budget = {.context_tokens = 2500, .max_output_tokens = 1000, .keep_last = 2};
   std::string big(2000, 'a');
   std::vector<Result<ChatResponse>> replies;
-  for (int i = 0; i < 8; ++i) replies.push_back(Reply("", {{"c" + std::to_string(i), "Echo", Json{{"text", big}}.dump()}}));
+  for (int i = 0; i < 8; ++i)
+    replies.push_back(Reply("", {{"c" + std::to_string(i), "Echo", Json{{"text", big}}.dump()}}));
   ScriptedClient client(replies);
   EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
   EXPECT_EQ(s.stop_reason, "context_budget");
@@ -194,10 +204,14 @@ TEST_F(AgentLoopTest, InterruptStopsBetweenTurns) {
 }
 
 TEST(SummariseCallTest, ShortArgumentSummaries) {
-  EXPECT_EQ(SummariseCall({"1", "Bash", R"({"command": "bash utils/compile.sh\necho"})"}), "Bash: bash utils/compile.sh echo");
-  EXPECT_EQ(SummariseCall({"1", "Edit", R"({"file_path": "kernels/a.cu", "old_string": "x"})"}), "Edit: kernels/a.cu");
+  EXPECT_EQ(SummariseCall({"1", "Bash", R"({"command": "bash utils/compile.sh\necho"})"}),
+            "Bash: bash utils/compile.sh echo");
+  EXPECT_EQ(SummariseCall({"1", "Edit", R"({"file_path": "kernels/a.cu", "old_string": "x"})"}),
+            "Edit: kernels/a.cu");
   EXPECT_EQ(SummariseCall({"1", "Read", "{oops"}), "Read: (invalid arguments)");
-  EXPECT_EQ(SummariseCall({"1", "Bash", Json{{"command", std::string(200, 'a')}}.dump()}, 20).size(), 20u);
+  EXPECT_EQ(
+      SummariseCall({"1", "Bash", Json{{"command", std::string(200, 'a')}}.dump()}, 20).size(),
+      20u);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ namespace cuda_agent {
 namespace {
 
 Json Schema(Json properties, std::vector<std::string> required) {
-  return Json{{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
+  return Json{
+      {"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
 }
 
 std::string FormatSeconds(double seconds) {
@@ -48,7 +49,8 @@ SandboxPolicy CommandPolicy(const ToolContext& context) {
 }
 
 double TimeoutOf(const Json& args, const ToolContext& context) {
-  double timeout = args.contains("timeout") ? args["timeout"].get<double>() : context.default_timeout_s;
+  double timeout =
+      args.contains("timeout") ? args["timeout"].get<double>() : context.default_timeout_s;
   if (timeout <= 0) timeout = context.default_timeout_s;
   return std::min(timeout, context.max_timeout_s);
 }
@@ -64,7 +66,8 @@ std::vector<std::string> Contents(const std::vector<fs::path>& files) {
   return contents;
 }
 
-std::vector<std::string> ChangedFiles(const std::vector<std::string>& before, const std::vector<fs::path>& files) {
+std::vector<std::string> ChangedFiles(const std::vector<std::string>& before,
+                                      const std::vector<fs::path>& files) {
   std::vector<std::string> after = Contents(files);
   std::vector<std::string> changed;
   for (size_t i = 0; i < files.size(); ++i) {
@@ -76,27 +79,35 @@ std::vector<std::string> ChangedFiles(const std::vector<std::string>& before, co
 class BashTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    return {"Bash",
-            "Run a shell command (bash -c) in the workspace, inside a sandbox: the workspace is writable, "
-            "the rest of the file system read-only, no network. `timeout` in seconds (default 120, at "
-            "most 600). With run_in_background the command runs on; its id is returned for BashOutput "
-            "and KillBash. stdout and stderr are shown together.",
-            Schema({{"command", {{"type", "string"}}},
-                    {"timeout", {{"type", "number"}, {"description", "seconds (default 120, max 600)"}}},
-                    {"run_in_background", {{"type", "boolean"}}},
-                    {"description", {{"type", "string"}, {"description", "what the command does (optional)"}}}},
-                   {"command"})};
+    return {
+        "Bash",
+        "Run a shell command (bash -c) in the workspace, inside a sandbox: the workspace is "
+        "writable, "
+        "the rest of the file system read-only, no network. `timeout` in seconds (default 120, at "
+        "most 600). With run_in_background the command runs on; its id is returned for BashOutput "
+        "and KillBash. stdout and stderr are shown together.",
+        Schema(
+            {{"command", {{"type", "string"}}},
+             {"timeout", {{"type", "number"}, {"description", "seconds (default 120, max 600)"}}},
+             {"run_in_background", {{"type", "boolean"}}},
+             {"description",
+              {{"type", "string"}, {"description", "what the command does (optional)"}}}},
+            {"command"})};
   }
 
   Observation Run(const Json& args, ToolContext& context) override {
     const std::string command = args["command"].get<std::string>();
-    if (command.find_first_not_of(" \t\r\n") == std::string::npos) return ErrorObservation("Error: command is empty");
+    if (command.find_first_not_of(" \t\r\n") == std::string::npos)
+      return ErrorObservation("Error: command is empty");
     double timeout = TimeoutOf(args, context);
     if (args.value("run_in_background", false)) {
-      if (context.jobs == nullptr) return ErrorObservation("Error: background jobs are not available here");
+      if (context.jobs == nullptr)
+        return ErrorObservation("Error: background jobs are not available here");
       Result<std::string> id = context.jobs->Start(command, context.max_timeout_s, context);
       if (!id.ok()) return ErrorObservation("Error: " + id.status().message());
-      return {"Started background job " + id.value() + " (read its output with BashOutput, stop it with KillBash)", false};
+      return {"Started background job " + id.value() +
+                  " (read its output with BashOutput, stop it with KillBash)",
+              false};
     }
     RunOptions run;
     run.argv = {"/bin/bash", "-c", "exec 2>&1\n" + command};
@@ -105,7 +116,9 @@ class BashTool : public Tool {
     SetCommandEnvironment(context, run);
     std::vector<std::string> before = Contents(context.sandbox_policy.protected_files);
     Result<SandboxRun> result = SandboxOf(context).Run(CommandPolicy(context), run);
-    if (!result.ok()) return ErrorObservation("Error: the sandbox could not run the command: " + result.status().message());
+    if (!result.ok())
+      return ErrorObservation("Error: the sandbox could not run the command: " +
+                              result.status().message());
     const RunResult& p = result->process;
     std::string text = p.out;
     if (!p.err.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + p.err;
@@ -115,13 +128,16 @@ class BashTool : public Tool {
       for (const std::string& file : changed) {
         names += " " + fs::path(file).lexically_relative(context.workspace).string();
         // Put the original back, so the workspace stays judgeable.
-        auto index = std::find(context.sandbox_policy.protected_files.begin(), context.sandbox_policy.protected_files.end(), fs::path(file));
-        const std::string& original = before[static_cast<size_t>(index - context.sandbox_policy.protected_files.begin())];
+        auto index = std::find(context.sandbox_policy.protected_files.begin(),
+                               context.sandbox_policy.protected_files.end(), fs::path(file));
+        const std::string& original =
+            before[static_cast<size_t>(index - context.sandbox_policy.protected_files.begin())];
         if (original != std::string("\0missing", 8)) (void)WriteFileAtomic(file, original);
       }
       return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") +
                               "Error: the command changed protected workspace files:" + names +
-                              "; they were restored. Do not change infrastructure files (a changed one fails the judgement).");
+                              "; they were restored. Do not change infrastructure files (a changed "
+                              "one fails the judgement).");
     }
     if (p.timed_out) {
       return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") +
@@ -129,12 +145,13 @@ class BashTool : public Tool {
                               " s and was killed (use run_in_background for long commands)");
     }
     if (p.term_signal != 0) {
-      return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") + "[killed by " +
-                              SignalName(p.term_signal) + (result->oom_killed ? ": out of memory" : "") + "]");
+      return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") +
+                              "[killed by " + SignalName(p.term_signal) +
+                              (result->oom_killed ? ": out of memory" : "") + "]");
     }
     if (p.exit_code != 0) {
-      return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") + "[exit status " +
-                              std::to_string(p.exit_code) + "]");
+      return ErrorObservation(text + (text.empty() || text.back() == '\n' ? "" : "\n") +
+                              "[exit status " + std::to_string(p.exit_code) + "]");
     }
     return {text.empty() ? "(no output)" : text, false};
   }
@@ -143,11 +160,14 @@ class BashTool : public Tool {
 class BashOutputTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    return {"BashOutput", "Show the new output of a background job since the last look, and whether it still runs.",
-            Schema({{"id", {{"type", "string"}}}}, {"id"})};
+    return {
+        "BashOutput",
+        "Show the new output of a background job since the last look, and whether it still runs.",
+        Schema({{"id", {{"type", "string"}}}}, {"id"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
-    if (context.jobs == nullptr) return ErrorObservation("Error: background jobs are not available here");
+    if (context.jobs == nullptr)
+      return ErrorObservation("Error: background jobs are not available here");
     Result<std::string> out = context.jobs->Output(args["id"].get<std::string>());
     if (!out.ok()) return ErrorObservation("Error: " + out.status().message());
     return {out.value(), false};
@@ -160,7 +180,8 @@ class KillBashTool : public Tool {
     return {"KillBash", "Stop a background job.", Schema({{"id", {{"type", "string"}}}}, {"id"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
-    if (context.jobs == nullptr) return ErrorObservation("Error: background jobs are not available here");
+    if (context.jobs == nullptr)
+      return ErrorObservation("Error: background jobs are not available here");
     Result<std::string> out = context.jobs->Kill(args["id"].get<std::string>());
     if (!out.ok()) return ErrorObservation("Error: " + out.status().message());
     return {out.value(), false};
@@ -201,7 +222,8 @@ struct BackgroundJobs::Job {
 BackgroundJobs::BackgroundJobs(fs::path dir) : dir_(std::move(dir)) {}
 BackgroundJobs::~BackgroundJobs() { KillAll(); }
 
-Result<std::string> BackgroundJobs::Start(const std::string& command, double timeout_s, const ToolContext& context) {
+Result<std::string> BackgroundJobs::Start(const std::string& command, double timeout_s,
+                                          const ToolContext& context) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Internal("cannot create " + dir_.string() + ": " + ec.message());
@@ -215,7 +237,13 @@ Result<std::string> BackgroundJobs::Start(const std::string& command, double tim
   job->started = Now();
   std::ofstream(job->log).close();  // exists before the first BashOutput
   RunOptions run;
-  run.argv = {"/bin/bash", "-c", kSupervisor, "supervisor", command, job->log.string(), job->kill_file.string(),
+  run.argv = {"/bin/bash",
+              "-c",
+              kSupervisor,
+              "supervisor",
+              command,
+              job->log.string(),
+              job->kill_file.string(),
               job->status_file.string()};
   run.cwd = context.workspace.string();
   run.timeout_seconds = timeout_s;
@@ -227,8 +255,9 @@ Result<std::string> BackgroundJobs::Start(const std::string& command, double tim
   job->thread = std::thread([raw, sandbox, policy, run]() {
     Result<SandboxRun> result = sandbox->Run(policy, run);
     raw->end = !result.ok() ? "the sandbox could not run it: " + result.status().message()
-                            : result->process.timed_out ? "timed out after " + FormatSeconds(run.timeout_seconds) + " s"
-                                                        : result->process.Describe();
+               : result->process.timed_out
+                   ? "timed out after " + FormatSeconds(run.timeout_seconds) + " s"
+                   : result->process.Describe();
     raw->done = true;
   });
   std::string id = job->id;
@@ -260,7 +289,9 @@ Result<std::string> BackgroundJobs::Output(const std::string& id) {
   in.seekg(static_cast<std::streamoff>(job.read_offset));
   std::string fresh((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   job.read_offset += fresh.size();
-  std::string state = finished ? StateText(job) : "running (" + std::to_string(static_cast<long>(Now() - job.started)) + " s)";
+  std::string state =
+      finished ? StateText(job)
+               : "running (" + std::to_string(static_cast<long>(Now() - job.started)) + " s)";
   return "[" + id + ": " + state + "]\n" + (fresh.empty() ? "(no new output)\n" : fresh);
 }
 
@@ -275,7 +306,8 @@ Result<std::string> BackgroundJobs::Kill(const std::string& id) {
     job->kill_requested = true;
     std::ofstream(job->kill_file).close();
   }
-  for (int i = 0; i < 100 && !job->done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && !job->done; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   return job->done ? "[" + id + ": killed]" : "[" + id + ": kill requested; still stopping]";
 }
 

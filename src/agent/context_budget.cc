@@ -13,10 +13,12 @@ constexpr const char* kStubPrefix = "[observation of ";
 size_t RequestChars(const std::string& system, const std::vector<ToolSpec>& tools,
                     const std::vector<ChatMessage>& messages) {
   size_t chars = system.size();
-  for (const ToolSpec& tool : tools) chars += tool.name.size() + tool.description.size() + tool.parameters.dump().size();
+  for (const ToolSpec& tool : tools)
+    chars += tool.name.size() + tool.description.size() + tool.parameters.dump().size();
   for (const ChatMessage& m : messages) {
     chars += m.content.size() + 8;  // role and framing
-    for (const ToolCall& call : m.tool_calls) chars += call.name.size() + call.arguments_text.size() + call.id.size();
+    for (const ToolCall& call : m.tool_calls)
+      chars += call.name.size() + call.arguments_text.size() + call.id.size();
   }
   return chars;
 }
@@ -25,14 +27,16 @@ bool IsElidedStub(const std::string& content) { return content.rfind(kStubPrefix
 
 long ContextBudget::Estimate(const std::string& system, const std::vector<ToolSpec>& tools,
                              const std::vector<ChatMessage>& messages) const {
-  return static_cast<long>(static_cast<double>(RequestChars(system, tools, messages)) * tokens_per_char_ + 0.5);
+  return static_cast<long>(
+      static_cast<double>(RequestChars(system, tools, messages)) * tokens_per_char_ + 0.5);
 }
 
 void ContextBudget::Observe(const std::string& system, const std::vector<ToolSpec>& tools,
                             const std::vector<ChatMessage>& messages, const TokenUsage& usage) {
   if (usage.prompt_tokens <= 0) return;
   size_t chars = RequestChars(system, tools, messages);
-  if (chars > 0) tokens_per_char_ = static_cast<double>(usage.prompt_tokens) / static_cast<double>(chars);
+  if (chars > 0)
+    tokens_per_char_ = static_cast<double>(usage.prompt_tokens) / static_cast<double>(chars);
 }
 
 ShrinkReport ContextBudget::Fit(const std::string& system, const std::vector<ToolSpec>& tools,
@@ -45,12 +49,14 @@ ShrinkReport ContextBudget::Fit(const std::string& system, const std::vector<Too
   for (const ChatMessage& m : *messages) {
     for (const ToolCall& call : m.tool_calls) tool_of_call[call.id] = call.name;
   }
-  size_t protected_from = messages->size() > options_.keep_last ? messages->size() - options_.keep_last : 0;
+  size_t protected_from =
+      messages->size() > options_.keep_last ? messages->size() - options_.keep_last : 0;
   for (size_t i = 1; i < protected_from && report.estimated_tokens > Limit(); ++i) {
     ChatMessage& m = (*messages)[i];
     if (m.role != "tool" || IsElidedStub(m.content)) continue;
     auto name = tool_of_call.find(m.tool_call_id);
-    std::string stub = std::string(kStubPrefix) + (name != tool_of_call.end() ? name->second : "tool") +
+    std::string stub = std::string(kStubPrefix) +
+                       (name != tool_of_call.end() ? name->second : "tool") +
                        " elided: " + std::to_string(m.content.size()) + " chars]";
     if (stub.size() >= m.content.size()) continue;  // eliding would not save anything
     m.content = stub;

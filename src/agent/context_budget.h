@@ -25,8 +25,8 @@ struct ContextBudgetOptions {
 
 struct ShrinkReport {
   bool fits = true;
-  long estimated_tokens = 0;            // of the request after shrinking
-  std::vector<size_t> elided;           // indexes of the messages elided by this call
+  long estimated_tokens = 0;   // of the request after shrinking
+  std::vector<size_t> elided;  // indexes of the messages elided by this call
 };
 
 class ContextBudget {
@@ -37,10 +37,11 @@ class ContextBudget {
   long Estimate(const std::string& system, const std::vector<ToolSpec>& tools,
                 const std::vector<ChatMessage>& messages) const;
   // Fit elides old observations of `messages` (index 0, the task, is kept) until the request fits.
-  ShrinkReport Fit(const std::string& system, const std::vector<ToolSpec>& tools, std::vector<ChatMessage>* messages) const;
+  ShrinkReport Fit(const std::string& system, const std::vector<ToolSpec>& tools,
+                   std::vector<ChatMessage>* messages) const;
   // Observe calibrates the estimate with the provider's report for the request just sent.
-  void Observe(const std::string& system, const std::vector<ToolSpec>& tools, const std::vector<ChatMessage>& messages,
-               const TokenUsage& usage);
+  void Observe(const std::string& system, const std::vector<ToolSpec>& tools,
+               const std::vector<ChatMessage>& messages, const TokenUsage& usage);
   long Limit() const { return options_.context_tokens - options_.max_output_tokens; }
   double TokensPerChar() const { return tokens_per_char_; }
 
@@ -50,7 +51,8 @@ class ContextBudget {
 };
 
 // RequestChars: the characters of a request as the estimate counts them.
-size_t RequestChars(const std::string& system, const std::vector<ToolSpec>& tools, const std::vector<ChatMessage>& messages);
+size_t RequestChars(const std::string& system, const std::vector<ToolSpec>& tools,
+                    const std::vector<ChatMessage>& messages);
 
 // IsElidedStub: whether a tool message already holds an elision stub.
 bool IsElidedStub(const std::string& content);

@@ -6,7 +6,8 @@
 namespace cuda_agent {
 namespace {
 
-ChatMessage Msg(const std::string& role, const std::string& content, const std::string& call_id = "") {
+ChatMessage Msg(const std::string& role, const std::string& content,
+                const std::string& call_id = "") {
   ChatMessage m;
   m.role = role;
   m.content = content;
@@ -70,7 +71,8 @@ TEST(ContextBudgetTest, ElidesOldestObservationsFirstAndKeepsTaskAndLastK) {
   EXPECT_EQ(messages[4].content, "[observation of Read elided: 4000 chars]");
   EXPECT_TRUE(IsElidedStub(messages[2].content));
   EXPECT_EQ(messages[0].content, "the task");
-  for (size_t i = messages.size() - 6; i < messages.size(); ++i) EXPECT_FALSE(IsElidedStub(messages[i].content)) << i;
+  for (size_t i = messages.size() - 6; i < messages.size(); ++i)
+    EXPECT_FALSE(IsElidedStub(messages[i].content)) << i;
   // Only as many as needed: the first observation after the elided ones is intact.
   EXPECT_EQ(r.elided.back(), 12u);
   EXPECT_FALSE(IsElidedStub(messages[14].content));

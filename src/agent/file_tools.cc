@@ -1,5 +1,6 @@
 // file_tools.cc — the tools that read and change workspace files directly (no sandbox needed: every
-// path is resolved inside the workspace first): Read, Write, Edit, MultiEdit, Glob, Grep, TodoWrite.
+// path is resolved inside the workspace first): Read, Write, Edit, MultiEdit, Glob, Grep,
+// TodoWrite.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,15 +14,16 @@
 namespace cuda_agent {
 namespace {
 
-constexpr size_t kReadDefaultLimit = 2000;       // lines
+constexpr size_t kReadDefaultLimit = 2000;  // lines
 constexpr size_t kReadMaxLineChars = 2000;
-constexpr size_t kMaxFileBytes = 8 << 20;        // Read/Edit refuse larger files
-constexpr size_t kGrepMaxFileBytes = 2 << 20;    // Grep skips larger files
+constexpr size_t kMaxFileBytes = 8 << 20;      // Read/Edit refuse larger files
+constexpr size_t kGrepMaxFileBytes = 2 << 20;  // Grep skips larger files
 constexpr size_t kGrepMaxMatches = 500;
 constexpr size_t kGlobMaxResults = 500;
 
 Json Schema(Json properties, std::vector<std::string> required) {
-  return Json{{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
+  return Json{
+      {"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
 }
 
 std::string Relative(const ToolContext& context, const fs::path& path) {
@@ -35,9 +37,11 @@ Result<fs::path> WritablePath(const ToolContext& context, const std::string& giv
   if (!path.ok()) return path.status();
   fs::path rel = path->lexically_relative(context.workspace.lexically_normal());
   if (IsProtectedPath(rel)) {
-    return InvalidArgument(rel.string() + " is a protected workspace file (model.py, binding.cpp, "
-                           "binding_registry.h, SKILL.md, utils/ and .cuda-agent/ cannot be changed); "
-                           "write your code in kernels/ and model_new.py");
+    return InvalidArgument(
+        rel.string() +
+        " is a protected workspace file (model.py, binding.cpp, "
+        "binding_registry.h, SKILL.md, utils/ and .cuda-agent/ cannot be changed); "
+        "write your code in kernels/ and model_new.py");
   }
   std::error_code ec;
   if (fs::is_directory(path.value(), ec)) return InvalidArgument(rel.string() + " is a directory");
@@ -58,7 +62,8 @@ void MatchOwner(const ToolContext& context, const fs::path& path) {
   }
 }
 
-Status WriteWorkspaceFile(const ToolContext& context, const fs::path& path, const std::string& content) {
+Status WriteWorkspaceFile(const ToolContext& context, const fs::path& path,
+                          const std::string& content) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   if (ec) return Internal("cannot create " + path.parent_path().string() + ": " + ec.message());
@@ -70,22 +75,27 @@ Status WriteWorkspaceFile(const ToolContext& context, const fs::path& path, cons
 Result<std::string> ReadTextFile(const fs::path& path, const std::string& shown) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return NotFound("file does not exist: " + shown);
-  if (fs::is_directory(path, ec)) return InvalidArgument(shown + " is a directory (use Glob or Bash ls)");
-  if (fs::file_size(path, ec) > kMaxFileBytes) return InvalidArgument(shown + " is larger than 8 MiB");
+  if (fs::is_directory(path, ec))
+    return InvalidArgument(shown + " is a directory (use Glob or Bash ls)");
+  if (fs::file_size(path, ec) > kMaxFileBytes)
+    return InvalidArgument(shown + " is larger than 8 MiB");
   return ReadFile(path);
 }
 
 // CountMatches counts non-overlapping occurrences.
 size_t CountMatches(const std::string& text, const std::string& needle) {
   size_t count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size())) ++count;
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size()))
+    ++count;
   return count;
 }
 
 // ApplyEdit replaces old_string by new_string in `text` (once, unless replace_all).
 Status ApplyEdit(std::string& text, const std::string& old_string, const std::string& new_string,
                  bool replace_all, const std::string& file) {
-  if (old_string.empty()) return InvalidArgument("old_string is empty (use Write to create a file)");
+  if (old_string.empty())
+    return InvalidArgument("old_string is empty (use Write to create a file)");
   if (old_string == new_string) return InvalidArgument("old_string and new_string are the same");
   size_t matches = CountMatches(text, old_string);
   if (matches == 0) return NotFound("old_string was not found in " + file);
@@ -95,7 +105,8 @@ Status ApplyEdit(std::string& text, const std::string& old_string, const std::st
   }
   std::string out;
   size_t from = 0;
-  for (size_t at = text.find(old_string); at != std::string::npos; at = text.find(old_string, from)) {
+  for (size_t at = text.find(old_string); at != std::string::npos;
+       at = text.find(old_string, from)) {
     out.append(text, from, at - from);
     out += new_string;
     from = at + old_string.size();
@@ -143,10 +154,12 @@ std::vector<fs::path> FilesUnder(const fs::path& base) {
   std::vector<fs::path> files;
   std::error_code ec;
   if (fs::is_regular_file(base, ec)) return {fs::path()};
-  for (fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
+  for (fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec),
+       end;
        it != end; it.increment(ec)) {
     if (ec) break;
-    if (it->is_regular_file(ec) && !it->is_symlink(ec)) files.push_back(it->path().lexically_relative(base));
+    if (it->is_regular_file(ec) && !it->is_symlink(ec))
+      files.push_back(it->path().lexically_relative(base));
   }
   std::sort(files.begin(), files.end());
   return files;
@@ -155,13 +168,18 @@ std::vector<fs::path> FilesUnder(const fs::path& base) {
 class ReadTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    return {"Read",
-            "Read a file of the workspace. Lines are shown numbered (cat -n style), starting at `offset` "
-            "(1-based line number, default 1), at most `limit` lines (default 2000); longer lines are cut.",
-            Schema({{"file_path", {{"type", "string"}, {"description", "path relative to the workspace, or absolute inside it"}}},
-                    {"offset", {{"type", "integer"}, {"description", "first line to show (1-based)"}}},
-                    {"limit", {{"type", "integer"}, {"description", "number of lines to show"}}}},
-                   {"file_path"})};
+    return {
+        "Read",
+        "Read a file of the workspace. Lines are shown numbered (cat -n style), starting at "
+        "`offset` "
+        "(1-based line number, default 1), at most `limit` lines (default 2000); longer lines are "
+        "cut.",
+        Schema({{"file_path",
+                 {{"type", "string"},
+                  {"description", "path relative to the workspace, or absolute inside it"}}},
+                {"offset", {{"type", "integer"}, {"description", "first line to show (1-based)"}}},
+                {"limit", {{"type", "integer"}, {"description", "number of lines to show"}}}},
+               {"file_path"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
     Result<fs::path> path = ResolveWorkspacePath(context, args["file_path"].get<std::string>());
@@ -169,7 +187,8 @@ class ReadTool : public Tool {
     std::string shown = Relative(context, path.value());
     Result<std::string> text = ReadTextFile(path.value(), shown);
     if (!text.ok()) return ErrorObservation("Error: " + text.status().message());
-    if (text->find('\0') != std::string::npos) return ErrorObservation("Error: " + shown + " is a binary file");
+    if (text->find('\0') != std::string::npos)
+      return ErrorObservation("Error: " + shown + " is a binary file");
     long offset = args.value("offset", 1L);
     long limit = args.value("limit", static_cast<long>(kReadDefaultLimit));
     if (offset < 1) return ErrorObservation("Error: offset must be at least 1");
@@ -183,7 +202,8 @@ class ReadTool : public Tool {
       ++total;
       if (number < offset || shown_lines >= limit) continue;
       if (line.size() > kReadMaxLineChars) {
-        line = line.substr(0, kReadMaxLineChars) + " [... line cut: " + std::to_string(line.size()) + " characters]";
+        line = line.substr(0, kReadMaxLineChars) +
+               " [... line cut: " + std::to_string(line.size()) + " characters]";
       }
       char prefix[32];
       snprintf(prefix, sizeof prefix, "%6ld\t", number);
@@ -191,12 +211,13 @@ class ReadTool : public Tool {
       ++shown_lines;
     }
     if (offset > total) {
-      return ErrorObservation("Error: offset " + std::to_string(offset) + " is past the end of " + shown +
-                              " (" + std::to_string(total) + " lines)");
+      return ErrorObservation("Error: offset " + std::to_string(offset) + " is past the end of " +
+                              shown + " (" + std::to_string(total) + " lines)");
     }
     if (offset + shown_lines - 1 < total) {
-      out += "[" + shown + ": lines " + std::to_string(offset) + "-" + std::to_string(offset + shown_lines - 1) +
-             " of " + std::to_string(total) + " shown; use offset/limit for more]\n";
+      out += "[" + shown + ": lines " + std::to_string(offset) + "-" +
+             std::to_string(offset + shown_lines - 1) + " of " + std::to_string(total) +
+             " shown; use offset/limit for more]\n";
     }
     return {out, false};
   }
@@ -206,7 +227,8 @@ class WriteTool : public Tool {
  public:
   ToolSpec Spec() const override {
     return {"Write", "Create or overwrite a file of the workspace with `content`.",
-            Schema({{"file_path", {{"type", "string"}}}, {"content", {{"type", "string"}}}}, {"file_path", "content"})};
+            Schema({{"file_path", {{"type", "string"}}}, {"content", {{"type", "string"}}}},
+                   {"file_path", "content"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
     Result<fs::path> path = WritablePath(context, args["file_path"].get<std::string>());
@@ -217,8 +239,8 @@ class WriteTool : public Tool {
     if (Status s = WriteWorkspaceFile(context, path.value(), content); !s.ok()) {
       return ErrorObservation("Error: " + s.message());
     }
-    return {std::string(existed ? "Overwrote " : "Created ") + Relative(context, path.value()) + " (" +
-                std::to_string(content.size()) + " bytes)",
+    return {std::string(existed ? "Overwrote " : "Created ") + Relative(context, path.value()) +
+                " (" + std::to_string(content.size()) + " bytes)",
             false};
   }
 };
@@ -226,14 +248,15 @@ class WriteTool : public Tool {
 class EditTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    return {"Edit",
-            "Replace `old_string` by `new_string` in a file. old_string must match exactly once unless "
-            "replace_all is true.",
-            Schema({{"file_path", {{"type", "string"}}},
-                    {"old_string", {{"type", "string"}}},
-                    {"new_string", {{"type", "string"}}},
-                    {"replace_all", {{"type", "boolean"}}}},
-                   {"file_path", "old_string", "new_string"})};
+    return {
+        "Edit",
+        "Replace `old_string` by `new_string` in a file. old_string must match exactly once unless "
+        "replace_all is true.",
+        Schema({{"file_path", {{"type", "string"}}},
+                {"old_string", {{"type", "string"}}},
+                {"new_string", {{"type", "string"}}},
+                {"replace_all", {{"type", "boolean"}}}},
+               {"file_path", "old_string", "new_string"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
     Result<fs::path> path = WritablePath(context, args["file_path"].get<std::string>());
@@ -244,10 +267,11 @@ class EditTool : public Tool {
     std::string edited = text.value();
     bool replace_all = args.value("replace_all", false);
     size_t matches = CountMatches(edited, args["old_string"].get<std::string>());
-    Status s = ApplyEdit(edited, args["old_string"].get<std::string>(), args["new_string"].get<std::string>(),
-                         replace_all, shown);
+    Status s = ApplyEdit(edited, args["old_string"].get<std::string>(),
+                         args["new_string"].get<std::string>(), replace_all, shown);
     if (!s.ok()) return ErrorObservation("Error: " + s.message());
-    if (Status w = WriteWorkspaceFile(context, path.value(), edited); !w.ok()) return ErrorObservation("Error: " + w.message());
+    if (Status w = WriteWorkspaceFile(context, path.value(), edited); !w.ok())
+      return ErrorObservation("Error: " + w.message());
     return {"Edited " + shown + " (" + std::to_string(replace_all ? matches : 1) + " replacement" +
                 ((replace_all ? matches : 1) == 1 ? "" : "s") + ")",
             false};
@@ -264,7 +288,8 @@ class MultiEditTool : public Tool {
     return {"MultiEdit",
             "Apply several edits to one file, in order, each as Edit would. All or nothing: if one "
             "edit fails, the file is left unchanged.",
-            Schema({{"file_path", {{"type", "string"}}}, {"edits", {{"type", "array"}, {"items", edit}}}},
+            Schema({{"file_path", {{"type", "string"}}},
+                    {"edits", {{"type", "array"}, {"items", edit}}}},
                    {"file_path", "edits"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
@@ -277,14 +302,17 @@ class MultiEditTool : public Tool {
     if (!text.ok()) return ErrorObservation("Error: " + text.status().message());
     std::string edited = text.value();
     for (size_t i = 0; i < edits.size(); ++i) {
-      Status s = ApplyEdit(edited, edits[i]["old_string"].get<std::string>(), edits[i]["new_string"].get<std::string>(),
+      Status s = ApplyEdit(edited, edits[i]["old_string"].get<std::string>(),
+                           edits[i]["new_string"].get<std::string>(),
                            edits[i].value("replace_all", false), shown);
       if (!s.ok()) {
-        return ErrorObservation("Error: edit " + std::to_string(i + 1) + " of " + std::to_string(edits.size()) +
-                                ": " + s.message() + " (no edit was applied)");
+        return ErrorObservation("Error: edit " + std::to_string(i + 1) + " of " +
+                                std::to_string(edits.size()) + ": " + s.message() +
+                                " (no edit was applied)");
       }
     }
-    if (Status w = WriteWorkspaceFile(context, path.value(), edited); !w.ok()) return ErrorObservation("Error: " + w.message());
+    if (Status w = WriteWorkspaceFile(context, path.value(), edited); !w.ok())
+      return ErrorObservation("Error: " + w.message());
     return {"Applied " + std::to_string(edits.size()) + " edits to " + shown, false};
   }
 };
@@ -292,16 +320,18 @@ class MultiEditTool : public Tool {
 class GlobTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    return {"Glob",
-            "List the workspace files matching a glob pattern (`*`, `?`, `**` for any folders, {a,b}), "
-            "relative to `path` (default: the workspace root).",
-            Schema({{"pattern", {{"type", "string"}}}, {"path", {{"type", "string"}}}}, {"pattern"})};
+    return {
+        "Glob",
+        "List the workspace files matching a glob pattern (`*`, `?`, `**` for any folders, {a,b}), "
+        "relative to `path` (default: the workspace root).",
+        Schema({{"pattern", {{"type", "string"}}}, {"path", {{"type", "string"}}}}, {"pattern"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
     Result<fs::path> base = ResolveWorkspacePath(context, args.value("path", "."));
     if (!base.ok()) return ErrorObservation("Error: " + base.status().message());
     std::error_code ec;
-    if (!fs::is_directory(base.value(), ec)) return ErrorObservation("Error: " + Relative(context, base.value()) + " is not a directory");
+    if (!fs::is_directory(base.value(), ec))
+      return ErrorObservation("Error: " + Relative(context, base.value()) + " is not a directory");
     std::regex re;
     try {
       re = std::regex(GlobToRegex(args["pattern"].get<std::string>()));
@@ -315,7 +345,8 @@ class GlobTool : public Tool {
       if (++count <= kGlobMaxResults) out += Relative(context, base.value() / file) + "\n";
     }
     if (count == 0) return {"No files match " + args["pattern"].get<std::string>(), false};
-    if (count > kGlobMaxResults) out += "[" + std::to_string(count - kGlobMaxResults) + " more files not listed]\n";
+    if (count > kGlobMaxResults)
+      out += "[" + std::to_string(count - kGlobMaxResults) + " more files not listed]\n";
     return {out, false};
   }
 };
@@ -323,18 +354,22 @@ class GlobTool : public Tool {
 class GrepTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    return {"Grep",
-            "Search file contents with a regular expression (ECMAScript syntax) under `path` (a file "
-            "or folder, default the workspace), optionally only in files whose name matches `glob`. "
-            "Prints file:line: text.",
-            Schema({{"pattern", {{"type", "string"}}}, {"path", {{"type", "string"}}}, {"glob", {{"type", "string"}}}},
-                   {"pattern"})};
+    return {
+        "Grep",
+        "Search file contents with a regular expression (ECMAScript syntax) under `path` (a file "
+        "or folder, default the workspace), optionally only in files whose name matches `glob`. "
+        "Prints file:line: text.",
+        Schema({{"pattern", {{"type", "string"}}},
+                {"path", {{"type", "string"}}},
+                {"glob", {{"type", "string"}}}},
+               {"pattern"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {
     Result<fs::path> base = ResolveWorkspacePath(context, args.value("path", "."));
     if (!base.ok()) return ErrorObservation("Error: " + base.status().message());
     std::error_code ec;
-    if (!fs::exists(base.value(), ec)) return ErrorObservation("Error: " + Relative(context, base.value()) + " does not exist");
+    if (!fs::exists(base.value(), ec))
+      return ErrorObservation("Error: " + Relative(context, base.value()) + " does not exist");
     std::regex re, name_re;
     try {
       re = std::regex(args["pattern"].get<std::string>());
@@ -349,7 +384,8 @@ class GrepTool : public Tool {
       if (args.contains("glob")) {
         // A glob with a folder part matches the path; without, the file name.
         std::string glob = args["glob"].get<std::string>();
-        std::string subject = glob.find('/') == std::string::npos ? full.filename().string() : file.generic_string();
+        std::string subject =
+            glob.find('/') == std::string::npos ? full.filename().string() : file.generic_string();
         if (!std::regex_match(subject, name_re)) continue;
       }
       if (fs::file_size(full, ec) > kGrepMaxFileBytes) continue;
@@ -368,7 +404,8 @@ class GrepTool : public Tool {
       }
     }
     if (matches == 0) return {"No matches for " + args["pattern"].get<std::string>(), false};
-    if (matches > kGrepMaxMatches) out += "[" + std::to_string(matches - kGrepMaxMatches) + " more matches not shown]\n";
+    if (matches > kGrepMaxMatches)
+      out += "[" + std::to_string(matches - kGrepMaxMatches) + " more matches not shown]\n";
     return {out, false};
   }
 };
@@ -376,11 +413,13 @@ class GrepTool : public Tool {
 class TodoWriteTool : public Tool {
  public:
   ToolSpec Spec() const override {
-    Json todo = Schema({{"content", {{"type", "string"}}},
-                        {"status", {{"type", "string"}, {"enum", {"pending", "in_progress", "completed"}}}},
-                        {"id", {{"type", "string"}}}},
-                       {"content", "status"});
-    return {"TodoWrite", "Replace your todo list (a plan you keep for yourself; it changes no file).",
+    Json todo =
+        Schema({{"content", {{"type", "string"}}},
+                {"status", {{"type", "string"}, {"enum", {"pending", "in_progress", "completed"}}}},
+                {"id", {{"type", "string"}}}},
+               {"content", "status"});
+    return {"TodoWrite",
+            "Replace your todo list (a plan you keep for yourself; it changes no file).",
             Schema({{"todos", {{"type", "array"}, {"items", todo}}}}, {"todos"})};
   }
   Observation Run(const Json& args, ToolContext& context) override {

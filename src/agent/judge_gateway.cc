@@ -8,8 +8,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstring>
 #include <iostream>
 #include <map>
 
@@ -58,7 +58,10 @@ Status WriteAll(int fd, const std::string& data) {
 }
 
 Json Refusal(const std::string& why) {
-  return Json{{"version", 1}, {"exit_code", 2}, {"stdout", ""}, {"stderr", "cuda-agent (judge gateway): refused: " + why + "\n"}};
+  return Json{{"version", 1},
+              {"exit_code", 2},
+              {"stdout", ""},
+              {"stderr", "cuda-agent (judge gateway): refused: " + why + "\n"}};
 }
 
 }  // namespace
@@ -66,13 +69,16 @@ Json Refusal(const std::string& why) {
 Result<std::unique_ptr<JudgeGateway>> JudgeGateway::Start(JudgeGatewayConfig config) {
   std::error_code ec;
   fs::create_directories(config.socket_dir, ec);
-  if (ec) return Internal("judge gateway: cannot create " + config.socket_dir.string() + ": " + ec.message());
+  if (ec)
+    return Internal("judge gateway: cannot create " + config.socket_dir.string() + ": " +
+                    ec.message());
   auto gateway = std::make_unique<JudgeGateway>(std::move(config));
   gateway->socket_path_ = fs::absolute(gateway->config_.socket_dir / "judge.sock");
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   const std::string path = gateway->socket_path_.string();
-  if (path.size() >= sizeof(address.sun_path)) return Internal("judge gateway: socket path too long: " + path);
+  if (path.size() >= sizeof(address.sun_path))
+    return Internal("judge gateway: socket path too long: " + path);
   std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
   fs::remove(gateway->socket_path_, ec);
   int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -133,9 +139,12 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
   }
   const fs::path workspace = Real(config_.workspace);
   fs::path dir = Real(cwd.empty() ? workspace : fs::path(cwd));
-  if (!SameOrUnder(dir, workspace, true)) return InvalidArgument("the command must run inside the workspace");
-  std::vector<std::string> allowed = command == "build" ? std::vector<std::string>{"candidate", "device", "out", "json", "policy"}
-                                                        : std::vector<std::string>{"task", "candidate", "device", "until", "json", "policy"};
+  if (!SameOrUnder(dir, workspace, true))
+    return InvalidArgument("the command must run inside the workspace");
+  std::vector<std::string> allowed =
+      command == "build"
+          ? std::vector<std::string>{"candidate", "device", "out", "json", "policy"}
+          : std::vector<std::string>{"task", "candidate", "device", "until", "json", "policy"};
   std::map<std::string, std::string> flags;
   for (size_t i = 1; i < argv.size(); ++i) {
     std::string arg = argv[i];
@@ -156,7 +165,9 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
     }
     flags[name] = value;
   }
-  auto resolve = [&](const std::string& value) { return Real(fs::path(value).is_absolute() ? fs::path(value) : dir / value); };
+  auto resolve = [&](const std::string& value) {
+    return Real(fs::path(value).is_absolute() ? fs::path(value) : dir / value);
+  };
   if (!flags.count("candidate") || resolve(flags["candidate"]) != workspace) {
     return InvalidArgument("--candidate must be this workspace");
   }
@@ -166,12 +177,14 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
   if (flags.count("policy") && flags["policy"] != config_.policy) {
     return InvalidArgument("this episode's precision policy is " + config_.policy);
   }
-  std::vector<std::string> out = {config_.binary.string(), command, "--candidate", workspace.string(), "--device",
-                                  DeviceName(config_.device), "--policy", config_.policy};
+  std::vector<std::string> out = {
+      config_.binary.string(),    command,    "--candidate", workspace.string(), "--device",
+      DeviceName(config_.device), "--policy", config_.policy};
   if (command == "build") {
     if (!flags.count("out")) return InvalidArgument("--out is required");
     fs::path library = resolve(flags["out"]);
-    if (!SameOrUnder(library, workspace, false) || IsProtectedPath(library.lexically_relative(workspace))) {
+    if (!SameOrUnder(library, workspace, false) ||
+        IsProtectedPath(library.lexically_relative(workspace))) {
       return InvalidArgument("--out must be a file of the workspace outside its protected files");
     }
     out.insert(out.end(), {"--out", library.string()});
@@ -212,11 +225,15 @@ Json JudgeGateway::Handle(const Json& request) {
   LogDebug("judge gateway: " + run.argv[1]);
   Result<RunResult> result = RunProcess(run);
   if (!result.ok()) {
-    return Json{{"version", 1}, {"exit_code", 4}, {"stdout", ""}, {"stderr", "cuda-agent (judge gateway): " + result.status().message() + "\n"}};
+    return Json{{"version", 1},
+                {"exit_code", 4},
+                {"stdout", ""},
+                {"stderr", "cuda-agent (judge gateway): " + result.status().message() + "\n"}};
   }
   int code = result->Succeeded() ? 0 : result->exit_code > 0 ? result->exit_code : 4;
   std::string err = result->err;
-  if (result->timed_out || result->term_signal != 0) err += "cuda-agent (judge gateway): the judge " + result->Describe() + "\n";
+  if (result->timed_out || result->term_signal != 0)
+    err += "cuda-agent (judge gateway): the judge " + result->Describe() + "\n";
   // Remember the best in-loop verdict (judge --json answers carry the reward).
   if (argv[0] == "judge") {
     Result<Json> parsed = ParseJson(result->out, "judge output");
@@ -224,7 +241,8 @@ Json JudgeGateway::Handle(const Json& request) {
       GatewayVerdict verdict;
       auto until = std::find(argv.begin(), argv.end(), "--until");
       verdict.until = until != argv.end() && until + 1 != argv.end() ? *(until + 1) : "profile";
-      if (parsed.value().contains("reward") && parsed.value()["reward"].is_number()) verdict.reward = parsed.value()["reward"].get<double>();
+      if (parsed.value().contains("reward") && parsed.value()["reward"].is_number())
+        verdict.reward = parsed.value()["reward"].get<double>();
       verdict.correct = parsed.value().value("correct", false);
       verdict.reason = parsed.value().value("reason", "");
       std::lock_guard<std::mutex> lock(mutex_);
@@ -235,7 +253,10 @@ Json JudgeGateway::Handle(const Json& request) {
       if (!best_ || score(verdict) > score(*best_)) best_ = verdict;
     }
   }
-  return Json{{"version", 1}, {"exit_code", code}, {"stdout", ValidUtf8(result->out)}, {"stderr", ValidUtf8(err)}};
+  return Json{{"version", 1},
+              {"exit_code", code},
+              {"stdout", ValidUtf8(result->out)},
+              {"stderr", ValidUtf8(err)}};
 }
 
 std::optional<GatewayVerdict> JudgeGateway::Best() const {
@@ -243,7 +264,8 @@ std::optional<GatewayVerdict> JudgeGateway::Best() const {
   return best_;
 }
 
-int RunViaJudgeGateway(const std::string& socket_path, const std::string& command, const std::vector<std::string>& args) {
+int RunViaJudgeGateway(const std::string& socket_path, const std::string& command,
+                       const std::vector<std::string>& args) {
   auto fail = [&](const std::string& why) {
     std::cerr << "cuda-agent: judge gateway at " << socket_path << " unreachable: " << why << "\n";
     return 4;

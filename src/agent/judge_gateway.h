@@ -1,11 +1,12 @@
 // judge_gateway.h — how sandboxed workspace commands reach the judge without nesting sandboxes.
 // The solve process listens on a Unix socket in a folder bound into the Bash sandbox. Inside, the
 // environment variable CUDA_AGENT_JUDGE_GATEWAY=<socket> makes `cuda-agent build|judge` forward its
-// argv and cwd over the socket (RunViaJudgeGateway) and print the answer, so `bash utils/compile.sh`,
-// `python3 -m utils.verification` and `python3 -m utils.profiling` print what they always print.
-// Outside, the gateway runs the real command, but only `build` and `judge`, with the candidate fixed
-// to the episode's workspace, the task fixed to the episode's task, and the device and precision
-// policy fixed to the episode's: everything else is refused (docs/agent.md, "Judge gateway").
+// argv and cwd over the socket (RunViaJudgeGateway) and print the answer, so `bash
+// utils/compile.sh`, `python3 -m utils.verification` and `python3 -m utils.profiling` print what
+// they always print. Outside, the gateway runs the real command, but only `build` and `judge`, with
+// the candidate fixed to the episode's workspace, the task fixed to the episode's task, and the
+// device and precision policy fixed to the episode's: everything else is refused (docs/agent.md,
+// "Judge gateway").
 //
 //   Result<std::unique_ptr<JudgeGateway>> gw = JudgeGateway::Start(config);
 //   tool_context.env_set.push_back("CUDA_AGENT_JUDGE_GATEWAY=" + (*gw)->SocketPath().string());
@@ -27,14 +28,14 @@ namespace cuda_agent {
 inline constexpr const char* kJudgeGatewayEnv = "CUDA_AGENT_JUDGE_GATEWAY";
 
 struct JudgeGatewayConfig {
-  fs::path socket_dir;        // created if missing; the socket is socket_dir/judge.sock
-  fs::path workspace;         // the only candidate
-  std::string task_spec;      // the only task, as `judge --task` takes it
+  fs::path socket_dir;    // created if missing; the socket is socket_dir/judge.sock
+  fs::path workspace;     // the only candidate
+  std::string task_spec;  // the only task, as `judge --task` takes it
   Device device = Device::kCuda;
   std::string policy = "strict";
-  fs::path binary;            // the cuda-agent binary that runs build/judge outside the sandbox
+  fs::path binary;  // the cuda-agent binary that runs build/judge outside the sandbox
   std::vector<std::string> extra_args;  // appended to every command (e.g. --cache-dir DIR)
-  double timeout_s = 1800;    // per command
+  double timeout_s = 1800;              // per command
 };
 
 // GatewayVerdict is what an in-loop `judge --json` answered.
@@ -52,9 +53,12 @@ class JudgeGateway {
   void Stop();
   fs::path SocketPath() const { return socket_path_; }
 
-  // Translate checks a forwarded command (argv[0] is build or judge) and returns the argv run outside.
-  Result<std::vector<std::string>> Translate(const std::vector<std::string>& argv, const std::string& cwd) const;
-  // Handle answers one request {"argv": [...], "cwd": "..."} with {"exit_code", "stdout", "stderr"}.
+  // Translate checks a forwarded command (argv[0] is build or judge) and returns the argv run
+  // outside.
+  Result<std::vector<std::string>> Translate(const std::vector<std::string>& argv,
+                                             const std::string& cwd) const;
+  // Handle answers one request {"argv": [...], "cwd": "..."} with {"exit_code", "stdout",
+  // "stderr"}.
   Json Handle(const Json& request);
   // Best: the in-loop verdict with the highest reward so far (a correct one wins ties).
   std::optional<GatewayVerdict> Best() const;
@@ -76,6 +80,7 @@ class JudgeGateway {
 
 // RunViaJudgeGateway is `cuda-agent build|judge ...` inside the sandbox: sends the command to the
 // gateway at `socket_path`, prints its stdout/stderr, returns its exit status (4 when unreachable).
-int RunViaJudgeGateway(const std::string& socket_path, const std::string& command, const std::vector<std::string>& args);
+int RunViaJudgeGateway(const std::string& socket_path, const std::string& command,
+                       const std::vector<std::string>& args);
 
 }  // namespace cuda_agent

@@ -20,10 +20,12 @@ class JudgeGatewayTest : public ::testing::Test {
     fs::create_directories(workspace_ / "kernels");
     // A stand-in for the judge: prints its arguments to stderr and a verdict on stdout.
     fake_judge_ = dir_->path() / "fake-judge.sh";
-    std::ofstream(fake_judge_) << "#!/bin/sh\necho \"args: $*\" >&2\n"
-                                  "case \"$*\" in *verify*) echo '{\"reward\": null, \"correct\": true, \"reason\": \"ok\"}';;\n"
-                                  "*judge*) echo '{\"reward\": 2, \"correct\": true, \"reason\": \"fast\"}';;\n"
-                                  "*) echo 'build succeeded';; esac\nexit 0\n";
+    std::ofstream(fake_judge_)
+        << "#!/bin/sh\necho \"args: $*\" >&2\n"
+           "case \"$*\" in *verify*) echo '{\"reward\": null, \"correct\": true, \"reason\": "
+           "\"ok\"}';;\n"
+           "*judge*) echo '{\"reward\": 2, \"correct\": true, \"reason\": \"fast\"}';;\n"
+           "*) echo 'build succeeded';; esac\nexit 0\n";
     fs::permissions(fake_judge_, fs::perms::owner_all);
     config_.socket_dir = dir_->path() / "gw";
     config_.workspace = workspace_;
@@ -41,21 +43,28 @@ TEST_F(JudgeGatewayTest, TranslatesTheUtilsCommands) {
   JudgeGateway gateway(config_);
   // What utils/compile.sh sends.
   Result<std::vector<std::string>> build = gateway.Translate(
-      {"build", "--candidate", ".", "--device", "cpu", "--out", "cuda_extension.so"}, workspace_.string());
-  ASSERT_TRUE(build.ok()) << build.status().ToString();
-  EXPECT_EQ(build.value(), (std::vector<std::string>{fake_judge_.string(), "build", "--candidate", workspace_.string(),
-                                                     "--device", "cpu", "--policy", "strict", "--out",
-                                                     (workspace_ / "cuda_extension.so").string()}));
-  // What utils/__init__.py's run_judge sends; the task becomes the episode's task.
-  Result<std::vector<std::string>> judge = gateway.Translate(
-      {"judge", "--task", "model.py", "--candidate", ".", "--device", "cpu", "--until", "verify", "--json"},
+      {"build", "--candidate", ".", "--device", "cpu", "--out", "cuda_extension.so"},
       workspace_.string());
+  ASSERT_TRUE(build.ok()) << build.status().ToString();
+  EXPECT_EQ(build.value(),
+            (std::vector<std::string>{fake_judge_.string(), "build", "--candidate",
+                                      workspace_.string(), "--device", "cpu", "--policy", "strict",
+                                      "--out", (workspace_ / "cuda_extension.so").string()}));
+  // What utils/__init__.py's run_judge sends; the task becomes the episode's task.
+  Result<std::vector<std::string>> judge =
+      gateway.Translate({"judge", "--task", "model.py", "--candidate", ".", "--device", "cpu",
+                         "--until", "verify", "--json"},
+                        workspace_.string());
   ASSERT_TRUE(judge.ok()) << judge.status().ToString();
-  EXPECT_EQ(judge.value(), (std::vector<std::string>{fake_judge_.string(), "judge", "--candidate", workspace_.string(),
-                                                     "--device", "cpu", "--policy", "strict", "--task",
-                                                     "/suite/task.py", "--until", "verify", "--json"}));
+  EXPECT_EQ(judge.value(),
+            (std::vector<std::string>{fake_judge_.string(), "judge", "--candidate",
+                                      workspace_.string(), "--device", "cpu", "--policy", "strict",
+                                      "--task", "/suite/task.py", "--until", "verify", "--json"}));
   // From a subfolder, with --flag=value forms.
-  EXPECT_TRUE(gateway.Translate({"judge", "--task=../model.py", "--candidate=..", "--json"}, (workspace_ / "kernels").string()).ok());
+  EXPECT_TRUE(gateway
+                  .Translate({"judge", "--task=../model.py", "--candidate=..", "--json"},
+                             (workspace_ / "kernels").string())
+                  .ok());
 }
 
 TEST_F(JudgeGatewayTest, RefusesEverythingElse) {
@@ -67,17 +76,35 @@ TEST_F(JudgeGatewayTest, RefusesEverythingElse) {
   } cases[] = {
       {{"sandbox", "run", "--", "sh"}, ws, "only `build` and `judge`"},
       {{"workspace", "init"}, ws, "only `build` and `judge`"},
-      {{"judge", "--task", "model.py", "--candidate", "/etc"}, ws, "--candidate must be this workspace"},
-      {{"judge", "--task", "model.py", "--candidate", ".."}, ws, "--candidate must be this workspace"},
-      {{"judge", "--task", "/other/task.py", "--candidate", "."}, ws, "--task must be this workspace's model.py"},
+      {{"judge", "--task", "model.py", "--candidate", "/etc"},
+       ws,
+       "--candidate must be this workspace"},
+      {{"judge", "--task", "model.py", "--candidate", ".."},
+       ws,
+       "--candidate must be this workspace"},
+      {{"judge", "--task", "/other/task.py", "--candidate", "."},
+       ws,
+       "--task must be this workspace's model.py"},
       {{"judge", "--candidate", "."}, ws, "--task must be"},
-      {{"judge", "--task", "model.py", "--candidate", ".", "--device", "cuda"}, ws, "device is cpu"},
-      {{"judge", "--task", "model.py", "--candidate", ".", "--policy", "paper"}, ws, "policy is strict"},
-      {{"judge", "--task", "model.py", "--candidate", ".", "--cache-dir", "/tmp"}, ws, "--cache-dir is not served"},
-      {{"judge", "--task", "model.py", "--candidate", ".", "--keep-work"}, ws, "--keep-work is not served"},
-      {{"judge", "--task", "model.py", "--candidate", ".", "--until", "forever"}, ws, "--until expects"},
+      {{"judge", "--task", "model.py", "--candidate", ".", "--device", "cuda"},
+       ws,
+       "device is cpu"},
+      {{"judge", "--task", "model.py", "--candidate", ".", "--policy", "paper"},
+       ws,
+       "policy is strict"},
+      {{"judge", "--task", "model.py", "--candidate", ".", "--cache-dir", "/tmp"},
+       ws,
+       "--cache-dir is not served"},
+      {{"judge", "--task", "model.py", "--candidate", ".", "--keep-work"},
+       ws,
+       "--keep-work is not served"},
+      {{"judge", "--task", "model.py", "--candidate", ".", "--until", "forever"},
+       ws,
+       "--until expects"},
       {{"judge", "--task", "model.py", "--candidate", ".", "extra"}, ws, "unexpected argument"},
-      {{"build", "--candidate", ".", "--out", "/tmp/x.so"}, ws, "--out must be a file of the workspace"},
+      {{"build", "--candidate", ".", "--out", "/tmp/x.so"},
+       ws,
+       "--out must be a file of the workspace"},
       {{"build", "--candidate", ".", "--out", "model.py"}, ws, "outside its protected files"},
       {{"build", "--candidate", "."}, ws, "--out is required"},
       {{"build", "--candidate", "."}, "/tmp", "inside the workspace"},
@@ -102,8 +129,9 @@ TEST_F(JudgeGatewayTest, RoundTripOverTheSocketAndBestVerdict) {
   fs::current_path(workspace_);
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  int status = RunViaJudgeGateway(gw.SocketPath().string(), "judge",
-                                  {"--task", "model.py", "--candidate", ".", "--until", "verify", "--json"});
+  int status =
+      RunViaJudgeGateway(gw.SocketPath().string(), "judge",
+                         {"--task", "model.py", "--candidate", ".", "--until", "verify", "--json"});
   std::string out = testing::internal::GetCapturedStdout();
   std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(status, 0);
@@ -116,7 +144,8 @@ TEST_F(JudgeGatewayTest, RoundTripOverTheSocketAndBestVerdict) {
 
   testing::internal::CaptureStdout();
   testing::internal::CaptureStderr();
-  status = RunViaJudgeGateway(gw.SocketPath().string(), "judge", {"--task", "model.py", "--candidate", ".", "--json"});
+  status = RunViaJudgeGateway(gw.SocketPath().string(), "judge",
+                              {"--task", "model.py", "--candidate", ".", "--json"});
   testing::internal::GetCapturedStdout();
   testing::internal::GetCapturedStderr();
   EXPECT_EQ(status, 0);

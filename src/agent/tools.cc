@@ -60,7 +60,10 @@ namespace {
 bool HasType(const Json& value, const std::string& type) {
   if (type == "string") return value.is_string();
   if (type == "integer") {
-    return value.is_number_integer() || (value.is_number_float() && value.get<double>() == static_cast<double>(static_cast<long long>(value.get<double>())));
+    return value.is_number_integer() ||
+           (value.is_number_float() &&
+            value.get<double>() ==
+                static_cast<double>(static_cast<long long>(value.get<double>())));
   }
   if (type == "number") return value.is_number();
   if (type == "boolean") return value.is_boolean();
@@ -82,7 +85,8 @@ Status ValidateArguments(const Json& schema, const Json& arguments, const std::s
   if (!HasType(arguments, type)) return InvalidArgument(here + " must be of type " + type);
   if (type == "array" && schema.contains("items")) {
     for (size_t i = 0; i < arguments.size(); ++i) {
-      Status s = ValidateArguments(schema["items"], arguments[i], here + "[" + std::to_string(i) + "]");
+      Status s =
+          ValidateArguments(schema["items"], arguments[i], here + "[" + std::to_string(i) + "]");
       if (!s.ok()) return s;
     }
   }
@@ -101,7 +105,8 @@ Status ValidateArguments(const Json& schema, const Json& arguments, const std::s
   }
   for (const auto& [key, value] : arguments.items()) {
     if (!properties.contains(key)) {
-      return InvalidArgument("unknown argument '" + key + "'" + (where.empty() ? "" : " in " + where));
+      return InvalidArgument("unknown argument '" + key + "'" +
+                             (where.empty() ? "" : " in " + where));
     }
     Status s = ValidateArguments(properties[key], value, where.empty() ? key : where + "." + key);
     if (!s.ok()) return s;
@@ -124,7 +129,8 @@ Result<fs::path> ResolveWorkspacePath(const ToolContext& context, const std::str
   fs::path real = fs::weakly_canonical(joined, ec);
   if (ec) return InvalidArgument("path '" + path + "': " + ec.message());
   if (real != real_root && !IsUnder(real, real_root)) {
-    return InvalidArgument("path '" + path + "' leads outside the workspace (through a symbolic link)");
+    return InvalidArgument("path '" + path +
+                           "' leads outside the workspace (through a symbolic link)");
   }
   return joined;
 }
@@ -135,7 +141,8 @@ bool IsProtectedPath(const fs::path& relative) {
   std::string first = rel.begin()->string();
   if (first == "utils" || first == ".cuda-agent") return true;
   if (std::distance(rel.begin(), rel.end()) != 1) return false;
-  return first == "model.py" || first == "binding.cpp" || first == "binding_registry.h" || first == "SKILL.md";
+  return first == "model.py" || first == "binding.cpp" || first == "binding_registry.h" ||
+         first == "SKILL.md";
 }
 
 std::string ValidUtf8(const std::string& text) {
@@ -144,7 +151,11 @@ std::string ValidUtf8(const std::string& text) {
   size_t i = 0;
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    size_t length = c < 0x80           ? 1
+                    : (c >> 5) == 0x6  ? 2
+                    : (c >> 4) == 0xE  ? 3
+                    : (c >> 3) == 0x1E ? 4
+                                       : 0;
     bool valid = length > 0 && i + length <= text.size();
     for (size_t k = 1; valid && k < length; ++k) {
       valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
@@ -175,10 +186,12 @@ std::string CapOutput(const std::string& text, size_t cap_chars) {
   size_t head_end = text.rfind('\n', head);
   if (head_end == std::string::npos || head_end < head / 2) head_end = head;
   size_t tail_begin = text.find('\n', text.size() - tail);
-  if (tail_begin == std::string::npos || tail_begin > text.size() - tail / 2) tail_begin = text.size() - tail;
+  if (tail_begin == std::string::npos || tail_begin > text.size() - tail / 2)
+    tail_begin = text.size() - tail;
   size_t cut = tail_begin - head_end;
   return text.substr(0, head_end) + "\n[... output truncated: " + std::to_string(cut) + " of " +
-         std::to_string(text.size()) + " characters omitted; head and tail shown ...]\n" + text.substr(tail_begin);
+         std::to_string(text.size()) + " characters omitted; head and tail shown ...]\n" +
+         text.substr(tail_begin);
 }
 
 }  // namespace cuda_agent

@@ -9,9 +9,9 @@
 //   Observation o = tools.Call("Read", R"({"file_path": "model.py"})", ctx);
 //
 // Tools: Bash{command, timeout?, run_in_background?}, BashOutput{id}, KillBash{id},
-// Read{file_path, offset?, limit?}, Write{file_path, content}, Edit{file_path, old_string, new_string,
-// replace_all?}, MultiEdit{file_path, edits}, Glob{pattern, path?}, Grep{pattern, path?, glob?},
-// TodoWrite{todos} (docs/agent.md).
+// Read{file_path, offset?, limit?}, Write{file_path, content}, Edit{file_path, old_string,
+// new_string, replace_all?}, MultiEdit{file_path, edits}, Glob{pattern, path?}, Grep{pattern,
+// path?, glob?}, TodoWrite{todos} (docs/agent.md).
 #pragma once
 
 #include <map>
@@ -39,13 +39,13 @@ class BackgroundJobs;
 
 // ToolContext is everything a tool may touch.
 struct ToolContext {
-  fs::path workspace;                     // absolute; every path argument must resolve inside it
-  const Sandbox* sandbox = nullptr;       // Bash runs its commands here (null: Sandbox::Default())
-  SandboxPolicy sandbox_policy;           // base policy for Bash; the workspace is added writable
-  std::vector<std::string> env_set;       // extra "KEY=VALUE" for Bash (the judge gateway)
-  BackgroundJobs* jobs = nullptr;         // background Bash jobs of this episode (null: refused)
-  Json todos = Json::array();             // TodoWrite's list
-  size_t output_cap_chars = 30000;        // longer observations keep head and tail
+  fs::path workspace;                // absolute; every path argument must resolve inside it
+  const Sandbox* sandbox = nullptr;  // Bash runs its commands here (null: Sandbox::Default())
+  SandboxPolicy sandbox_policy;      // base policy for Bash; the workspace is added writable
+  std::vector<std::string> env_set;  // extra "KEY=VALUE" for Bash (the judge gateway)
+  BackgroundJobs* jobs = nullptr;    // background Bash jobs of this episode (null: refused)
+  Json todos = Json::array();        // TodoWrite's list
+  size_t output_cap_chars = 30000;   // longer observations keep head and tail
   double default_timeout_s = 120;
   double max_timeout_s = 600;
 };
@@ -66,7 +66,8 @@ class ToolRegistry {
   std::vector<ToolSpec> Specs() const;
   // Call parses `arguments_text`, validates it against the tool's schema and runs the tool; an
   // unknown tool, invalid JSON or a schema violation is an error observation, never a crash.
-  Observation Call(const std::string& name, const std::string& arguments_text, ToolContext& context) const;
+  Observation Call(const std::string& name, const std::string& arguments_text,
+                   ToolContext& context) const;
 
  private:
   std::vector<std::unique_ptr<Tool>> tools_;
@@ -99,7 +100,8 @@ class BackgroundJobs {
   BackgroundJobs& operator=(const BackgroundJobs&) = delete;
 
   // Start returns the new job's id ("bash_1", ...).
-  Result<std::string> Start(const std::string& command, double timeout_s, const ToolContext& context);
+  Result<std::string> Start(const std::string& command, double timeout_s,
+                            const ToolContext& context);
   // Output returns the output since the last call and the job's state.
   Result<std::string> Output(const std::string& id);
   Result<std::string> Kill(const std::string& id);

@@ -31,7 +31,9 @@ class ToolsTest : public ::testing::Test {
     std::ofstream(workspace_ / rel) << text;
   }
   std::string Get(const std::string& rel) { return ReadFile(workspace_ / rel).value(); }
-  Observation Call(const std::string& name, const Json& args) { return tools_.Call(name, args.dump(), context_); }
+  Observation Call(const std::string& name, const Json& args) {
+    return tools_.Call(name, args.dump(), context_);
+  }
 
   std::unique_ptr<TestDir> dir_;
   fs::path workspace_;
@@ -45,8 +47,8 @@ TEST_F(ToolsTest, RegistryHasTheTenToolsWithTheirSchemas) {
     names.push_back(spec.name);
     EXPECT_EQ(spec.parameters["type"], "object") << spec.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"Bash", "BashOutput", "KillBash", "Read", "Write", "Edit", "MultiEdit",
-                                             "Glob", "Grep", "TodoWrite"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"Bash", "BashOutput", "KillBash", "Read", "Write",
+                                             "Edit", "MultiEdit", "Glob", "Grep", "TodoWrite"}));
 }
 
 TEST_F(ToolsTest, MalformedCallsAreErrorObservations) {
@@ -65,15 +67,17 @@ TEST_F(ToolsTest, MalformedCallsAreErrorObservations) {
   Observation extra = Call("Read", {{"file_path", "model.py"}, {"colour", "red"}});
   EXPECT_TRUE(extra.is_error);
   EXPECT_NE(extra.text.find("unknown argument 'colour'"), std::string::npos);
-  Observation bad_status = Call("TodoWrite", {{"todos", {{{"content", "x"}, {"status", "maybe"}}}}});
+  Observation bad_status =
+      Call("TodoWrite", {{"todos", {{{"content", "x"}, {"status", "maybe"}}}}});
   EXPECT_TRUE(bad_status.is_error);
   EXPECT_NE(bad_status.text.find("todos[0].status must be one of"), std::string::npos);
 }
 
 TEST_F(ToolsTest, PathsOutsideTheWorkspaceAreRefused) {
   std::ofstream(dir_->path() / "secret.txt") << "secret";
-  for (const std::string& path : {std::string("../secret.txt"), (dir_->path() / "secret.txt").string(),
-                                  std::string("kernels/../../secret.txt"), std::string("/etc/passwd")}) {
+  for (const std::string& path :
+       {std::string("../secret.txt"), (dir_->path() / "secret.txt").string(),
+        std::string("kernels/../../secret.txt"), std::string("/etc/passwd")}) {
     Observation read = Call("Read", {{"file_path", path}});
     EXPECT_TRUE(read.is_error) << path;
     EXPECT_NE(read.text.find("outside the workspace"), std::string::npos) << read.text;
@@ -86,23 +90,30 @@ TEST_F(ToolsTest, PathsOutsideTheWorkspaceAreRefused) {
   Observation via_link = Call("Read", {{"file_path", "kernels/link.cu"}});
   EXPECT_TRUE(via_link.is_error);
   EXPECT_NE(via_link.text.find("symbolic link"), std::string::npos);
-  EXPECT_TRUE(Call("Write", {{"file_path", "kernels/up/secret.txt"}, {"content", "owned"}}).is_error);
-  EXPECT_TRUE(Call("Edit", {{"file_path", "kernels/link.cu"}, {"old_string", "secret"}, {"new_string", "x"}}).is_error);
+  EXPECT_TRUE(
+      Call("Write", {{"file_path", "kernels/up/secret.txt"}, {"content", "owned"}}).is_error);
+  EXPECT_TRUE(
+      Call("Edit",
+           {{"file_path", "kernels/link.cu"}, {"old_string", "secret"}, {"new_string", "x"}})
+          .is_error);
   EXPECT_EQ(ReadFile(dir_->path() / "secret.txt").value(), "secret");
   // Absolute paths inside the workspace are fine.
   EXPECT_FALSE(Call("Read", {{"file_path", (workspace_ / "kernels/a.cu").string()}}).is_error);
 }
 
 TEST_F(ToolsTest, ProtectedFilesCannotBeChanged) {
-  for (const char* path : {"model.py", "utils/compile.sh", "utils/new.py", "SKILL.md", "binding.cpp",
-                                  "binding_registry.h", ".cuda-agent/workspace.json", "./kernels/../model.py"}) {
+  for (const char* path :
+       {"model.py", "utils/compile.sh", "utils/new.py", "SKILL.md", "binding.cpp",
+        "binding_registry.h", ".cuda-agent/workspace.json", "./kernels/../model.py"}) {
     Observation write = Call("Write", {{"file_path", path}, {"content", "hacked"}});
     EXPECT_TRUE(write.is_error) << path;
     EXPECT_NE(write.text.find("protected"), std::string::npos) << write.text;
   }
-  Observation edit = Call("Edit", {{"file_path", "model.py"}, {"old_string", "pass"}, {"new_string", "x = 1"}});
+  Observation edit =
+      Call("Edit", {{"file_path", "model.py"}, {"old_string", "pass"}, {"new_string", "x = 1"}});
   EXPECT_TRUE(edit.is_error);
-  Observation multi = Call("MultiEdit", {{"file_path", "utils/compile.sh"}, {"edits", {{{"old_string", "hi"}, {"new_string", "x"}}}}});
+  Observation multi = Call("MultiEdit", {{"file_path", "utils/compile.sh"},
+                                         {"edits", {{{"old_string", "hi"}, {"new_string", "x"}}}}});
   EXPECT_TRUE(multi.is_error);
   EXPECT_EQ(Get("model.py"), "class Model:\n    pass\n");
   EXPECT_EQ(Get("utils/compile.sh"), "echo hi\n");
@@ -117,25 +128,35 @@ TEST_F(ToolsTest, WriteCreatesFoldersAndReportsSizes) {
   EXPECT_FALSE(o.is_error) << o.text;
   EXPECT_EQ(o.text, "Created kernels/sub/new.cu (3 bytes)");
   EXPECT_EQ(Get("kernels/sub/new.cu"), "abc");
-  EXPECT_EQ(Call("Write", {{"file_path", "kernels/sub/new.cu"}, {"content", "abcd"}}).text, "Overwrote kernels/sub/new.cu (4 bytes)");
+  EXPECT_EQ(Call("Write", {{"file_path", "kernels/sub/new.cu"}, {"content", "abcd"}}).text,
+            "Overwrote kernels/sub/new.cu (4 bytes)");
   EXPECT_TRUE(Call("Write", {{"file_path", "kernels"}, {"content", "x"}}).is_error);
 }
 
 TEST_F(ToolsTest, EditNeedsAUniqueMatchUnlessReplaceAll) {
-  Observation ambiguous = Call("Edit", {{"file_path", "kernels/a.cu"}, {"old_string", "= 1;"}, {"new_string", "= 3;"}});
+  Observation ambiguous =
+      Call("Edit", {{"file_path", "kernels/a.cu"}, {"old_string", "= 1;"}, {"new_string", "= 3;"}});
   EXPECT_TRUE(ambiguous.is_error);
   EXPECT_NE(ambiguous.text.find("matches 2 times"), std::string::npos) << ambiguous.text;
   EXPECT_EQ(Get("kernels/a.cu"), "int a = 1;\nint b = 2;\nint a2 = 1;\n");
-  Observation missing = Call("Edit", {{"file_path", "kernels/a.cu"}, {"old_string", "int c"}, {"new_string", "x"}});
+  Observation missing =
+      Call("Edit", {{"file_path", "kernels/a.cu"}, {"old_string", "int c"}, {"new_string", "x"}});
   EXPECT_TRUE(missing.is_error);
   EXPECT_NE(missing.text.find("not found"), std::string::npos);
-  Observation unique = Call("Edit", {{"file_path", "kernels/a.cu"}, {"old_string", "int b = 2;"}, {"new_string", "int b = 5;"}});
+  Observation unique = Call(
+      "Edit",
+      {{"file_path", "kernels/a.cu"}, {"old_string", "int b = 2;"}, {"new_string", "int b = 5;"}});
   EXPECT_FALSE(unique.is_error) << unique.text;
-  Observation all = Call("Edit", {{"file_path", "kernels/a.cu"}, {"old_string", "= 1;"}, {"new_string", "= 3;"}, {"replace_all", true}});
+  Observation all = Call("Edit", {{"file_path", "kernels/a.cu"},
+                                  {"old_string", "= 1;"},
+                                  {"new_string", "= 3;"},
+                                  {"replace_all", true}});
   EXPECT_FALSE(all.is_error) << all.text;
   EXPECT_NE(all.text.find("2 replacements"), std::string::npos);
   EXPECT_EQ(Get("kernels/a.cu"), "int a = 3;\nint b = 5;\nint a2 = 3;\n");
-  EXPECT_TRUE(Call("Edit", {{"file_path", "kernels/none.cu"}, {"old_string", "a"}, {"new_string", "b"}}).is_error);
+  EXPECT_TRUE(
+      Call("Edit", {{"file_path", "kernels/none.cu"}, {"old_string", "a"}, {"new_string", "b"}})
+          .is_error);
 }
 
 TEST_F(ToolsTest, MultiEditIsAllOrNothing) {
@@ -152,7 +173,8 @@ TEST_F(ToolsTest, MultiEditIsAllOrNothing) {
   Observation ok = Call("MultiEdit", {{"file_path", "kernels/a.cu"}, {"edits", chained}});
   EXPECT_FALSE(ok.is_error) << ok.text;
   EXPECT_EQ(Get("kernels/a.cu"), "int a = 0;\nint b = 10;\nint a2 = 0;\n");
-  EXPECT_TRUE(Call("MultiEdit", {{"file_path", "kernels/a.cu"}, {"edits", Json::array()}}).is_error);
+  EXPECT_TRUE(
+      Call("MultiEdit", {{"file_path", "kernels/a.cu"}, {"edits", Json::array()}}).is_error);
 }
 
 TEST_F(ToolsTest, ReadNumbersLinesAndHonoursOffsetAndLimit) {
@@ -216,7 +238,10 @@ TEST_F(ToolsTest, LongOutputsKeepHeadAndTail) {
 }
 
 TEST_F(ToolsTest, InvalidUtf8IsReplaced) {
-  EXPECT_EQ(ValidUtf8("a\xff" "b"), "a\xEF\xBF\xBD" "b");
+  EXPECT_EQ(ValidUtf8("a\xff"
+                      "b"),
+            "a\xEF\xBF\xBD"
+            "b");
   EXPECT_EQ(ValidUtf8("caf\xC3\xA9"), "caf\xC3\xA9");
   EXPECT_EQ(ValidUtf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
   Json j = ValidUtf8("x\xC3");
@@ -224,8 +249,10 @@ TEST_F(ToolsTest, InvalidUtf8IsReplaced) {
 }
 
 TEST_F(ToolsTest, TodoWriteKeepsTheList) {
-  Observation o = Call("TodoWrite", {{"todos", {{{"content", "write kernel"}, {"status", "completed"}},
-                                                {{"content", "profile"}, {"status", "pending"}, {"id", "2"}}}}});
+  Observation o =
+      Call("TodoWrite", {{"todos",
+                          {{{"content", "write kernel"}, {"status", "completed"}},
+                           {{"content", "profile"}, {"status", "pending"}, {"id", "2"}}}}});
   EXPECT_FALSE(o.is_error);
   EXPECT_NE(o.text.find("[x] write kernel"), std::string::npos);
   EXPECT_NE(o.text.find("[ ] profile"), std::string::npos);
@@ -235,7 +262,8 @@ TEST_F(ToolsTest, TodoWriteKeepsTheList) {
 // Bash runs in the real sandbox of this machine (bubblewrap, our jail, or unisolated where neither
 // works): the workspace is writable and the current directory, the rest is read-only.
 TEST_F(ToolsTest, BashRunsInTheWorkspaceAndReportsFailures) {
-  Observation ok = Call("Bash", {{"command", "pwd; echo out; echo err >&2; echo data > kernels/made.txt"}});
+  Observation ok =
+      Call("Bash", {{"command", "pwd; echo out; echo err >&2; echo data > kernels/made.txt"}});
   EXPECT_FALSE(ok.is_error) << ok.text;
   EXPECT_NE(ok.text.find(fs::canonical(workspace_).string()), std::string::npos) << ok.text;
   EXPECT_NE(ok.text.find("out\nerr\n"), std::string::npos) << ok.text;
@@ -254,16 +282,21 @@ TEST_F(ToolsTest, BashRunsInTheWorkspaceAndReportsFailures) {
 }
 
 TEST_F(ToolsTest, BashCannotChangeProtectedFiles) {
-  context_.sandbox_policy.protected_files = {workspace_ / "model.py", workspace_ / "utils" / "compile.sh"};
-  Observation o = Call("Bash", {{"command", "echo hacked > model.py; rm -f utils/compile.sh; echo tried"}});
+  context_.sandbox_policy.protected_files = {workspace_ / "model.py",
+                                             workspace_ / "utils" / "compile.sh"};
+  Observation o =
+      Call("Bash", {{"command", "echo hacked > model.py; rm -f utils/compile.sh; echo tried"}});
   if (Sandbox::Default().Level() != Isolation::kNone) {
     EXPECT_NE(o.text.find("model.py: Read-only file system"), std::string::npos) << o.text;
     EXPECT_EQ(Get("model.py"), "class Model:\n    pass\n");
     EXPECT_EQ(Get("utils/compile.sh"), "echo hi\n");
   } else {
     EXPECT_TRUE(o.is_error) << o.text;
-    EXPECT_NE(o.text.find("changed protected workspace files: model.py utils/compile.sh; they were restored"),
-              std::string::npos) << o.text;
+    EXPECT_NE(
+        o.text.find(
+            "changed protected workspace files: model.py utils/compile.sh; they were restored"),
+        std::string::npos)
+        << o.text;
   }
   // Whatever the sandbox, the files are as they were.
   EXPECT_EQ(Get("model.py"), "class Model:\n    pass\n");
@@ -284,7 +317,8 @@ TEST_F(ToolsTest, BashTimesOut) {
 TEST_F(ToolsTest, BackgroundJobsOutputAndKill) {
   BackgroundJobs jobs(dir_->path() / "jobs");
   context_.jobs = &jobs;
-  Observation started = Call("Bash", {{"command", "echo first; sleep 0.5; echo second; sleep 1000"}, {"run_in_background", true}});
+  Observation started = Call("Bash", {{"command", "echo first; sleep 0.5; echo second; sleep 1000"},
+                                      {"run_in_background", true}});
   ASSERT_FALSE(started.is_error) << started.text;
   EXPECT_NE(started.text.find("bash_1"), std::string::npos);
   std::string seen;
@@ -324,7 +358,8 @@ TEST_F(ToolsTest, BackgroundJobsOutputAndKill) {
 TEST_F(ToolsTest, KillAllStopsEveryJob) {
   auto jobs = std::make_unique<BackgroundJobs>(dir_->path() / "jobs");
   context_.jobs = jobs.get();
-  for (int i = 0; i < 3; ++i) ASSERT_FALSE(Call("Bash", {{"command", "sleep 1000"}, {"run_in_background", true}}).is_error);
+  for (int i = 0; i < 3; ++i)
+    ASSERT_FALSE(Call("Bash", {{"command", "sleep 1000"}, {"run_in_background", true}}).is_error);
   EXPECT_EQ(jobs->Running(), 3u);
   auto start = std::chrono::steady_clock::now();
   jobs->KillAll();

@@ -1,6 +1,6 @@
-// solve_command.cc — `cuda-agent solve TASK --model SPEC`: one agent episode. Makes OUT/workspace for
-// the task, starts the judge gateway, runs the ReAct loop (agent/agent_loop.h) with the tools in the
-// sandbox, then judges the final workspace (the full pipeline, as `judge --json`); writes
+// solve_command.cc — `cuda-agent solve TASK --model SPEC`: one agent episode. Makes OUT/workspace
+// for the task, starts the judge gateway, runs the ReAct loop (agent/agent_loop.h) with the tools
+// in the sandbox, then judges the final workspace (the full pipeline, as `judge --json`); writes
 // OUT/trajectory.jsonl as it goes and OUT/result.json at the end (docs/agent.md).
 #include <signal.h>
 #include <unistd.h>
@@ -31,7 +31,14 @@ constexpr int kExitLlmUnreachable = 5;
 
 std::atomic<bool> g_interrupted{false};
 
-void OnSignal(int) { g_interrupted = true; }
+// OnSignal: the first SIGINT/SIGTERM stops the episode after the current turn (then the final
+// judgement runs); a second one ends the process at once (the trajectory is already on disk).
+void OnSignal(int signal_number) {
+  if (g_interrupted.exchange(true)) {
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+  }
+}
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -39,19 +46,24 @@ double Now() {
 
 const std::vector<OptionSpec>& SolveSpecs() {
   static const std::vector<OptionSpec> specs = {
-      {"model", true, "model spec: openai:URL#MODEL | anthropic:MODEL | replay:FILE (docs/llm.md)", ""},
+      {"model", true, "model spec: openai:URL#MODEL | anthropic:MODEL | replay:FILE (docs/llm.md)",
+       ""},
       {"device", true, "cuda or cpu", "cuda"},
       {"max-turns", true, "assistant turns at most", "200"},
-      {"out", true, "episode folder: workspace/, trajectory.jsonl, result.json (default solve-<task>)", ""},
+      {"out", true,
+       "episode folder: workspace/, trajectory.jsonl, result.json (default solve-<task>)", ""},
       {"context-tokens", true, "context budget in tokens", "131072"},
-      {"max-output-tokens", true, "output tokens per reply (reserved from the context budget)", "8192"},
+      {"max-output-tokens", true, "output tokens per reply (reserved from the context budget)",
+       "8192"},
       {"temperature", true, "sampling temperature (empty: the provider's default)", ""},
-      {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
+      {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)",
+       "strict"},
       {"json", false, "print result.json on stdout", ""},
       {"llm-timeout", true, "seconds for one HTTP attempt to the model, streaming included", "600"},
       {"llm-connect-timeout", true, "seconds to connect to the model's server", "20"},
       {"llm-stall-timeout", true, "seconds without a byte before an attempt fails", "120"},
-      {"llm-max-attempts", true, "attempts per model request (retries on 429, 5xx, timeouts, broken streams)", "6"},
+      {"llm-max-attempts", true,
+       "attempts per model request (retries on 429, 5xx, timeouts, broken streams)", "6"},
       {"llm-backoff", true, "first wait between attempts in seconds, doubled each retry", "1"},
       {"llm-backoff-max", true, "longest wait between attempts in seconds", "60"},
       {"no-stream", false, "ask the model for whole answers instead of streaming (SSE)", ""},
@@ -73,8 +85,10 @@ std::string BestText(const JudgeGateway* gateway) {
 Json BestJson(const JudgeGateway* gateway) {
   if (gateway == nullptr || !gateway->Best()) return nullptr;
   GatewayVerdict best = *gateway->Best();
-  return {{"until", best.until}, {"reward", best.reward ? Json(*best.reward) : Json(nullptr)},
-          {"correct", best.correct}, {"reason", best.reason}};
+  return {{"until", best.until},
+          {"reward", best.reward ? Json(*best.reward) : Json(nullptr)},
+          {"correct", best.correct},
+          {"reason", best.reason}};
 }
 
 // ShortSocketDir: OUT/gateway when its socket path fits a sockaddr_un, else a fresh folder in /tmp.
@@ -101,8 +115,17 @@ struct Episode {
 // FinalJudgement runs the real judge (full pipeline) on the final workspace; its JSON or an error.
 Json FinalJudgement(const Episode& episode, const fs::path& workspace, std::string* error) {
   RunOptions run;
-  run.argv = {ExecutablePath().string(), "judge", "--task", episode.task_spec, "--candidate", workspace.string(),
-              "--device", episode.device, "--policy", episode.policy, "--json"};
+  run.argv = {ExecutablePath().string(),
+              "judge",
+              "--task",
+              episode.task_spec,
+              "--candidate",
+              workspace.string(),
+              "--device",
+              episode.device,
+              "--policy",
+              episode.policy,
+              "--json"};
   run.env_unset = {kJudgeGatewayEnv};
   run.timeout_seconds = 3600;
   run.max_output_bytes = 16 << 20;
@@ -150,8 +173,10 @@ int SolveCommand(const Args& args) {
     return UsageError("solve", "--llm-max-attempts expects a positive integer", specs);
   }
   std::vector<double> llm_timeouts;
-  for (const char* name : {"llm-timeout", "llm-connect-timeout", "llm-stall-timeout", "llm-backoff", "llm-backoff-max"}) {
-    Result<double> v = ParseDoubleFlag(a.value(), name, std::string(name).find("backoff") != std::string::npos);
+  for (const char* name : {"llm-timeout", "llm-connect-timeout", "llm-stall-timeout", "llm-backoff",
+                           "llm-backoff-max"}) {
+    Result<double> v =
+        ParseDoubleFlag(a.value(), name, std::string(name).find("backoff") != std::string::npos);
     if (!v.ok()) return UsageError("solve", v.status().message(), specs);
     llm_timeouts.push_back(v.value());
   }
@@ -169,12 +194,14 @@ int SolveCommand(const Args& args) {
   episode.model_spec = a->Get("model");
   episode.device = DeviceName(device.value());
   episode.policy = a->Get("policy");
-  episode.out = a->Get("out").empty() ? fs::path("solve-" + SafeRelativeName(task->name).string()) : fs::path(a->Get("out"));
+  episode.out = a->Get("out").empty() ? fs::path("solve-" + SafeRelativeName(task->name).string())
+                                      : fs::path(a->Get("out"));
   episode.out = fs::absolute(episode.out);
   const fs::path workspace = episode.out / "workspace";
   std::error_code ec;
   if (fs::exists(workspace, ec) && !fs::is_empty(workspace, ec)) {
-    return UsageError("solve", workspace.string() + " exists already (one episode per --out folder)", specs);
+    return UsageError("solve",
+                      workspace.string() + " exists already (one episode per --out folder)", specs);
   }
   fs::create_directories(episode.out, ec);
   if (ec) {
@@ -182,9 +209,15 @@ int SolveCommand(const Args& args) {
     return kExitInternal;
   }
   const double started = Now();
-  episode.result = {{"task", task_spec}, {"task_id", task->id}, {"task_name", task->name},
-                    {"model", episode.model_spec}, {"device", episode.device}, {"policy", episode.policy},
-                    {"workspace", workspace.string()}, {"stop_reason", "running"}, {"reward", nullptr}};
+  episode.result = {{"task", task_spec},
+                    {"task_id", task->id},
+                    {"task_name", task->name},
+                    {"model", episode.model_spec},
+                    {"device", episode.device},
+                    {"policy", episode.policy},
+                    {"workspace", workspace.string()},
+                    {"stop_reason", "running"},
+                    {"reward", nullptr}};
   episode.WriteResult();
   auto fail = [&](const std::string& reason, int status) {
     episode.result["stop_reason"] = reason;
@@ -197,7 +230,8 @@ int SolveCommand(const Args& args) {
   Result<HarnessEnv> env = HarnessEnv::Discover();
   if (!env.ok()) return fail("internal_error: " + env.status().message(), kExitInternal);
   WorkspaceSpec ws{task.value(), workspace, device.value(), env.value(), ExecutablePath()};
-  if (Status s = InitWorkspace(ws); !s.ok()) return fail("internal_error: workspace init: " + s.message(), kExitInternal);
+  if (Status s = InitWorkspace(ws); !s.ok())
+    return fail("internal_error: workspace init: " + s.message(), kExitInternal);
   const fs::path real_workspace = fs::canonical(workspace, ec);
 
   LlmOptions llm_options;
@@ -211,22 +245,30 @@ int SolveCommand(const Args& args) {
   const bool tty = isatty(STDERR_FILENO) != 0;
   Result<std::unique_ptr<LlmClient>> made_client = MakeLlmClient(episode.model_spec, llm_options);
   if (!made_client.ok()) {
-    int status = made_client.status().code() == StatusCode::kInvalidArgument ? kExitUsage : kExitLlmUnreachable;
+    int status = made_client.status().code() == StatusCode::kInvalidArgument ? kExitUsage
+                                                                             : kExitLlmUnreachable;
     return fail("llm_error: " + made_client.status().message(), status);
   }
   std::unique_ptr<LlmClient> client = std::move(made_client).value();
 
   Result<fs::path> socket_dir = SocketDir(episode.out);
-  if (!socket_dir.ok()) return fail("internal_error: " + socket_dir.status().message(), kExitInternal);
-  JudgeGatewayConfig gateway_config{.socket_dir = socket_dir.value(), .workspace = real_workspace,
-                                    .task_spec = task_spec, .device = device.value(), .policy = episode.policy,
-                                    .binary = ExecutablePath(), .extra_args = {}};
+  if (!socket_dir.ok())
+    return fail("internal_error: " + socket_dir.status().message(), kExitInternal);
+  JudgeGatewayConfig gateway_config{.socket_dir = socket_dir.value(),
+                                    .workspace = real_workspace,
+                                    .task_spec = task_spec,
+                                    .device = device.value(),
+                                    .policy = episode.policy,
+                                    .binary = ExecutablePath(),
+                                    .extra_args = {}};
   Result<std::unique_ptr<JudgeGateway>> started_gateway = JudgeGateway::Start(gateway_config);
-  if (!started_gateway.ok()) return fail("internal_error: " + started_gateway.status().message(), kExitInternal);
+  if (!started_gateway.ok())
+    return fail("internal_error: " + started_gateway.status().message(), kExitInternal);
   std::unique_ptr<JudgeGateway> gateway = std::move(started_gateway).value();
 
   TrajectoryWriter trajectory;
-  if (Status s = trajectory.Open(episode.out / "trajectory.jsonl"); !s.ok()) return fail("internal_error: " + s.message(), kExitInternal);
+  if (Status s = trajectory.Open(episode.out / "trajectory.jsonl"); !s.ok())
+    return fail("internal_error: " + s.message(), kExitInternal);
 
   ToolRegistry tools = DefaultToolRegistry();
   BackgroundJobs jobs(episode.out / "jobs");
@@ -241,8 +283,10 @@ int SolveCommand(const Args& args) {
   // lives under a hidden folder (a home).
   context.sandbox_policy.read_only = {ExecutablePath()};
   // Protected files bound read-only (where the sandbox can), and checked after every command.
-  for (const std::string& rel : ProtectedFiles(real_workspace)) context.sandbox_policy.protected_files.push_back(real_workspace / rel);
-  context.sandbox_policy.protected_files.push_back(real_workspace / ".cuda-agent" / "workspace.json");
+  for (const std::string& rel : ProtectedFiles(real_workspace))
+    context.sandbox_policy.protected_files.push_back(real_workspace / rel);
+  context.sandbox_policy.protected_files.push_back(real_workspace / ".cuda-agent" /
+                                                   "workspace.json");
   context.sandbox_policy.memory_bytes = 16ull << 30;
   context.sandbox_policy.max_pids = 1024;
 
@@ -250,7 +294,8 @@ int SolveCommand(const Args& args) {
   Result<std::string> model_py = ReadFile(real_workspace / "model.py");
   EpisodeConfig config;
   config.system_prompt = skill.ok() ? skill.value() : "";
-  config.task_message = TaskMessage(model_py.ok() ? model_py.value() : task->code, episode.device, real_workspace.string());
+  config.task_message = TaskMessage(model_py.ok() ? model_py.value() : task->code, episode.device,
+                                    real_workspace.string());
   config.max_turns = max_turns.value();
   config.budget.context_tokens = context_tokens.value();
   config.budget.max_output_tokens = max_output.value();
@@ -258,15 +303,23 @@ int SolveCommand(const Args& args) {
   config.interrupted = &g_interrupted;
   Json tool_specs = Json::array();
   for (const ToolSpec& spec : tools.Specs()) {
-    tool_specs.push_back({{"name", spec.name}, {"description", spec.description}, {"parameters", spec.parameters}});
+    tool_specs.push_back(
+        {{"name", spec.name}, {"description", spec.description}, {"parameters", spec.parameters}});
   }
-  trajectory.Write("episode", {{"task", task_spec}, {"task_id", task->id}, {"model", episode.model_spec},
-                               {"client", client->Describe()}, {"device", episode.device},
-                               {"policy", episode.policy}, {"workspace", real_workspace.string()},
-                               {"max_turns", config.max_turns}, {"context_tokens", config.budget.context_tokens},
+  trajectory.Write("episode", {{"task", task_spec},
+                               {"task_id", task->id},
+                               {"model", episode.model_spec},
+                               {"client", client->Describe()},
+                               {"device", episode.device},
+                               {"policy", episode.policy},
+                               {"workspace", real_workspace.string()},
+                               {"max_turns", config.max_turns},
+                               {"context_tokens", config.budget.context_tokens},
                                {"max_output_tokens", config.budget.max_output_tokens},
-                               {"sandbox", Sandbox::Default().Describe()}, {"system", config.system_prompt},
-                               {"task_message", config.task_message}, {"tools", tool_specs}});
+                               {"sandbox", Sandbox::Default().Describe()},
+                               {"system", config.system_prompt},
+                               {"task_message", config.task_message},
+                               {"tools", tool_specs}});
   std::cerr << "solve " << task->name << " with " << client->Describe() << " (" << episode.device
             << ", at most " << config.max_turns << " turns) in " << episode.out.string() << "\n";
 
@@ -284,7 +337,8 @@ int SolveCommand(const Args& args) {
   try {
     summary = RunEpisode(*client, tools, context, config, trajectory, on_turn);
   } catch (const std::exception& e) {
-    // A bug of ours must not lose the episode: what was written stays, the workspace is still judged.
+    // A bug of ours must not lose the episode: what was written stays, the workspace is still
+    // judged.
     summary.stop_reason = std::string("internal_error: ") + e.what();
     trajectory.Write("internal_error", {{"message", e.what()}});
   }
@@ -293,7 +347,8 @@ int SolveCommand(const Args& args) {
   jobs.KillAll();
   Json best = BestJson(gateway_raw);
   gateway->Stop();
-  if (socket_dir.value() != fs::absolute(episode.out / "gateway")) fs::remove_all(socket_dir.value(), ec);
+  if (socket_dir.value() != fs::absolute(episode.out / "gateway"))
+    fs::remove_all(socket_dir.value(), ec);
 
   episode.result["stop_reason"] = summary.stop_reason;
   episode.result["turns"] = summary.turns;
@@ -317,21 +372,28 @@ int SolveCommand(const Args& args) {
   trajectory.Write("final_judgement", {{"result", judgement}, {"error", judge_error}});
   episode.result["judge"] = judgement;
   if (!judge_error.empty()) episode.result["judge_error"] = judge_error;
-  episode.result["reward"] = judgement.is_object() && judgement.contains("reward") ? judgement["reward"] : Json(nullptr);
+  episode.result["reward"] =
+      judgement.is_object() && judgement.contains("reward") ? judgement["reward"] : Json(nullptr);
   episode.result["wall_s"] = Now() - started;
   episode.WriteResult();
 
-  std::string reward = episode.result["reward"].is_null() ? "none" : episode.result["reward"].dump();
-  std::cerr << "episode done: " << summary.turns << " turns, " << summary.tool_calls << " tool calls ("
-            << summary.tool_errors << " errors), tokens in/out " << summary.tokens_in << "/" << summary.tokens_out
-            << ", " << std::lround(Now() - started) << " s; stop: " << summary.stop_reason << "; reward " << reward
-            << (judgement.is_object() ? " (" + judgement.value("reason", std::string()) + ")" : "") << "\n";
+  std::string reward =
+      episode.result["reward"].is_null() ? "none" : episode.result["reward"].dump();
+  std::cerr << "episode done: " << summary.turns << " turns, " << summary.tool_calls
+            << " tool calls (" << summary.tool_errors << " errors), tokens in/out "
+            << summary.tokens_in << "/" << summary.tokens_out << ", "
+            << std::lround(Now() - started) << " s; stop: " << summary.stop_reason << "; reward "
+            << reward
+            << (judgement.is_object() ? " (" + judgement.value("reason", std::string()) + ")" : "")
+            << "\n";
   if (a->Has("json")) {
     std::cout << episode.result.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
-    std::cout << "reward: " << reward << "\nresult: " << (episode.out / "result.json").string() << "\n";
+    std::cout << "reward: " << reward << "\nresult: " << (episode.out / "result.json").string()
+              << "\n";
   }
-  if (summary.turns == 0 && summary.stop_reason.rfind("llm_error", 0) == 0) return kExitLlmUnreachable;
+  if (summary.turns == 0 && summary.stop_reason.rfind("llm_error", 0) == 0)
+    return kExitLlmUnreachable;
   if (!judgement.is_object()) return kExitInternal;
   return 0;
 }

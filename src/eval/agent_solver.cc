@@ -47,8 +47,13 @@ class AgentSolver : public Solver {
     fs::remove_all(episode, ec);  // an unfinished attempt starts over
     fs::create_directories(episode.parent_path(), ec);
     RunOptions run;
-    run.argv = {ctx_.executable.string(), "solve", ctx_.suite.string() + "#" + task.name,
-                "--model", model_, "--out", episode.string()};
+    run.argv = {ctx_.executable.string(),
+                "solve",
+                ctx_.suite.string() + "#" + task.name,
+                "--model",
+                model_,
+                "--out",
+                episode.string()};
     // Device and policy through the flags' environment mirrors.
     run.env_set = {"CUDA_AGENT_DEVICE=" + std::string(DeviceName(ctx_.device)),
                    "CUDA_AGENT_POLICY=" + ctx_.policy};

@@ -11,10 +11,12 @@ namespace {
 constexpr const char* kScriptedError = "error";
 
 Result<ToolCall> ParseToolCall(const Json& entry, const std::string& where, size_t index) {
-  if (!entry.is_object()) return InvalidArgument(where + ": tool_calls[" + std::to_string(index) + "] is not an object");
+  if (!entry.is_object())
+    return InvalidArgument(where + ": tool_calls[" + std::to_string(index) + "] is not an object");
   ToolCall call;
   call.name = entry.value("name", "");
-  if (call.name.empty()) return InvalidArgument(where + ": tool_calls[" + std::to_string(index) + "] has no name");
+  if (call.name.empty())
+    return InvalidArgument(where + ": tool_calls[" + std::to_string(index) + "] has no name");
   if (entry.contains("id") && entry["id"].is_string()) call.id = entry["id"].get<std::string>();
   const Json args = entry.contains("arguments") ? entry["arguments"] : Json::object();
   // A string is sent as is (it may be malformed on purpose); anything else is serialised.
@@ -30,13 +32,15 @@ class ReplayClient : public LlmClient {
   Result<ChatResponse> Chat(const ChatRequest& request) override {
     (void)request;
     if (next_ >= replies_.size()) {
-      return NotFound("replay script exhausted after " + std::to_string(replies_.size()) + " turns");
+      return NotFound("replay script exhausted after " + std::to_string(replies_.size()) +
+                      " turns");
     }
     ChatResponse reply = replies_[next_++];
     if (reply.stop_reason == kScriptedError) return Internal(reply.message.content);
     // Call ids as a provider would give them, unique within the episode.
     for (ToolCall& call : reply.message.tool_calls) {
-      if (call.id.empty()) call.id = "call_" + std::to_string(next_) + "_" + std::to_string(++calls_);
+      if (call.id.empty())
+        call.id = "call_" + std::to_string(next_) + "_" + std::to_string(++calls_);
     }
     return reply;
   }
@@ -52,7 +56,8 @@ class ReplayClient : public LlmClient {
 
 }  // namespace
 
-Result<std::vector<ChatResponse>> ParseReplayScript(const std::string& text, const std::string& what) {
+Result<std::vector<ChatResponse>> ParseReplayScript(const std::string& text,
+                                                    const std::string& what) {
   std::vector<ChatResponse> replies;
   std::istringstream lines(text);
   std::string line;
@@ -70,7 +75,8 @@ Result<std::vector<ChatResponse>> ParseReplayScript(const std::string& text, con
     reply.message.role = "assistant";
     if (turn.contains("error")) {
       reply.stop_reason = kScriptedError;
-      reply.message.content = turn["error"].is_string() ? turn["error"].get<std::string>() : turn["error"].dump();
+      reply.message.content =
+          turn["error"].is_string() ? turn["error"].get<std::string>() : turn["error"].dump();
       replies.push_back(std::move(reply));
       continue;
     }
@@ -79,7 +85,8 @@ Result<std::vector<ChatResponse>> ParseReplayScript(const std::string& text, con
     }
     reply.message.content = turn.value("content", "");
     if (turn.contains("tool_calls")) {
-      if (!turn["tool_calls"].is_array()) return InvalidArgument(where + ": \"tool_calls\" must be an array");
+      if (!turn["tool_calls"].is_array())
+        return InvalidArgument(where + ": \"tool_calls\" must be an array");
       for (size_t i = 0; i < turn["tool_calls"].size(); ++i) {
         Result<ToolCall> call = ParseToolCall(turn["tool_calls"][i], where, i);
         if (!call.ok()) return call.status();
@@ -101,7 +108,8 @@ Result<std::unique_ptr<LlmClient>> MakeReplayClient(const std::string& path) {
   if (!text.ok()) return InvalidArgument("replay script: " + text.status().message());
   Result<std::vector<ChatResponse>> replies = ParseReplayScript(text.value(), path);
   if (!replies.ok()) return replies.status();
-  return std::unique_ptr<LlmClient>(std::make_unique<ReplayClient>(path, std::move(replies).value()));
+  return std::unique_ptr<LlmClient>(
+      std::make_unique<ReplayClient>(path, std::move(replies).value()));
 }
 
 }  // namespace cuda_agent

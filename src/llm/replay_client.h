@@ -19,6 +19,7 @@ Result<std::unique_ptr<LlmClient>> MakeReplayClient(const std::string& path);
 
 // ParseReplayScript parses script text (`what` names it in errors) into the replies it will play;
 // a reply with a non-empty `stop_reason` of "error" carries the scripted error in message.content.
-Result<std::vector<ChatResponse>> ParseReplayScript(const std::string& text, const std::string& what);
+Result<std::vector<ChatResponse>> ParseReplayScript(const std::string& text,
+                                                    const std::string& what);
 
 }  // namespace cuda_agent

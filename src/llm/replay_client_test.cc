@@ -14,9 +14,12 @@ TEST(ReplayClientTest, PlaysTurnsInOrderThenSaysExhausted) {
   TestDir dir("replay");
   std::ofstream(dir.path() / "s.jsonl")
       << "// a comment\n"
-      << R"({"content": "look", "tool_calls": [{"name": "Read", "arguments": {"file_path": "model.py"}}]})" << "\n\n"
-      << R"({"tool_calls": [{"name": "Bash", "arguments": "{not json", "id": "mine"}], "usage": {"prompt_tokens": 12, "completion_tokens": 3}})" << "\n"
-      << R"({"content": "done"})" << "\n";
+      << R"({"content": "look", "tool_calls": [{"name": "Read", "arguments": {"file_path": "model.py"}}]})"
+      << "\n\n"
+      << R"({"tool_calls": [{"name": "Bash", "arguments": "{not json", "id": "mine"}], "usage": {"prompt_tokens": 12, "completion_tokens": 3}})"
+      << "\n"
+      << R"({"content": "done"})"
+      << "\n";
   Result<std::unique_ptr<LlmClient>> client = MakeReplayClient((dir.path() / "s.jsonl").string());
   ASSERT_TRUE(client.ok()) << client.status().ToString();
   EXPECT_EQ(client.value()->Describe(), "replay:" + (dir.path() / "s.jsonl").string());
@@ -46,10 +49,12 @@ TEST(ReplayClientTest, PlaysTurnsInOrderThenSaysExhausted) {
 }
 
 TEST(ReplayClientTest, ScriptedErrorFailsThatTurn) {
-  Result<std::vector<ChatResponse>> replies = ParseReplayScript(R"({"error": "HTTP 503 after 6 attempts"})", "s");
+  Result<std::vector<ChatResponse>> replies =
+      ParseReplayScript(R"({"error": "HTTP 503 after 6 attempts"})", "s");
   ASSERT_TRUE(replies.ok());
   TestDir dir("replay");
-  std::ofstream(dir.path() / "e.jsonl") << R"({"error": "HTTP 503 after 6 attempts"})" << "\n";
+  std::ofstream(dir.path() / "e.jsonl") << R"({"error": "HTTP 503 after 6 attempts"})"
+                                        << "\n";
   auto client = MakeReplayClient((dir.path() / "e.jsonl").string());
   ASSERT_TRUE(client.ok());
   Result<ChatResponse> reply = client.value()->Chat({});
@@ -74,7 +79,8 @@ TEST(ReplayClientTest, BadScriptsNameTheLine) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(r.status().message().find(c.message), std::string::npos) << r.status().message();
   }
-  EXPECT_EQ(MakeReplayClient("/nonexistent/script.jsonl").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(MakeReplayClient("/nonexistent/script.jsonl").status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -290,3 +290,22 @@ def test_background_jobs_in_an_episode(tmp_path):
     # bash_2 was stopped when the episode ended: no sleep of the episode survives it.
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert "echo second; sleep 1000" not in ps
+
+
+def test_bench_with_the_agent_solver(tmp_path):
+    # `bench --solver agent:SPEC` runs solve per task (episode folder per task) and judges its workspace.
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "relu_scale.py").write_text(TASK.read_text())
+    out = tmp_path / "bench"
+    argv = [str(BIN), "bench", str(suite), "--solver", f"agent:replay:{CPU_SCRIPT}", "--device", "cpu",
+            "--store", str(tmp_path / "bench.sqlite"), "--out", str(out), "--baselines", "eager",
+            "--baseline-drift", "100", "--baseline-max-age", "0"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=clean_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    report = json.loads((out / "report.json").read_text())
+    assert report["counts"]["correct"] == 1, report["counts"]
+    episode = out / "workspaces" / "relu_scale"
+    assert result(episode)["stop_reason"] == "model_finished"
+    assert (episode / "workspace" / "kernels" / "relu_scale.cpp").exists()
+    assert Path(str(episode) + ".solved").exists()
