@@ -26,30 +26,12 @@ extern "C" void relu_scale_launcher(const float* x, float* y, int64_t n, float s
 }
 """
 
-CUDA_BROKEN = """// y = max(x, 0) * scale, element-wise.
-#include <cuda_runtime.h>
-
-#include <cstdint>
-
-__global__ void relu_scale_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n,
-                                  float scale) {
-  int64_t stride = (int64_t)gridDim.x * blockDim.x;
-  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += stride) {
-    float v = x[i]
-    y[i] = fmaxf(v, 0.0f);
-  }
-}
-
-extern "C" cudaError_t relu_scale_launcher(const float* x, float* y, int64_t n, float scale,
-                                           int config, cudaStream_t stream) {
-  const int threads = config == 1 ? 512 : 256;
-  int64_t blocks = (n + threads - 1) / threads;
-  if (blocks > 65535 * 8) blocks = 65535 * 8;
-  if (blocks < 1) blocks = 1;
-  relu_scale_kernel<<<(unsigned)blocks, threads, 0, stream>>>(x, y, n, scale);
-  return cudaGetLastError();
-}
-"""
+# The CUDA story's kernel is candidates/cuda_correct's (float4 loads, faster than eager) with the two
+# bugs the episode fixes: a missing semicolon and the scale left out.
+CUDA_CORRECT = (CANDIDATES / "cuda_correct" / "kernels" / "relu_scale.cu").read_text()
+CUDA_BROKEN = (CUDA_CORRECT.replace("    float4 v = x[i];\n", "    float4 v = x[i]\n")
+               .replace("  return fmaxf(v, 0.0f) * scale;\n", "  return fmaxf(v, 0.0f);\n"))
+assert CUDA_BROKEN.count("float4 v = x[i]\n") == 1 and "fmaxf(v, 0.0f);" in CUDA_BROKEN
 
 # The fix of the compile error, then the fix of the wrong result, per device.
 FIXES = {
@@ -62,8 +44,8 @@ FIXES = {
     "cuda": {
         "kernel": "kernels/relu_scale.cu",
         "broken": CUDA_BROKEN,
-        "syntax": ("    float v = x[i]\n", "    float v = x[i];\n"),
-        "result": [("    y[i] = fmaxf(v, 0.0f);\n", "    y[i] = fmaxf(v, 0.0f) * scale;\n")],
+        "syntax": ("    float4 v = x[i]\n", "    float4 v = x[i];\n"),
+        "result": [("  return fmaxf(v, 0.0f);\n", "  return fmaxf(v, 0.0f) * scale;\n")],
     },
 }
 
