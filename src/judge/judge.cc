@@ -621,7 +621,8 @@ class Pipeline {
       if (Status go = WriteFileAtomic(dirs_->signals / ("go_" + target), "go\n"); !go.ok()) return go;
       Result<JobOutcome> job = early->second.get();
       baseline_jobs_.erase(early);
-      return job;
+      // A job that waited past its timeout for the lease gave up ("not_started"): start a fresh one.
+      if (!job.ok() || job->ErrorKind() != "not_started") return job;
     }
     JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
     return RunHarnessJob(env_, "profile", BaselineSpec(target), dirs_->jobs, opt_.trusted_timeout_s, &box);

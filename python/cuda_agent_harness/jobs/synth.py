@@ -103,6 +103,8 @@ def read_decisions(path: str) -> tuple[dict[int, dict], dict[int, int]]:
                 continue  # cut short by a crash
             if "started" in entry:
                 starts[entry["started"]] = starts.get(entry["started"], 0) + 1
+            elif "released" in entry:  # in flight when --time-limit stopped the run: not a crash
+                starts[entry["released"]] = starts.get(entry["released"], 1) - 1
             elif isinstance(entry.get("index"), int):
                 decided[entry["index"]] = entry
     return decided, {i: n for i, n in starts.items() if i not in decided}
@@ -325,7 +327,9 @@ def run(spec: dict, result: dict) -> None:
             out_of_time = time_limit > 0 and time.monotonic() - started_at > time_limit
             if out_of_time:
                 result["stopped"] = f"--time-limit {time_limit:g} s reached; rerun to resume"
-                break  # candidates in flight stay undecided: a rerun filters them again
+                for undecided in sorted(inflight):  # a rerun filters them again
+                    log.append({"released": undecided})
+                break
             while n_kept < count and index < limit and pool.idle() > 0:
                 if index in decided:
                     index += 1
