@@ -3,14 +3,18 @@
 kernel with a compile error, compiles, fixes it, verifies and gets a wrong result (the scale is
 missing), fixes it, verifies again, profiles and finishes.
 
-    python3 examples/relu_scale/episodes/make_scripts.py    # rewrites cpu_scripted.jsonl, cuda_scripted.jsonl
+    python3 tests/agent/make_episode_scripts.py    # rewrites examples/relu_scale/episodes/{cpu,cuda}_scripted.jsonl
+
+(It lives here, not beside the scripts: every .py file under examples/ is read as a task by the suites
+that scan the folder.)
 """
 
 import json
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-CANDIDATES = HERE.parent / "candidates"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "relu_scale"
+HERE = EXAMPLE / "episodes"
+CANDIDATES = EXAMPLE / "candidates"
 
 CPU_BROKEN = """// y = max(x, 0) * scale, element-wise, on the CPU.
 #include <cstdint>
