@@ -200,6 +200,7 @@ Result<Json> RunLlmComposer(const SynthOptions& opt, const fs::path& out, Json s
     }
     const int kept = summary.value("kept", 0);
     if (kept >= opt.count || static_cast<int>(rows.value()) >= max_candidates) return summary;
+    if (summary.value("run", Json::object()).contains("stopped")) return summary;  // --time-limit: resume later
     const int want = std::min(opt.count - kept, max_candidates - static_cast<int>(rows.value()));
     for (int i = 0; i < want; ++i) {
       const int64_t index = static_cast<int64_t>(rows.value());
