@@ -393,7 +393,8 @@ int SynthCommand(const Args& args) {
   static const std::vector<OptionSpec> specs = {
       {"out", true, "output folder (tasks.jsonl, summary.json; rerun to resume)", ""},
       {"count", true, "tasks to keep", "100"},
-      {"composer", true, "random (the only composer in this version)", "random"},
+      {"composer", true, "random (seeded, in the job) or llm:<model spec> (a model writes each program: "
+                   "llm:openai:URL#MODEL, llm:anthropic:MODEL, llm:replay:FILE; docs/synth.md)", "random"},
       {"max-ops", true, "most ops per program (1..5)", "5"},
       {"mix", true, "op-count mix COUNT:WEIGHT,... (default: the published 1:3.4,2:83.8,3:7.6,4:2.8,5:1.2)", ""},
       {"decontaminate", true, "suite (KernelBench folder, file or JSONL) no kept task may resemble", ""},

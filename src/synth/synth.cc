@@ -9,6 +9,7 @@
 #include "common/fs.h"
 #include "judge/job_policy.h"
 #include "judge/precision.h"
+#include "synth/llm_composer.h"
 #include "task/task.h"
 
 namespace cuda_agent {
@@ -82,9 +83,11 @@ int DefaultWorkers(const SynthOptions& opt) {
 
 Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
   if (opt.out_dir.empty()) return InvalidArgument("--out is required");
-  if (opt.composer != "random") {
-    return InvalidArgument("--composer '" + opt.composer + "' is not available: this version has 'random' only");
+  const bool llm = opt.composer.rfind("llm:", 0) == 0;
+  if (opt.composer != "random" && !(llm && opt.composer.size() > 4)) {
+    return InvalidArgument("--composer '" + opt.composer + "' is not available: use 'random' or 'llm:<model spec>'");
   }
+  if (llm && !opt.candidates.empty()) return InvalidArgument("--candidates and --composer llm:... exclude each other");
   if (opt.count < 1) return InvalidArgument("--count must be at least 1");
   if (opt.workers < 0) return InvalidArgument("--jobs must be at least 1 (0: the device's default)");
   if (opt.max_ops < 1 || opt.max_ops > 5) return InvalidArgument("--max-ops must be 1..5");
@@ -150,26 +153,34 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
                {"suite", suite},
                {"candidates_path", opt.candidates.empty() ? Json() : Json(fs::absolute(opt.candidates).string())}};
   const fs::path decisions = out / "decisions.jsonl";
-  int stalled = 0;
-  while (true) {
-    const size_t before = DecisionLines(decisions);
-    Result<JobOutcome> job = RunHarnessJob(env, "synth", spec, jobs_dir, 0, &box);
-    if (!job.ok()) return job.status();
-    if (job->Ok()) {
-      fs::remove_all(out / "work" / "suite", ec);
-      return job->result.value("summary", Json::object());
+  // run_job runs the job to its end and returns its result, restarting it when it dies on a candidate.
+  auto run_job = [&](const Json& job_spec) -> Result<Json> {
+    int stalled = 0;
+    while (true) {
+      const size_t before = DecisionLines(decisions);
+      Result<JobOutcome> job = RunHarnessJob(env, "synth", job_spec, jobs_dir, 0, &box);
+      if (!job.ok()) return job.status();
+      if (job->Ok()) return job->result;
+      if (job->has_result) {
+        Status failed(job->ErrorKind() == "task" ? StatusCode::kInvalidArgument : StatusCode::kInternal,
+                      "the synth job failed: " + job->Reason());
+        return failed;
+      }
+      // The process died on a candidate; the next run records it as dropped ("crash") and goes on.
+      stalled = DecisionLines(decisions) > before + 1 ? 0 : stalled + 1;
+      if (stalled > kMaxRestartsWithoutProgress) {
+        return Internal("the synth job keeps dying without progress: " + job->StderrTail(10));
+      }
     }
-    if (job->has_result) {
-      Status failed(job->ErrorKind() == "task" ? StatusCode::kInvalidArgument : StatusCode::kInternal,
-                    "the synth job failed: " + job->Reason());
-      return failed;
-    }
-    // The process died on a candidate; the next run records it as dropped ("crash") and goes on.
-    stalled = DecisionLines(decisions) > before + 1 ? 0 : stalled + 1;
-    if (stalled > kMaxRestartsWithoutProgress) {
-      return Internal("the synth job keeps dying without progress: " + job->StderrTail(10));
-    }
-  }
+  };
+  Result<Json> summary = llm ? RunLlmComposer(opt, out, spec, mix, spec["max_candidates"].get<int>(), run_job)
+                             : [&]() -> Result<Json> {
+                                 Result<Json> r = run_job(spec);
+                                 if (!r.ok()) return r.status();
+                                 return r->value("summary", Json::object());
+                               }();
+  if (summary.ok()) fs::remove_all(out / "work" / "suite", ec);
+  return summary;
 }
 
 }  // namespace cuda_agent

@@ -3,6 +3,8 @@
 // python/cuda_agent_harness/jobs/synth.py) that writes DIR/decisions.jsonl as it goes; this side
 // resolves the decontamination suite, builds the spec, restarts the job when it dies on a candidate
 // (the job then records that candidate as dropped at stage "crash") and returns DIR/summary.json.
+// With `composer` = "llm:<model spec>" a model writes each program instead (synth/llm_composer.h)
+// and the job filters what it wrote.
 //
 //   SynthOptions opt;
 //   opt.out_dir = "data/synth"; opt.count = 100; opt.device = Device::kCpu;
@@ -27,7 +29,7 @@ struct SynthOptions {
   int max_ops = 5;
   int64_t seed = 0;
   Device device = Device::kCuda;
-  std::string composer = "random";
+  std::string composer = "random";     // random | llm:<model spec> (llm/llm_client.h)
   std::map<int, double> mix;           // op count -> weight; empty: the published mix
   fs::path decontaminate;              // suite whose tasks no kept task may resemble; empty: none
   fs::path candidates;                 // JSONL of {"code", "ops"} filtered instead of composing

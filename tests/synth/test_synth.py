@@ -175,7 +175,8 @@ def test_op_count_quotas_are_met_in_parallel(binary, tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--count", "3"], "--out is required"),
     (["--out", "X", "--mix", "7:1"], "--mix entry"),
-    (["--out", "X", "--composer", "llm:x"], "'random' only"),
+    (["--out", "X", "--composer", "llm:x"], "--composer llm:x"),
+    (["--out", "X", "--composer", "bogus"], "'llm:<model spec>'"),
     (["--out", "X", "--max-ops", "9"], "--max-ops must be 1..5"),
     (["--out", "X", "--jobs", "-1"], "--jobs expects a non-negative integer"),
     (["--out", "X", "--decontaminate", "/nonexistent/suite"], "--decontaminate"),

@@ -3,7 +3,11 @@
 Spec: out_dir, device, seed, count, max_ops, mix ({"1": 3.4, ...}), tolerance (the judge's default
 policy), min_ms/max_ms, compile_check, compile_backend, contamination_threshold, dedup_threshold,
 max_candidates, candidate_timeout_s, suite ({"name", "tasks": [{"name", "path"}]} or null),
-candidates_path (optional JSONL of {"code", "ops"} rows filtered instead of composed programs).
+candidates_path (optional JSONL of {"code", "ops"} rows filtered instead of composed programs; a row
+with "compose_error" instead of code is recorded as dropped at stage "compose" with that reason),
+composer (optional: what config.json records for the composer, e.g. "llm:<spec>"; default "random",
+or "file" with candidates_path), catalog_only (optional: check the configuration, write catalog.json
+and return, filtering nothing: the LLM composer samples its ops from that file).
 
 Candidate k has seed sha256("<seed>:<k>") (first 6 bytes): one program per (seed, k). In out_dir:
 - config.json: what decides the candidates; a rerun with another configuration is refused;
@@ -224,6 +228,10 @@ def read_candidates(path: str) -> list[dict]:
                 row = json.loads(line)
             except ValueError as exc:
                 raise JobError("task", f"{path}:{n}: not JSON ({exc})") from exc
+            if isinstance(row, dict) and isinstance(row.get("compose_error"), str):
+                rows.append({"code": "", "ops": list(row.get("ops") or []), "name": row.get("name"),
+                             "compose_error": row["compose_error"]})
+                continue
             if not isinstance(row, dict) or not isinstance(row.get("code"), str):
                 raise JobError("task", f"{path}:{n}: each row needs a \"code\" string")
             rows.append({"code": row["code"], "ops": list(row.get("ops") or []), "name": row.get("name")})
@@ -248,7 +256,7 @@ def run(spec: dict, result: dict) -> None:
     if device == "cuda" and gpus < 1:
         raise JobError("task", "device cuda requested but torch sees no CUDA device (use --device cpu)")
     config = {"device": device, "seed": seed, "max_ops": max_ops, "mix": {str(k): v for k, v in sorted(mix.items())},
-              "composer": "random" if not candidates_path else "file",
+              "composer": spec.get("composer") or ("random" if not candidates_path else "file"),
               "min_ms": require(spec, "min_ms", (int, float)), "max_ms": require(spec, "max_ms", (int, float)),
               "compile_check": require(spec, "compile_check", bool),
               "contamination_threshold": require(spec, "contamination_threshold", (int, float)),
@@ -257,6 +265,10 @@ def run(spec: dict, result: dict) -> None:
     os.makedirs(out_dir, exist_ok=True)
     check_config(out_dir, config)
     catalog = load_catalog(out_dir)
+    if spec.get("catalog_only"):
+        result["catalog"] = os.path.join(out_dir, "catalog.json")
+        result["composable"] = len(composable_ops(catalog))
+        return
     ops = composable_ops(catalog)
     given = read_candidates(candidates_path) if candidates_path else None
     try:
@@ -339,6 +351,15 @@ def run(spec: dict, result: dict) -> None:
                 if given is not None:
                     program = {"code": given[index]["code"], "ops": given[index]["ops"]}
                     entry["name"] = given[index]["name"]
+                    if "compose_error" in given[index]:  # the composer wrote no program for this one
+                        why = given[index]["compose_error"]
+                        entry.update({"ops": program["ops"], "status": "dropped", "stage": "compose",
+                                      "reason": why, "filters": {"compose": why}})
+                        log.append(entry)
+                        decided[index] = entry
+                        result["new_candidates"] += 1
+                        index += 1
+                        continue
                 else:
                     n_ops = steered_count(cseed, quotas, kept_by_count, inflight_by_count)
                     if n_ops is None:
