@@ -144,14 +144,14 @@ def test_composer_is_deterministic_and_resumes(binary, tmp_path):
 def test_time_limit_stops_and_a_rerun_finishes(binary, tmp_path):
     """--time-limit stops a run early (exit 3, the summary says why); the same command without it
     resumes: candidates in flight at the stop are filtered again, none is taken for a crash."""
-    stopped = synth(binary, tmp_path / "t", "--count", "16", "--jobs", "2", "--time-limit", "3", "--json")
+    stopped = synth(binary, tmp_path / "t", "--count", "150", "--jobs", "2", "--time-limit", "2", "--json")
     assert stopped.returncode == 3, stopped.stderr
     first = json.loads(stopped.stdout)
-    assert "--time-limit 3 s reached" in first["run"]["stopped"] and first["kept"] < 16
-    done = synth(binary, tmp_path / "t", "--count", "16", "--jobs", "2", "--json")
+    assert "--time-limit 2 s reached" in first["run"]["stopped"] and first["kept"] < 150
+    done = synth(binary, tmp_path / "t", "--count", "150", "--jobs", "2", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["kept"] == 16 and "stopped" not in summary["run"]
+    assert summary["kept"] == 150 and "stopped" not in summary["run"]
     assert "crash" not in summary["stages"]
     lines = [json.loads(x) for x in (tmp_path / "t" / "decisions.jsonl").read_text().splitlines()]
     decided = [d["index"] for d in lines if "index" in d]
