@@ -124,7 +124,8 @@ def judge(case: dict, candidate: Path, device: str, extra: list[str], timeout: f
             "compile_us": (timing.get("compile") or {}).get("time_us"),
             "speedup_vs_eager": timing.get("speedup_vs_eager"),
             "speedup_vs_compile": timing.get("speedup_vs_compile"),
-            "baseline_store": timing.get("baseline_store"), "sandbox": (result.get("env") or {}).get("sandbox")}
+            "baseline_store": timing.get("baseline_store"), "sandbox": (result.get("env") or {}).get("sandbox"),
+            "jobs": sorted(result.get("jobs") or [], key=lambda j: j.get("start_s", 0))}
 
 
 def wait_for_pch(cache_dir: Path, seconds: float) -> bool:

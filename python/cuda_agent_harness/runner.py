@@ -3,6 +3,9 @@
 A job module exposes `run(spec, result)`: it fills `result` as it goes (so a failure half-way still
 reports what was done) and raises `JobError` for failures the protocol names. Anything else that escapes
 is reported as `error_kind: "internal"` (a harness or judge bug, or an invalid spec).
+
+A spec with "wait_for" is an early job (go.py): the runner does its set-up and waits for the judge's go
+before `run`, unless the module waits itself (WAITS_FOR_GO: the profile job starts its profiler first).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 import importlib
 import time
 
+from . import go
 from .errors import JobError, describe, traceback_tail
 from .spec import write_result
 
@@ -38,13 +42,21 @@ def mark_failed(result: dict, kind: str, reason: str, tb: str = "") -> None:
     result["traceback"] = tb
 
 
+def wait_for_go(spec: dict, result: dict) -> bool:
+    if spec.get("wait_for") is None:
+        return True
+    go.prepare(spec)
+    return go.wait_for_go(spec, result)
+
+
 def run_job(job: str, spec: dict) -> dict:
     """Runs `job` on `spec`, writes the result to spec["result_path"] and returns it."""
     result = new_result()
     start = time.perf_counter()
     try:
         module = importlib.import_module(JOB_MODULES[job])
-        module.run(spec, result)
+        if getattr(module, "WAITS_FOR_GO", False) or wait_for_go(spec, result):
+            module.run(spec, result)
     except JobError as exc:
         mark_failed(result, exc.kind, exc.reason, traceback_tail(exc.__cause__))
     except BaseException as exc:  # noqa: BLE001 - every failure must end up in the result

@@ -155,6 +155,27 @@ def test_missing_fences_are_an_error():
         timing.out_of_stream_order(events, 1)
 
 
+def test_profiler_events_are_read_from_kinetos_results():
+    profiler = timing.DeviceProfiler()
+    profiler.start()
+    with torch.profiler.record_function(timing.CALL_RANGE.format(0)):
+        torch.ones(64).sum()
+    profiler.stop()
+    events = profiler.events()
+    assert profiler.seconds["event_count"] == len(events) > 1
+    (lo, hi), = timing.call_windows(events, 1)
+    assert 0 <= lo < hi
+    ops = [e for e in events if e.name == "aten::ones"]
+    assert ops and lo <= ops[0].time_range.start <= ops[0].time_range.end <= hi
+    assert not any(timing.is_device_activity(e) for e in events)  # a CPU-only run
+
+
+def test_fences_are_sized_by_warm_up_calls_after_the_first():
+    assert timing.fence_host_seconds([0.5, 0.003, 0.004]) == 0.004  # the first loads kernels
+    assert timing.fence_host_seconds([0.002]) == 0.002
+    assert timing.fence_host_seconds([]) == 0.0
+
+
 def test_missing_call_window_is_an_error():
     events = [event("cuda_agent_call_0", DeviceType.CPU, 0, 10)]
     with pytest.raises(RuntimeError, match="cuda_agent_call_1"):

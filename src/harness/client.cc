@@ -103,8 +103,9 @@ const ForkServer* SharedForkServer(const HarnessEnv& env) {
 Result<JobOutcome> ViaForkServer(const ForkServer& server, const std::string& job,
                                  const fs::path& job_dir, const fs::path& spec_path,
                                  const RunOptions& options, const JobSandbox* sandbox,
-                                 const HarnessEnv& env) {
+                                 const HarnessEnv& env, std::atomic<pid_t>* started_pid) {
   ForkServerJob request;
+  request.started_pid = started_pid;
   request.job = job;
   request.spec_path = spec_path.string();
   request.cwd = job_dir.string();
@@ -137,7 +138,7 @@ Result<JobOutcome> ViaForkServer(const ForkServer& server, const std::string& jo
 
 Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
                                  const fs::path& jobs_dir, double timeout_seconds,
-                                 const JobSandbox* sandbox) {
+                                 const JobSandbox* sandbox, std::atomic<pid_t>* started_pid) {
   static std::atomic<int> counter{0};
   fs::path job_dir = jobs_dir / (job + "-" + std::to_string(counter++));
   std::error_code ec;
@@ -171,7 +172,7 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
   bool gpu = (sandbox && sandbox->policy.gpu) || spec.value("device", std::string()) == "cuda";
   const ForkServer* server = wrapped ? nullptr : SharedForkServer(env);
   if (server && (!contained || server->Jail() == "ok") && (!gpu || server->CudaUsable())) {
-    Result<JobOutcome> via = ViaForkServer(*server, job, job_dir, spec_path, options, sandbox, env);
+    Result<JobOutcome> via = ViaForkServer(*server, job, job_dir, spec_path, options, sandbox, env, started_pid);
     if (!via.ok()) return via.status();
     outcome = std::move(via).value();
   } else if (sandbox && sandbox->sandbox) {

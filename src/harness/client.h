@@ -6,6 +6,8 @@
 //   if (r.ok() && r->has_result && r->result["ok"]) ...
 #pragma once
 
+#include <sys/types.h>
+#include <atomic>
 #include <string>
 
 #include "common/fs.h"
@@ -56,9 +58,12 @@ struct JobOutcome {
 // RunHarnessJob writes `spec` (plus result_path) into a folder of its own under `jobs_dir` and runs
 // the job, inside `sandbox` when given. An error Status means the harness could not be started at
 // all (no python, missing package).
+// `started_pid`, when given, receives the job's pid once it runs as a child of the fork server (its
+// caller may then kill it: SIGKILL ends the job's whole namespace); it stays 0 otherwise.
 Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
                                  const fs::path& jobs_dir, double timeout_seconds,
-                                 const JobSandbox* sandbox = nullptr);
+                                 const JobSandbox* sandbox = nullptr,
+                                 std::atomic<pid_t>* started_pid = nullptr);
 
 // ExecutablePath returns the absolute path of the running binary.
 fs::path ExecutablePath();

@@ -228,6 +228,7 @@ Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_secon
     return Internal("fork server refused the job: " + started->value("message", started->dump()));
   }
   pid_t pid = started->value("pid", 0);
+  if (job.started_pid) job.started_pid->store(pid);
   RunResult result;
   auto deadline = timeout_seconds > 0 ? start + std::chrono::milliseconds(static_cast<long>(timeout_seconds * 1000))
                                       : Clock::time_point::max();

@@ -12,6 +12,8 @@
 //   Result<RunResult> r = fs->Run(job, /*timeout_seconds=*/300);
 #pragma once
 
+#include <sys/types.h>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +40,7 @@ struct ForkServerJob {
   std::string stdout_path, stderr_path;
   std::optional<JailSpec> jail;       // none: the job runs unjailed
   size_t max_output_bytes = 1 << 20;  // per stream, head and tail kept
+  std::atomic<pid_t>* started_pid = nullptr;  // set to the child's pid once it runs (to call it off)
 };
 
 class ForkServer {

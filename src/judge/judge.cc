@@ -2,12 +2,14 @@
 // whether to go on; Run and Baselines string them together.
 #include "judge/judge.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <future>
+#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -29,6 +31,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr size_t kKernelsShown = 50;    // kernels listed in the result (all are audited)
 constexpr double kOwnShareMin = 0.5;    // own + library kernels' share of the device time (HACKS C3)
+// How long an early job called off may take to see `stop` before it is killed.
+constexpr std::chrono::milliseconds kEarlyStopGrace{100};
 
 // InputTransforms: each check's floating inputs become x * scale + shift (HACKS B7, B9). Checks 3, 4
 // and 5 use x * 8, x / 8 and x * 2 - 1 where the task allows (the reference falls back where not):
@@ -58,7 +62,7 @@ std::vector<int64_t> SecretSeeds(int n) {
 
 // The folders of one judgement. `shared` holds what the candidate may see (its init inputs and
 // weights); `private_` holds the expected outputs, which no sandbox that runs candidate code binds;
-// `signals` holds the go/stop files of the candidate's early-started profile job.
+// `signals` holds the go/stop files of the early jobs (Pipeline::StartEarly).
 struct WorkDirs {
   fs::path root, jobs, shared, private_, outputs, src, build, task_file, spot_candidate, signals;
 
@@ -105,10 +109,7 @@ class Pipeline {
     r_.env = {{"sandbox", IsolationName(sandbox_.Level())}, {"sandbox_detail", sandbox_.Describe()}};
   }
 
-  ~Pipeline() {
-    CallOffCandidateProfile();
-    CallOffBaselineProfiles();
-  }
+  ~Pipeline() { CallOffEarly(); }
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
@@ -180,8 +181,8 @@ class Pipeline {
     }
     // model_new.py: the harness's static job (syntax, ModelNew, the AST rules).
     if (opt_.until != Stage::kBuild) {
-      Result<JobOutcome> st = RunHarnessJob(
-          env_, "static", {{"candidate_dir", fs::absolute(candidate_dir).string()}}, dirs_->jobs, 60);
+      Result<JobOutcome> st =
+          RunJob("static", "static", {{"candidate_dir", fs::absolute(candidate_dir).string()}}, 60, nullptr);
       if (!st.ok()) return Internal(st.status().message());
       if (!st->has_result) return Internal("static check failed to run: " + st->StderrTail(5));
       for (const auto& v : st->result.value("violations", Json::array())) r_.violations.push_back(v);
@@ -304,7 +305,7 @@ class Pipeline {
         return run;
       }
       run.lease_wait = lease->waited_seconds();
-      run.job = RunHarnessJob(env_, "reference", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
+      run.job = RunJob("reference", "reference", spec, opt_.trusted_timeout_s, &box);
       run.seconds = SecondsSince(t);
       return run;
     });
@@ -401,6 +402,45 @@ class Pipeline {
     return Next::kContinue;
   }
 
+  // CandidateSpec: the `candidate` job of verification. Its input transforms are the reference's
+  // (it falls back to 1 and 0 where a task does not allow one): given at the go.
+  Json CandidateSpec() const {
+    return {{"device", r_.device},
+            {"candidate_dir", fs::absolute(dirs_->src).string()},
+            {"extension_dir", fs::absolute(dirs_->build).string()},
+            {"init_inputs_path", dirs_->InitInputs()},
+            {"state_dict_path", dirs_->StateDict()},
+            {"task_path", dirs_->task_file.string()},
+            {"check_seeds", check_seeds_},
+            {"output_dir", dirs_->outputs.string()},
+            {"repeat_first_check", true},
+            {"backend_flags", opt_.policy.candidate.ToJson()}};
+  }
+
+  // The expected and actual outputs verification compares; the last pair is the repeat of check 0
+  // under another allocator state (HACKS B12).
+  std::pair<std::vector<std::string>, std::vector<std::string>> VerifyPairs() const {
+    std::vector<std::string> expected, actual;
+    for (int i = 0; i <= opt_.checks; ++i) {
+      std::string n = std::to_string(i);
+      expected.push_back((dirs_->private_ / ("expected_" + std::to_string(i < opt_.checks ? i : 0) + ".pt")).string());
+      actual.push_back((dirs_->outputs / ("output_" + n + ".pt")).string());
+    }
+    return {expected, actual};
+  }
+
+  // StartVerifyJobs starts verification's `candidate` and `compare` jobs as early jobs: their fork,
+  // jail and CUDA context overlap the build. Needs the check seeds (StartReference).
+  void StartVerifyJobs() {
+    // The candidate sees its weights, the task, its sources and extension; never dirs_->private_.
+    StartEarly("candidate", "candidate", CandidateSpec(),
+               Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {dirs_->outputs}),
+               opt_.candidate_timeout_s);
+    auto [expected, actual] = VerifyPairs();
+    StartEarly("compare", "compare", CompareSpec(expected, actual),
+               CompareBox({dirs_->private_, dirs_->outputs}), opt_.trusted_timeout_s);
+  }
+
   // Verify: the candidate's outputs (untrusted process: inputs, init inputs and weights only),
   // then the comparison (trusted process).
   Next Verify() {
@@ -408,28 +448,10 @@ class Pipeline {
     auto t = Clock::now();
     Result<DeviceLease> lease = Lease(LeaseMode::kShared);
     if (!lease.ok()) return Internal(lease.status().message());
-    std::vector<std::string> expected, actual;
-    for (int i = 0; i < opt_.checks; ++i) {
-      std::string n = std::to_string(i);
-      expected.push_back((dirs_->private_ / ("expected_" + n + ".pt")).string());
-      actual.push_back((dirs_->outputs / ("output_" + n + ".pt")).string());
-    }
+    if (!early_.count("candidate")) StartVerifyJobs();
     // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
-    Json cand_spec = {{"device", r_.device},
-                      {"candidate_dir", fs::absolute(dirs_->src).string()},
-                      {"extension_dir", fs::absolute(dirs_->build).string()},
-                      {"init_inputs_path", dirs_->InitInputs()},
-                      {"state_dict_path", dirs_->StateDict()},
-                      {"task_path", dirs_->task_file.string()},
-                      {"check_seeds", check_seeds_},
-                      {"input_scales", input_scales_},
-                      {"input_shifts", input_shifts_},
-                      {"output_dir", dirs_->outputs.string()},
-                      {"repeat_first_check", true},
-                      {"backend_flags", opt_.policy.candidate.ToJson()}};
-    // The candidate sees its weights, the task, its sources and extension; never dirs_->private_.
-    JobSandbox cand_box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {dirs_->outputs});
-    Result<JobOutcome> cand = RunHarnessJob(env_, "candidate", cand_spec, dirs_->jobs, opt_.candidate_timeout_s, &cand_box);
+    Json transforms = {{"input_scales", input_scales_}, {"input_shifts", input_shifts_}};
+    Result<JobOutcome> cand = RunEarly("candidate", transforms);
     if (!cand.ok()) return Internal(cand.status().message());
     Track(cand.value());
     if (!cand->Ok()) {
@@ -437,10 +459,7 @@ class Pipeline {
       auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
       return Fail(Stage::kVerify, kind, why);
     }
-    // The repeat of check 0 under another allocator state (HACKS B12) is one more pair.
-    expected.push_back(expected.front());
-    actual.push_back((dirs_->outputs / ("output_" + std::to_string(opt_.checks) + ".pt")).string());
-    Result<JobOutcome> cmp = Compare(expected, actual, {dirs_->private_, dirs_->outputs});
+    Result<JobOutcome> cmp = RunEarly("compare");
     if (!cmp.ok()) return Internal(cmp.status().message());
     Track(cmp.value());
     r_.stage_seconds["verify"] = SecondsSince(t);
@@ -476,21 +495,25 @@ class Pipeline {
       return Fail(Stage::kVerify, kind, "verification failed: " + why);
     }
     r_.correct = true;
+    Json cand_spec = CandidateSpec();
+    cand_spec.update(transforms);
     if (Next n = Sanitize(cand_spec); n == Next::kStop) return n;
     if (opt_.until != Stage::kVerify) return Next::kContinue;
     r_.reason = "verification passed (" + std::to_string(opt_.checks) + " checks)";
     return Next::kStop;
   }
 
-  // Compare runs the trusted comparison of expected and actual output files; on the GPU for CUDA
-  // judgements (a KernelBench output of a GiB compares in milliseconds there, in seconds on a CPU).
-  Result<JobOutcome> Compare(const std::vector<std::string>& expected, const std::vector<std::string>& actual,
-                             const std::vector<fs::path>& readable) {
-    Json spec = {{"expected_paths", expected}, {"actual_paths", actual},
-                 {"tolerance", opt_.policy.Tolerance()}, {"device", r_.device}};
+  // The trusted comparison of expected and actual output files; on the GPU for CUDA judgements (a
+  // KernelBench output of a GiB compares in milliseconds there, in seconds on a CPU).
+  Json CompareSpec(const std::vector<std::string>& expected, const std::vector<std::string>& actual) const {
+    return {{"expected_paths", expected}, {"actual_paths", actual},
+            {"tolerance", opt_.policy.Tolerance()}, {"device", r_.device}};
+  }
+
+  JobSandbox CompareBox(const std::vector<fs::path>& readable) const {
     JobSandbox box = Contain(readable, {});
     box.policy.gpu = opt_.device == Device::kCuda;
-    return RunHarnessJob(env_, "compare", spec, dirs_->jobs, opt_.trusted_timeout_s, &box);
+    return box;
   }
 
   // Sanitize runs check 1 again under compute-sanitizer (opt_.sanitizer), with torch's caching
@@ -517,8 +540,7 @@ class Pipeline {
     box.wrapper = {tool.string(), "--tool", opt_.sanitizer, "--error-exitcode",
                    std::to_string(kSanitizerExit), "--print-limit", "10"};
     box.env_set = {"PYTORCH_NO_CUDA_MEMORY_CACHING=1"};
-    Result<JobOutcome> job = RunHarnessJob(env_, "candidate", spec, dirs_->jobs,
-                                           opt_.candidate_timeout_s * 4, &box);
+    Result<JobOutcome> job = RunJob("sanitizer", "candidate", spec, opt_.candidate_timeout_s * 4, &box);
     r_.stage_seconds["sanitize"] = SecondsSince(t);
     if (!job.ok()) return Internal(job.status().message());
     Track(job.value());
@@ -554,58 +576,128 @@ class Pipeline {
     return Next::kContinue;
   }
 
-  // StartCandidateProfile starts the candidate's profile job at once, before the build: the job
-  // starts the profiler (seconds of kineto/CUPTI start-up) and then waits for ProfileCandidate's go
-  // before it loads anything, so that start-up overlaps the build and the verification. A judgement
-  // that stops before timing calls it off (CallOffCandidateProfile).
+  // RunJob runs one harness job and records it in r_.jobs (where a judgement's time went): its name,
+  // start and end in seconds since the judgement began, the seconds it waited for its go (an early
+  // job) and the phases it reported.
+  Result<JobOutcome> RunJob(const std::string& name, const std::string& job, const Json& spec,
+                            double timeout_s, const JobSandbox* box, std::atomic<pid_t>* pid = nullptr) {
+    double started = SecondsSince(start_);
+    Result<JobOutcome> out = RunHarnessJob(env_, job, spec, dirs_->jobs, timeout_s, box, pid);
+    Json entry = {{"name", name}, {"job", job}, {"start_s", started}, {"end_s", SecondsSince(start_)}};
+    if (out.ok() && out->has_result) {
+      for (const char* key : {"go_wait_seconds", "phase_seconds", "error_kind"}) {
+        if (out->result.contains(key) && !out->result[key].is_null()) entry[key] = out->result[key];
+      }
+    }
+    std::lock_guard<std::mutex> lock(jobs_mu_);
+    r_.jobs.push_back(std::move(entry));
+    return out;
+  }
+
+  // An early job (python/cuda_agent_harness/go.py) starts at the beginning of a judgement, before its
+  // inputs exist: it forks, enters its jail and initialises CUDA (a profile job also starts its
+  // profiler: seconds of kineto/CUPTI start-up; a compile baseline imports dynamo and inductor), then
+  // waits for its go file, so that all of this overlaps the build. RunEarly gives the go; a judgement
+  // that stops earlier calls the rest off (CallOffEarly, also on destruction).
+  struct EarlyJob {
+    std::string job;
+    Json spec;          // without "wait_for": what a fresh run gets
+    JobSandbox box;     // without the signals folder
+    double timeout_s;   // of the work after the go
+    std::future<Result<JobOutcome>> outcome;
+    std::shared_ptr<std::atomic<pid_t>> pid = std::make_shared<std::atomic<pid_t>>(0);
+  };
+
+  fs::path GoFile(const std::string& name) const { return dirs_->signals / ("go_" + name); }
+
+  void StartEarly(const std::string& name, const std::string& job, const Json& spec, const JobSandbox& box,
+                  double timeout_s) {
+    double wait_s = 2 * opt_.build_timeout_s + 2 * opt_.trusted_timeout_s + 6 * opt_.candidate_timeout_s;
+    Json waiting = spec;
+    waiting["wait_for"] = {{"go", GoFile(name).string()}, {"stop", (dirs_->signals / "stop").string()},
+                           {"timeout_s", wait_s}};
+    JobSandbox waiting_box = box;
+    waiting_box.policy.read_only.push_back(dirs_->signals);
+    EarlyJob& early = early_[name];
+    early = EarlyJob{job, spec, box, timeout_s, {}};
+    early.outcome = std::async(std::launch::async,
+                               [this, name, job, waiting, waiting_box, wait_s, timeout_s, pid = early.pid]() {
+                                 return RunJob(name, job, waiting, wait_s + timeout_s, &waiting_box, pid.get());
+                               });
+  }
+
+  // RunEarly gives the early job `name` its go, with the spec fields known only now (`fields`), and
+  // waits for it: its time limit counts from the go (a job still running then is killed and reported
+  // as timed out). A job that gave up waiting ("not_started") is replaced by a fresh run.
+  Result<JobOutcome> RunEarly(const std::string& name, const Json& fields = Json::object()) {
+    auto it = early_.find(name);
+    if (it == early_.end()) return cuda_agent::Internal("no early job '" + name + "' was started");
+    EarlyJob early = std::move(it->second);
+    early_.erase(it);
+    std::string go = fields.empty() ? "go\n" : fields.dump() + "\n";
+    if (Status s = WriteFileAtomic(GoFile(name), go); !s.ok()) return s;
+    auto given = Clock::now();
+    bool killed = false;
+    if (early.timeout_s > 0 &&
+        early.outcome.wait_for(std::chrono::duration<double>(early.timeout_s)) != std::future_status::ready &&
+        early.pid->load() > 0) {
+      killed = kill(early.pid->load(), SIGKILL) == 0;
+    }
+    Result<JobOutcome> out = early.outcome.get();
+    if (killed && out.ok()) {
+      out->process.timed_out = true;
+      out->process.wall_seconds = SecondsSince(given);
+    }
+    if (!out.ok() || out->ErrorKind() != "not_started") return out;
+    Json spec = early.spec;
+    spec.update(fields);
+    return RunJob(name, early.job, spec, early.timeout_s, &early.box);
+  }
+
+  // CallOffEarly: `stop` ends the jobs that wait for their go; one still setting up (a profiler
+  // starts for seconds) is killed, so that a judgement that stopped early (a compile error) answers
+  // at once.
+  void CallOffEarly() {
+    if (early_.empty()) return;
+    (void)WriteFileAtomic(dirs_->signals / "stop", "stop\n");
+    for (auto& [name, early] : early_) {
+      if (!early.outcome.valid()) continue;
+      if (early.outcome.wait_for(kEarlyStopGrace) != std::future_status::ready && early.pid->load() > 0) {
+        kill(early.pid->load(), SIGKILL);
+      }
+      early.outcome.wait();
+    }
+    early_.clear();
+  }
+
+  // StartCandidateProfile: the candidate's profile job as an early job; it waits for
+  // ProfileCandidate's go, under the exclusive lease.
   void StartCandidateProfile() {
     Json spec = ProfileSpec("candidate");
     spec["candidate_dir"] = fs::absolute(dirs_->src).string();
     spec["extension_dir"] = fs::absolute(dirs_->build).string();
     spec["output_dir"] = dirs_->spot_candidate.string();
-    double wait_s = 2 * opt_.build_timeout_s + opt_.trusted_timeout_s + 6 * opt_.candidate_timeout_s;
-    spec["wait_for"] = {{"go", (dirs_->signals / "go").string()},
-                        {"stop", (dirs_->signals / "stop").string()}, {"timeout_s", wait_s}};
-    JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file, dirs_->signals},
-                             {dirs_->spot_candidate});
-    double timeout = wait_s + opt_.candidate_timeout_s;
-    profile_job_ = std::async(std::launch::async, [this, spec, box, timeout]() {
-      return RunHarnessJob(env_, "profile", spec, dirs_->jobs, timeout, &box);
-    });
+    StartEarly("profile_candidate", "profile", spec,
+               Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {dirs_->spot_candidate}),
+               opt_.candidate_timeout_s);
+    StartSpotCompare();
   }
 
-  void CallOffCandidateProfile() {
-    if (!profile_job_.valid()) return;
-    (void)WriteFileAtomic(dirs_->signals / "stop", "stop\n");
-    profile_job_.wait();
+  // StartSpotCompare: the comparison of the spot-checked timed calls' outputs (CheckTimedCalls), as an
+  // early job; their paths come with its go.
+  void StartSpotCompare() {
+    StartEarly("compare_spots", "compare", CompareSpec({}, {}),
+               CompareBox({dirs_->private_, dirs_->spot_candidate}), opt_.trusted_timeout_s);
   }
 
-  // StartBaselineProfiles starts the eager and torch.compile profile jobs at once (`baselines`): like
-  // the candidate's, each starts its profiler (and the compile job imports dynamo/inductor) and then
-  // waits for its go, so that only the work from the go on holds the exclusive lease.
-  // ProfileBaselines gives the go; a job never given one is called off by Finish.
+  // StartBaselineProfiles: the eager and torch.compile profile jobs as early jobs (`baselines`), so
+  // that only the work from their go on holds the exclusive lease.
   void StartBaselineProfiles() {
     for (const std::string target : {"eager", "compile"}) {
       if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
-      Json spec = BaselineSpec(target);
-      double wait_s = 2 * opt_.trusted_timeout_s;
-      spec["wait_for"] = {{"go", (dirs_->signals / ("go_" + target)).string()},
-                          {"stop", (dirs_->signals / "stop").string()}, {"timeout_s", wait_s}};
-      JobSandbox box = Contain({dirs_->shared, dirs_->task_file, dirs_->signals}, {});
-      double timeout = wait_s + opt_.trusted_timeout_s;
-      baseline_jobs_[target] = std::async(std::launch::async, [this, spec, box, timeout]() {
-        return RunHarnessJob(env_, "profile", spec, dirs_->jobs, timeout, &box);
-      });
+      StartEarly(target, "profile", BaselineSpec(target), Contain({dirs_->shared, dirs_->task_file}, {}),
+                 opt_.trusted_timeout_s);
     }
-  }
-
-  void CallOffBaselineProfiles() {
-    if (baseline_jobs_.empty()) return;
-    (void)WriteFileAtomic(dirs_->signals / "stop", "stop\n");
-    for (auto& [target, job] : baseline_jobs_) {
-      if (job.valid()) job.wait();
-    }
-    baseline_jobs_.clear();
   }
 
   Json BaselineSpec(const std::string& target) {
@@ -616,16 +708,9 @@ class Pipeline {
 
   // RunBaselineJob gives the go to the job StartBaselineProfiles started for `target`, or runs one now.
   Result<JobOutcome> RunBaselineJob(const std::string& target) {
-    auto early = baseline_jobs_.find(target);
-    if (early != baseline_jobs_.end() && early->second.valid()) {
-      if (Status go = WriteFileAtomic(dirs_->signals / ("go_" + target), "go\n"); !go.ok()) return go;
-      Result<JobOutcome> job = early->second.get();
-      baseline_jobs_.erase(early);
-      // A job that waited past its timeout for the lease gave up ("not_started"): start a fresh one.
-      if (!job.ok() || job->ErrorKind() != "not_started") return job;
-    }
+    if (early_.count(target)) return RunEarly(target);
     JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
-    return RunHarnessJob(env_, "profile", BaselineSpec(target), dirs_->jobs, opt_.trusted_timeout_s, &box);
+    return RunJob(target, "profile", BaselineSpec(target), opt_.trusted_timeout_s, &box);
   }
 
   // ProfileCandidate times the candidate under the exclusive lease: the go of its profile job.
@@ -634,9 +719,8 @@ class Pipeline {
     Result<DeviceLease> lease = Lease(LeaseMode::kExclusive);
     if (!lease.ok()) return Internal(lease.status().message());
     auto t = Clock::now();
-    if (!profile_job_.valid()) StartCandidateProfile();
-    if (Status go = WriteFileAtomic(dirs_->signals / "go", "go\n"); !go.ok()) return Internal(go.message());
-    Result<JobOutcome> cp = profile_job_.get();
+    if (!early_.count("profile_candidate")) StartCandidateProfile();
+    Result<JobOutcome> cp = RunEarly("profile_candidate");
     r_.stage_seconds["profile_candidate"] = SecondsSince(t);
     if (!cp.ok()) return Internal(cp.status().message());
     Track(cp.value());
@@ -861,7 +945,8 @@ class Pipeline {
       }
       Result<DeviceLease> lease = Lease(LeaseMode::kShared);
       if (!lease.ok()) return Internal(lease.status().message());
-      Result<JobOutcome> cmp = Compare(expected, actual, {dirs_->private_, dirs_->spot_candidate});
+      if (!early_.count("compare_spots")) StartSpotCompare();
+      Result<JobOutcome> cmp = RunEarly("compare_spots", {{"expected_paths", expected}, {"actual_paths", actual}});
       if (!cmp.ok()) return Internal(cmp.status().message());
       Track(cmp.value());
       if (!cmp->has_result) return Internal("spot-check compare: " + cmp->process.Describe());
@@ -1000,8 +1085,8 @@ class Pipeline {
   Json min_bytes_;                      // bytes of one timed call's inputs and output (reference)
   Json calibration_;                    // the device calibration of this judgement's candidate profile
   double inspect_seconds_ = 0;
-  std::future<Result<JobOutcome>> profile_job_;  // the candidate's profile, started early
-  std::map<std::string, std::future<Result<JobOutcome>>> baseline_jobs_;  // `baselines`: started early
+  std::map<std::string, EarlyJob> early_;  // by name: started, not yet given their go
+  std::mutex jobs_mu_;                     // r_.jobs: jobs run on several threads
   std::vector<std::string> notes_;
   std::unique_ptr<BaselineStore> store_;
   const Sandbox& sandbox_;
@@ -1056,9 +1141,13 @@ JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const Ju
     if (p.DiscoverEnvironment() == Next::kStop) return Next::kStop;
     // The candidate's profile job starts its profiler now and waits for its go (ProfileCandidate).
     if (opt.until == Stage::kDone) p.StartCandidateProfile();
-    // The reference needs no build: it runs while the candidate compiles.
+    // The reference needs no build: it runs while the candidate compiles; verification's jobs get
+    // ready meanwhile (early jobs).
     std::future<Pipeline::ReferenceRun> reference;
-    if (opt.until != Stage::kBuild) reference = p.StartReference(opt.checks, opt.until == Stage::kDone);
+    if (opt.until != Stage::kBuild) {
+      reference = p.StartReference(opt.checks, opt.until == Stage::kDone);
+      p.StartVerifyJobs();
+    }
     if (p.Build(candidate_dir) == Next::kStop) {
       if (reference.valid()) reference.wait();  // a build failure is the verdict; the job just ends
       return Next::kStop;

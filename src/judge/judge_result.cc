@@ -58,6 +58,7 @@ Json JudgeResult::ToJson() const {
   j["violations"] = violations;
   j["env"] = env;
   j["stage_seconds"] = stage_seconds;
+  j["jobs"] = jobs;
   return j;
 }
 

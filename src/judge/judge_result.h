@@ -42,6 +42,8 @@ struct JudgeResult {
   Json violations = Json::array();  // static rules broken: [{rule, file, line, message}]
   Json env = Json::object();
   Json stage_seconds = Json::object();
+  // The harness jobs that ran: {name, job, start_s, end_s, go_wait_seconds, phase_seconds, error_kind}.
+  Json jobs = Json::array();
   std::string device;
   std::string reward_schedule = "paper";
 

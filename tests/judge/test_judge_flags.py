@@ -79,3 +79,35 @@ def test_an_unusable_store_is_a_note_not_a_failure(binary, tmp_path):
     result = json.loads(proc.stdout)
     assert result["reward"] in (1, 2, 3), result["reason"]
     assert "baseline store unavailable" in result["reason"] and "junk.sqlite" in result["reason"]
+
+
+def test_the_jobs_are_recorded_and_verification_jobs_start_early(binary):
+    proc = judge(binary, "--baselines", "eager", "--iters", "3", "--json", "--baseline-store", "none")
+    result = json.loads(proc.stdout)
+    assert result["reward"] in (1, 2, 3), result["reason"]
+    jobs = {j["name"]: j for j in result["jobs"]}
+    assert {"static", "reference", "candidate", "compare", "profile_candidate", "compare_spots",
+            "eager"} <= set(jobs), sorted(jobs)
+    reference = jobs["reference"]
+    for name in ("candidate", "compare", "profile_candidate", "compare_spots"):
+        early = jobs[name]
+        assert early["start_s"] < reference["end_s"], f"{name} started with the reference, not after it"
+        assert early["go_wait_seconds"] >= 0 and "error_kind" not in early
+    # each waited for the stage before it: the candidate for the reference, the comparison for the candidate
+    assert jobs["candidate"]["end_s"] > reference["end_s"]
+    assert jobs["compare"]["end_s"] > jobs["candidate"]["end_s"]
+    assert jobs["compare_spots"]["end_s"] > jobs["profile_candidate"]["end_s"]
+    assert all(j["start_s"] <= j["end_s"] <= result["stage_seconds"]["total"] for j in result["jobs"])
+
+
+def test_a_compile_error_calls_the_early_jobs_off(binary):
+    proc = subprocess.run([str(binary), "judge", "--task", TASK, "--candidate",
+                           "examples/relu_scale/candidates/cpu_compile_error", "--device", "cpu", "--json"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    result = json.loads(proc.stdout)
+    assert result["reward"] == -1 and result["stage"] == "build", result["reason"]
+    early = [j for j in result["jobs"] if j["name"] in ("candidate", "compare", "profile_candidate")]
+    assert len(early) == 3, result["jobs"]
+    # called off before their go: "not_started", or killed while still setting up (no result)
+    assert all(j.get("error_kind", "not_started") == "not_started" and "go_wait_seconds" not in j
+               for j in early), early

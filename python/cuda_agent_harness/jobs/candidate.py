@@ -30,6 +30,7 @@ from ..integrity import (POISON_HUGE, Frozen, check_output, check_weights, froze
                          poison_free_memory, reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, load_trusted, reference_state_dict, synchronize
 from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu
+from ..phases import PhaseClock
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..shared_memory import SharedMemoryFiller
 from ..spec import require, require_device
@@ -66,23 +67,27 @@ class CheckInputs:
 def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: OpGuard,
               threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict, flags: dict,
               what: str = "", poison: float = math.nan, another_state: bool = False,
-              filler: SharedMemoryFiller | None = None) -> None:
+              filler: SharedMemoryFiller | None = None, clock: PhaseClock | None = None) -> None:
     """One checked forward. With `another_state`, the device is left in another state for it (HACKS
     B12): later allocations shifted and, on CUDA (`filler`), every SM's shared memory filled with
     3.0e38 — after the inputs are made (their kernels would overwrite shared memory) and before the
     free memory is poisoned (which uses no shared memory)."""
     what = what or f"check {i}"
+    lap = clock.lap if clock is not None else (lambda name: None)
     named_inputs = named_tensors(inputs, "input")
     frozen_inputs = Frozen(named_inputs, device, frozen_budget(device))
+    lap("freeze")
     shift = None
     if another_state:
         if filler is not None:
             result["shared_memory_fill"] = filler.fill()
         shift = torch.empty(4096 + 96, dtype=torch.uint8, device=device)  # moves later allocations
     result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs), poison)
+    lap("poison")
     threads.reset()
     with phase("forward", f"{what}: ModelNew.forward"):
         output = guarded_forward(model, inputs, device, guard, what)
+    lap("forward")
     del shift
     threads.check(what)
     check_flags_unchanged(flags, what)
@@ -92,7 +97,9 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
         raise JobError("mutated_input", f"{what}: the forward changed its inputs: {summarize(changed)} "
                                         f"(inputs must be left untouched)")
     check_weights(weights, model, f"{what}: after the forward")
+    lap("guards")
     torch.save(to_cpu(output), os.path.join(output_dir, f"output_{i}.pt"))
+    lap("save")
 
 
 def run(spec: dict, result: dict) -> None:
@@ -104,6 +111,7 @@ def run(spec: dict, result: dict) -> None:
     output_dir = require(spec, "output_dir", str)
     repeat = require(spec, "repeat_first_check", bool, default=False)
     result.update({"checks_run": 0, "aten_ops": {}})
+    clock = PhaseClock(result)
     os.makedirs(output_dir, exist_ok=True)
     flags = apply_backend_flags(spec.get("backend_flags"))
     result["backend_flags"] = flags
@@ -112,24 +120,30 @@ def run(spec: dict, result: dict) -> None:
     checks = CheckInputs(spec, device)
     state_dict, private = reference_state_dict(state_dict_path, checks.task, device)
     start_torch_threads(device)
+    clock.lap("load")
 
     model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
     weights = reference_weights(state_dict, device, private)
     del state_dict
     check_weights(weights, model, "after load_state_dict")
+    clock.lap("model")
     guard = OpGuard()
     threads = ThreadWatch()
     try:
         for i in range(len(checks)):
-            run_check(i, model, checks.make(i), device, guard, threads, weights, output_dir, result, flags)
+            inputs = checks.make(i)
+            clock.lap("inputs")
+            run_check(i, model, inputs, device, guard, threads, weights, output_dir, result, flags, clock=clock)
+            del inputs
             result["checks_run"] = i + 1
         if repeat and len(checks):
             filler = SharedMemoryFiller() if device == "cuda" else None
             if filler is not None and filler.error:
                 result["shared_memory_fill_note"] = filler.error
+            clock.lap("repeat_setup")
             run_check(len(checks), model, checks.make(0), device, guard, threads, weights, output_dir,
                       result, flags, what="repeat of check 0", poison=POISON_HUGE, another_state=True,
-                      filler=filler)
+                      filler=filler, clock=clock)
             result["repeated_check"] = True
     finally:
         result["aten_ops"] = guard.ops()

@@ -16,6 +16,7 @@ from ..comparison import Report, Tolerance, compare
 from ..errors import JobError, describe
 from ..models import load_trusted
 from ..nested import to_device
+from ..phases import PhaseClock
 from ..spec import require
 
 
@@ -52,9 +53,11 @@ def run(spec: dict, result: dict) -> None:
     checks: list[dict] = []
     result["checks"] = checks
     unloadable = False
+    clock = PhaseClock(result)
     for i, (expected_path, actual_path) in enumerate(zip(expected_paths, actual_paths)):
         expected = load_trusted(expected_path)
         actual, report = load_actual(actual_path)
+        clock.lap("load")
         if report is None:
             if device != "cpu":
                 expected, actual = to_device(expected, device), to_device(actual, device)
@@ -62,6 +65,7 @@ def run(spec: dict, result: dict) -> None:
         else:
             unloadable = True
         checks.append(check_entry(i, report))
+        clock.lap("compare")
 
     failed = [c for c in checks if not c["ok"]]
     if failed:

@@ -26,24 +26,25 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
-import time
 from typing import Any
 
 import torch
 
-from .. import timing
+from .. import go, timing
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (Frozen, check_output, check_weights, frozen_budget, poison_free_memory,
                          reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, build_reference, load_trusted, reference_state_dict
+from ..phases import PhaseClock
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..spec import require, require_device
 from ..task_module import import_task
 
 TARGETS = ("candidate", "eager", "compile")
+WAITS_FOR_GO = True  # after the profiler started (runner.py)
 
 
 def build_model(spec: dict, target: str, task, init_inputs: list, state_dict: dict, device: str):
@@ -128,39 +129,6 @@ def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets:
                                             f"{summarize(differences)} (inputs must be left untouched)")
 
 
-def wait_for_go(spec: dict, result: dict) -> bool:
-    """With "wait_for": {"go": PATH, "stop": PATH, "timeout_s": S}, waits until the judge lets the
-    timing start (it holds the exclusive device lease then: nothing before this point runs work on
-    the GPU, and no candidate code is loaded) or calls it off (stop, or no go within S seconds).
-    Without it, goes at once. Returns whether to go."""
-    wait = spec.get("wait_for")
-    if wait is None:
-        return True
-    go = require(wait, "go", str)
-    stop = require(wait, "stop", str)
-    deadline = time.monotonic() + float(require(wait, "timeout_s", (int, float), default=3600))
-    while time.monotonic() < deadline and not os.path.exists(stop):
-        if os.path.exists(go):
-            return True
-        time.sleep(0.005)
-    result.update(ok=False, error_kind="not_started",
-                  reason="the judge called the timing off (the candidate did not get through verification)")
-    return False
-
-
-class PhaseClock:
-    """Seconds of each phase of the job, in result["phase_seconds"] (where a judgement's time goes)."""
-
-    def __init__(self, result: dict):
-        self.phases = result.setdefault("phase_seconds", {})
-        self.last = time.perf_counter()
-
-    def lap(self, name: str) -> None:
-        now = time.perf_counter()
-        self.phases[name] = now - self.last
-        self.last = now
-
-
 def run(spec: dict, result: dict) -> None:
     device = require_device(spec)
     target = require(spec, "target", str)
@@ -197,7 +165,7 @@ def run(spec: dict, result: dict) -> None:
         importlib.import_module("torch._dynamo")
         importlib.import_module("torch._inductor.compile_fx")
         clock.lap("compiler_import")
-    if not wait_for_go(spec, result):
+    if not go.wait_for_go(spec, result):
         if profiler is not None:
             profiler.stop()
         return
@@ -247,7 +215,7 @@ def run(spec: dict, result: dict) -> None:
                 flusher = timing.L2Flusher(flush_l2)
                 result["persisting_l2_reset"] = flusher.persisting.available
                 fences = timing.StreamFences(checks is not None)
-                fences.calibrate(max(durations, default=0.0))
+                fences.calibrate(timing.fence_host_seconds(durations))
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
                                                  started=threads.reset, fences=fences, profiler=profiler,
                                                  keep=keep)
@@ -289,3 +257,4 @@ def run(spec: dict, result: dict) -> None:
         "median_wall_us": timing.median(timings.wall_us),
         "mean_device_us": timing.mean(timings.device_us),
     })
+    clock.lap("checks")
