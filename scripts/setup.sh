@@ -42,6 +42,12 @@ for mod in pytest numpy pyarrow; do
     "$PYTHON" -m pip install -q "$mod"
   fi
 done
+# transformers: the synth catalog's transformers ops (optional for everything else). Pinned: its
+# block classes' constructors change between versions.
+if ! "$PYTHON" -c "import transformers" >/dev/null 2>&1; then
+  log "installing transformers==5.23.0"
+  "$PYTHON" -m pip install -q "transformers==5.23.0"
+fi
 
 # Build.
 GENERATOR=()

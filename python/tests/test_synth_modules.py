@@ -96,12 +96,49 @@ def test_quotas_split_the_count_and_steering_skips_full_counts():
     from cuda_agent_harness.jobs.synth import op_count_quotas, steered_count
 
     quotas = op_count_quotas({1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}, 5, 500)
-    assert sum(quotas.values()) == 500 and quotas == {1: 17, 2: 424, 3: 39, 4: 14, 5: 6}
-    assert op_count_quotas({1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}, 2, 10) == {1: 0, 2: 10}
+    assert sum(quotas.values()) == 500 and quotas == {"1": 17, "2": 424, "3": 39, "4": 14, "5": 6}
+    assert op_count_quotas({1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}, 2, 10) == {"1": 0, "2": 10}
+    # the published mix with its transformers share: 1.2 % of 500 are single transformers ops
+    with_t = op_count_quotas({1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}, 5, 500, transformers_share=1.2)
+    assert with_t == {"1": 17, "2": 419, "3": 38, "4": 14, "5": 6, "transformers": 6}
     # 2-op quota full: every draw is another count; nothing open: None.
-    draws = {steered_count(s, quotas, {2: 424}, {}) for s in range(200)}
-    assert draws == {1, 3, 4, 5}
+    draws = {steered_count(s, quotas, {"2": 424}, {}) for s in range(200)}
+    assert draws == {"1", "3", "4", "5"}
     # in-flight candidates count against the quota, unless nothing would be left to ask for
-    assert steered_count(7, {1: 2}, {1: 1}, {1: 1}) == 1
-    assert steered_count(7, {1: 2, 2: 2}, {1: 1}, {1: 1}) == 2
-    assert steered_count(7, {1: 2}, {1: 2}, {}) is None
+    assert steered_count(7, {"1": 2}, {"1": 1}, {"1": 1}) == "1"
+    assert steered_count(7, {"1": 2, "2": 2}, {"1": 1}, {"1": 1}) == "2"
+    assert steered_count(7, {"1": 2}, {"1": 2}, {}) is None
+
+
+def test_categories_and_data_sources():
+    from cuda_agent_harness.jobs.synth import category, data_source
+
+    assert category(["nn.Linear", "F.gelu"]) == "2" and data_source(["nn.Linear", "F.gelu"]) == "torch#2"
+    assert category(["transformers.LlamaMLP"]) == "transformers"
+    assert data_source(["transformers.LlamaMLP"]) == "transformers#1"
+
+
+def test_transformers_ops_are_probed_and_stay_single(catalog):
+    pytest.importorskip("transformers")
+    from cuda_agent_harness.synth.catalog import transformers_ops
+    from cuda_agent_harness.synth.composer import compose_transformers
+
+    found = {op["name"]: op for op in transformers_ops(catalog)}
+    for name in ("transformers.ACT2FN[gelu_new]", "transformers.LlamaRMSNorm", "transformers.LlamaMLP",
+                 "transformers.BertSelfAttention"):
+        assert name in found, sorted(found)
+    assert found["transformers.BertSelfAttention"]["ranks"] == [3]
+    assert "transformers.ACT2FN[linear]" not in found  # the identity
+    assert not any(op["source"] == "transformers" for op in composable_ops(catalog)), "never chained"
+    families = collections.Counter()
+    for seed in range(40):
+        program = compose_transformers(list(found.values()), seed, "cpu")
+        assert program == compose_transformers(list(found.values()), seed, "cpu")
+        assert program["n_ops"] == 1 and program["ops"][0] in found
+        families[found[program["ops"][0]]["family"]] += 1
+        namespace: dict = {}
+        exec(program["code"], namespace)  # noqa: S102 - our own program
+        model = namespace["Model"](*namespace["get_init_inputs"]())
+        out = model(*namespace["get_inputs"]())
+        assert list(out.shape) == program["output_shape"] == program["input_shape"]
+    assert set(families) == {"activation", "norm", "mlp", "attention"}, families

@@ -396,7 +396,7 @@ int SynthCommand(const Args& args) {
       {"composer", true, "random (seeded, in the job) or llm:<model spec> (a model writes each program: "
                    "llm:openai:URL#MODEL, llm:anthropic:MODEL, llm:replay:FILE; docs/synth.md)", "random"},
       {"max-ops", true, "most ops per program (1..5)", "5"},
-      {"mix", true, "op-count mix COUNT:WEIGHT,... (default: the published 1:3.4,2:83.8,3:7.6,4:2.8,5:1.2)", ""},
+      {"mix", true, "mix COUNT:WEIGHT,... over op counts 1..5 and t (single transformers ops) (default: the published 1:3.4,2:83.8,3:7.6,4:2.8,5:1.2,t:1.2)", ""},
       {"decontaminate", true, "suite (KernelBench folder, file or JSONL) no kept task may resemble", ""},
       {"candidates", true, "JSONL of {\"code\", \"ops\"} programs to filter instead of composing", ""},
       {"device", true, "cuda or cpu", "cuda"},

@@ -69,14 +69,14 @@ Status AppendRow(const fs::path& path, const Json& row) {
 
 }  // namespace
 
-Result<std::vector<Json>> ComposableOps(const fs::path& catalog_path) {
+Result<CatalogOps> ComposableOps(const fs::path& catalog_path) {
   Result<std::string> text = ReadFile(catalog_path);
   if (!text.ok()) return Internal("the op catalog " + catalog_path.string() + ": " + text.status().message());
   Json catalog = Json::parse(text.value(), nullptr, false);
   if (!catalog.is_object() || !catalog.contains("ops") || !catalog["ops"].is_array()) {
     return Internal("the op catalog " + catalog_path.string() + " holds no \"ops\" list");
   }
-  std::vector<Json> ops;
+  CatalogOps ops;
   for (const Json& op : catalog["ops"]) {
     const Json dtypes = op.value("dtypes", Json::array());
     const bool f32 = std::find(dtypes.begin(), dtypes.end(), Json("float32")) != dtypes.end();
@@ -85,27 +85,33 @@ Result<std::vector<Json>> ComposableOps(const fs::path& catalog_path) {
                          (warning.is_boolean() && !warning.get<bool>()));
     if (f32 && op.value("finite", false) && !op.value("identity", false) && !warns &&
         !op.value("stochastic", false) && op.contains("name")) {
-      ops.push_back(op);
+      (op.value("source", "") == "transformers" ? ops.transformers : ops.torch).push_back(op);
     }
   }
   return ops;
 }
 
-std::vector<Json> SampleOps(const std::vector<Json>& ops, const std::map<int, double>& mix, int max_ops,
+std::vector<Json> SampleOps(const CatalogOps& catalog, const std::map<int, double>& mix, int max_ops,
                             int64_t seed, int64_t index) {
   SplitMix64 rng{static_cast<uint64_t>(seed) * 0x100000001B3ULL ^ (static_cast<uint64_t>(index) + 0x5EED)};
   for (int i = 0; i < 4; ++i) rng.Next();
+  auto drawable = [&](int n, double w) {
+    const bool single = n == kTransformersMixKey;
+    return n <= max_ops && w > 0 && !(single ? catalog.transformers : catalog.torch).empty();
+  };
   double total = 0;
-  for (auto [n, w] : mix) total += n <= max_ops && w > 0 ? w : 0;
+  for (auto [n, w] : mix) total += drawable(n, w) ? w : 0;
   int count = 1;
   double pick = rng.Uniform() * total;
   for (auto [n, w] : mix) {
-    if (n > max_ops || !(w > 0)) continue;
+    if (!drawable(n, w)) continue;
     count = n;
     if (pick < w) break;
     pick -= w;
   }
-  count = std::min<int>(count, static_cast<int>(ops.size()));
+  const bool single = count == kTransformersMixKey;
+  const std::vector<Json>& ops = single ? catalog.transformers : catalog.torch;
+  count = std::min<int>(single ? 1 : count, static_cast<int>(ops.size()));
   std::vector<size_t> order(ops.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::vector<Json> chosen;
@@ -128,10 +134,14 @@ std::string ComposerPrompt(const std::vector<Json>& ops, Device device, double m
     if (op.contains("ranks") && op["ranks"].is_array() && !op["ranks"].empty()) {
       p << "; accepts inputs of rank " << Join(op["ranks"], ", ");
     }
+    std::string imports = op.value("imports", "");
+    for (size_t at; (at = imports.find('\n')) != std::string::npos;) imports.replace(at, 1, "`, `");
+    if (!imports.empty()) p << "; imported with `" << imports << "`";
     p << ")\n";
   }
   p << "\nRequirements:\n"
-    << "- `import torch`, `import torch.nn as nn`, `import torch.nn.functional as F` at the top.\n"
+    << "- `import torch`, `import torch.nn as nn`, `import torch.nn.functional as F` at the top, and the "
+    << "imports named above.\n"
     << "- A class `Model(nn.Module)` whose `__init__` creates the layers (taking their sizes as arguments) "
     << "and whose `forward` applies the operations above in order and returns the result.\n"
     << "- Module-level size constants (e.g. `batch_size = 128`), a function `get_inputs()` returning a list "
@@ -186,9 +196,9 @@ Result<Json> RunLlmComposer(const SynthOptions& opt, const fs::path& out, Json s
   Json catalog_spec = spec;  // checks the configuration and writes catalog.json
   catalog_spec["catalog_only"] = true;
   if (Result<Json> r = run_job(catalog_spec); !r.ok()) return r.status();
-  Result<std::vector<Json>> ops = ComposableOps(out / "catalog.json");
+  Result<CatalogOps> ops = ComposableOps(out / "catalog.json");
   if (!ops.ok()) return ops.status();
-  if (ops->empty()) return Internal("the op catalog has no composable op");
+  if (ops->torch.empty() && ops->transformers.empty()) return Internal("the op catalog has no composable op");
 
   const double min_ms = spec.value("min_ms", 0.0), max_ms = spec.value("max_ms", 100.0);
   Json summary = Json::object();

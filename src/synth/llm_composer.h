@@ -23,13 +23,21 @@
 
 namespace cuda_agent {
 
-// ComposableOps reads DIR/catalog.json and returns the ops the random composer would use (the rule
-// of composable_ops in synth/catalog.py: float32, finite, not the identity, no warning, not stochastic).
-Result<std::vector<Json>> ComposableOps(const fs::path& catalog_path);
+// The catalog's usable ops (the rule of synth/catalog.py's `usable`: float32, finite, not the identity,
+// no warning, not stochastic): the torch ops programs chain, and the transformers ops, each a task of
+// its own ("transformers ops stay single", as published).
+struct CatalogOps {
+  std::vector<Json> torch;
+  std::vector<Json> transformers;
+};
 
-// SampleOps draws candidate `index`'s op count from `mix` (counts <= max_ops) and that many distinct
-// ops, in order; the same (seed, index) always gives the same ops.
-std::vector<Json> SampleOps(const std::vector<Json>& ops, const std::map<int, double>& mix, int max_ops,
+// ComposableOps reads DIR/catalog.json.
+Result<CatalogOps> ComposableOps(const fs::path& catalog_path);
+
+// SampleOps draws candidate `index`'s category from `mix` (op counts <= max_ops, or
+// kTransformersMixKey: one transformers op; a category without ops to draw from is skipped) and that
+// many distinct ops, in order; the same (seed, index) always gives the same ops.
+std::vector<Json> SampleOps(const CatalogOps& ops, const std::map<int, double>& mix, int max_ops,
                             int64_t seed, int64_t index);
 
 // ComposerPrompt is the one user message asking for a program applying `ops` in order.

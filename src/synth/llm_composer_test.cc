@@ -18,7 +18,7 @@ std::vector<Json> SomeOps(int n) {
 }
 
 TEST(LlmComposerTest, SamplesDistinctOpsReproducibly) {
-  const std::vector<Json> ops = SomeOps(30);
+  const CatalogOps ops{SomeOps(30), {}};
   const std::map<int, double> mix = {{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}};
   std::set<size_t> sizes;
   for (int k = 0; k < 200; ++k) {
@@ -36,6 +36,32 @@ TEST(LlmComposerTest, SamplesDistinctOpsReproducibly) {
   for (int k = 0; k < 20; ++k) differs |= SampleOps(ops, mix, 3, 7, k) != SampleOps(ops, mix, 3, 8, k);
   EXPECT_TRUE(differs);
   EXPECT_EQ(SampleOps(ops, {{2, 1}}, 5, 1, 0).size(), 2u);
+  // no transformers op in the catalog: its share is never drawn
+  EXPECT_EQ(SampleOps(ops, {{kTransformersMixKey, 100}, {2, 1}}, 5, 1, 0).size(), 2u);
+}
+
+TEST(LlmComposerTest, TransformersOpsStaySingle) {
+  CatalogOps ops{SomeOps(10), {}};
+  for (int i = 0; i < 3; ++i) ops.transformers.push_back({{"name", "transformers.T" + std::to_string(i)}});
+  const std::map<int, double> mix = {{kTransformersMixKey, 1}, {3, 1}};
+  int single = 0;
+  for (int k = 0; k < 100; ++k) {
+    std::vector<Json> a = SampleOps(ops, mix, 5, 3, k);
+    const bool transformers = a.front()["name"].get<std::string>().rfind("transformers.", 0) == 0;
+    if (transformers) {
+      ++single;
+      EXPECT_EQ(a.size(), 1u) << "a transformers op is never chained";
+    } else {
+      EXPECT_EQ(a.size(), 3u);
+      for (const Json& op : a) EXPECT_EQ(op["name"].get<std::string>().rfind("transformers.", 0), std::string::npos);
+    }
+  }
+  EXPECT_GT(single, 25);
+  EXPECT_LT(single, 75);
+  const std::string p = ComposerPrompt({{{"name", "transformers.LlamaMLP"}, {"kind", "module"},
+                                         {"imports", "from a import B\nfrom c import D"}}},
+                                       Device::kCuda, 1, 100);
+  EXPECT_NE(p.find("imported with `from a import B`, `from c import D`"), std::string::npos) << p;
 }
 
 TEST(LlmComposerTest, PromptNamesTheOpsInOrder) {
@@ -75,11 +101,17 @@ TEST(LlmComposerTest, ComposableOpsMirrorsTheCatalogRule) {
     bad[key] = value;
     catalog["ops"].push_back(bad);
   }
+  Json single = ok;
+  single["name"] = "transformers.LlamaRMSNorm";
+  single["source"] = "transformers";
+  catalog["ops"].push_back(single);
   std::ofstream(dir.path() / "catalog.json") << catalog.dump();
-  Result<std::vector<Json>> ops = ComposableOps(dir.path() / "catalog.json");
+  Result<CatalogOps> ops = ComposableOps(dir.path() / "catalog.json");
   ASSERT_TRUE(ops.ok()) << ops.status().ToString();
-  ASSERT_EQ(ops->size(), 1u);
-  EXPECT_EQ(ops->at(0)["name"], "F.gelu");
+  ASSERT_EQ(ops->torch.size(), 1u);
+  EXPECT_EQ(ops->torch.at(0)["name"], "F.gelu");
+  ASSERT_EQ(ops->transformers.size(), 1u);
+  EXPECT_EQ(ops->transformers.at(0)["name"], "transformers.LlamaRMSNorm");
   EXPECT_FALSE(ComposableOps(dir.path() / "missing.json").ok());
 }
 

@@ -45,7 +45,9 @@ Result<Json> WriteSuite(const fs::path& suite_path, const fs::path& dir) {
 
 }  // namespace
 
-std::map<int, double> PaperMix() { return {{1, 3.4}, {2, 83.8}, {3, 7.6}, {4, 2.8}, {5, 1.2}}; }
+std::map<int, double> PaperMix() {
+  return {{kTransformersMixKey, 1.2}, {1, 3.4}, {2, 83.8}, {3, 7.6}, {4, 2.8}, {5, 1.2}};
+}
 
 Result<std::map<int, double>> ParseMix(const std::string& text) {
   std::map<int, double> mix;
@@ -55,11 +57,13 @@ Result<std::map<int, double>> ParseMix(const std::string& text) {
   while (std::getline(in, part, ',')) {
     size_t colon = part.find(':');
     char* end = nullptr;
-    long n = colon == std::string::npos ? 0 : std::strtol(part.c_str(), &end, 10);
-    bool count_ok = colon != std::string::npos && end == part.c_str() + colon;
+    const bool transformers = colon == 1 && part[0] == 't';
+    long n = colon == std::string::npos ? 0 : transformers ? kTransformersMixKey : std::strtol(part.c_str(), &end, 10);
+    bool count_ok = colon != std::string::npos && (transformers || (end == part.c_str() + colon && n >= 1 && n <= 5));
     double w = count_ok ? std::strtod(part.c_str() + colon + 1, &end) : -1;
-    if (!count_ok || *end != '\0' || n < 1 || n > 5 || !(w >= 0) || !std::isfinite(w)) {
-      return InvalidArgument("--mix entry '" + part + "' is not COUNT:WEIGHT (counts 1..5, weights >= 0)");
+    if (!count_ok || *end != '\0' || !(w >= 0) || !std::isfinite(w)) {
+      return InvalidArgument("--mix entry '" + part +
+                             "' is not COUNT:WEIGHT (counts 1..5 or t for single transformers ops, weights >= 0)");
     }
     mix[static_cast<int>(n)] = w;
     total += w;
@@ -100,7 +104,7 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
   if (!(min_ms < max_ms)) return InvalidArgument("the runtime window needs --min-ms < --max-ms");
   const std::map<int, double> mix = opt.mix.empty() ? PaperMix() : opt.mix;
   bool any_allowed = false;
-  for (auto [n, w] : mix) any_allowed |= n <= opt.max_ops && w > 0;
+  for (auto [n, w] : mix) any_allowed |= n <= opt.max_ops && w > 0;  // (transformers: 0 <= max_ops)
   if (!any_allowed) return InvalidArgument("the op-count mix has no weight at or below --max-ops");
   if (!opt.candidates.empty() && !fs::is_regular_file(opt.candidates)) {
     return InvalidArgument("--candidates: no such file " + opt.candidates.string());
@@ -132,7 +136,10 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
   if (!opt.candidates.empty()) box.policy.read_only.push_back(fs::absolute(opt.candidates));
 
   Json mix_json = Json::object();
-  for (auto [n, w] : mix) mix_json[std::to_string(n)] = w;
+  for (auto [n, w] : mix) {
+    if (n != kTransformersMixKey) mix_json[std::to_string(n)] = w;
+  }
+  const double transformers_share = mix.count(kTransformersMixKey) ? mix.at(kTransformersMixKey) : 0.0;
   const bool compile = opt.compile_check == "on" || (opt.compile_check == "auto" && opt.device == Device::kCuda);
   Json spec = {{"out_dir", out.string()},
                {"device", DeviceName(opt.device)},
@@ -140,6 +147,7 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
                {"count", opt.count},
                {"max_ops", opt.max_ops},
                {"mix", mix_json},
+               {"transformers_share", transformers_share},
                {"tolerance", policy->Tolerance()},
                {"min_ms", min_ms},
                {"max_ms", max_ms},

@@ -30,7 +30,8 @@ struct SynthOptions {
   int64_t seed = 0;
   Device device = Device::kCuda;
   std::string composer = "random";     // random | llm:<model spec> (llm/llm_client.h)
-  std::map<int, double> mix;           // op count -> weight; empty: the published mix
+  std::map<int, double> mix;           // op count -> weight (kTransformersMixKey: single transformers
+                                       // ops); empty: the published mix
   fs::path decontaminate;              // suite whose tasks no kept task may resemble; empty: none
   fs::path candidates;                 // JSONL of {"code", "ops"} filtered instead of composing
   double min_ms = -1, max_ms = -1;     // eager runtime window; < 0: the device's default
@@ -46,10 +47,16 @@ struct SynthOptions {
   const Sandbox* sandbox = nullptr;    // null: Sandbox::Default()
 };
 
-// PaperMix is the published op-count mix of Ops-6K (1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2).
+// The mix key of single transformers ops ("t" in --mix): as published, a transformers op is a task of
+// its own, never composed with others.
+constexpr int kTransformersMixKey = 0;
+
+// PaperMix is the published mix of Ops-6K: torch programs of 1..5 ops 3.4, 83.8, 7.6, 2.8, 1.2 %
+// and single transformers ops 1.2 %.
 std::map<int, double> PaperMix();
 
-// ParseMix reads "1:3.4,2:83.8,..." (counts 1..5, non-negative weights, at least one positive).
+// ParseMix reads "1:3.4,2:83.8,...,t:1.2" (counts 1..5 or t, non-negative weights, at least one
+// positive).
 Result<std::map<int, double>> ParseMix(const std::string& text);
 
 // RuntimeWindow returns the default eager window in ms: [1, 100] on cuda, [0.1, 100] on the CPU.

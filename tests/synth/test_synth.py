@@ -172,6 +172,24 @@ def test_op_count_quotas_are_met_in_parallel(binary, tmp_path):
     assert sorted(len(r["ops"]) for r in rows) == [1] * 6 + [3] * 6
 
 
+def test_transformers_ops_are_single_tasks_of_their_share(binary, tmp_path):
+    """--mix 2:50,t:50: half the kept tasks are one transformers op each (data_source transformers#1),
+    the other half 2-op torch programs with no transformers op in them."""
+    pytest.importorskip("transformers")
+    run = synth(binary, tmp_path / "t", "--count", "6", "--mix", "2:50,t:50", "--jobs", "2", "--json")
+    assert run.returncode == 0, run.stderr
+    summary = json.loads(run.stdout)
+    assert summary["op_count_quotas"] == {"2": 3, "transformers": 3}
+    assert summary["op_count_histogram"] == {"2": 3, "transformers": 3}
+    assert summary["op_count_requested_percent"]["transformers"] == 50.0
+    rows = [json.loads(x) for x in (tmp_path / "t" / "tasks.jsonl").read_text().splitlines()]
+    single = [r for r in rows if r["data_source"] == "transformers#1"]
+    assert len(single) == 3 and all(len(r["ops"]) == 1 and r["ops"][0].startswith("transformers.") for r in single)
+    assert all("from transformers" in r["code"] for r in single)
+    chained = [r for r in rows if r["data_source"] == "torch#2"]
+    assert len(chained) == 3 and not any(o.startswith("transformers.") for r in chained for o in r["ops"])
+
+
 @pytest.mark.parametrize("args, message", [
     (["--count", "3"], "--out is required"),
     (["--out", "X", "--mix", "7:1"], "--mix entry"),

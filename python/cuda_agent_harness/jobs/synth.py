@@ -25,10 +25,13 @@ run the dynamic ones, timed measurements one at a time per device. With one work
 deterministic; with more, which candidates are kept depends on the order they finish in, and each row
 still carries what regenerates its program (seed, n_ops).
 
-Op-count mix: the requested mix becomes quotas (largest remainder over `count`); each composed
-candidate's op count is drawn, by its seed's generator, with weights = the quotas still open (kept and
-in flight subtracted), so a count whose candidates are often dropped is asked for more often; a
-candidate that passes every filter when its count's quota is full is dropped at stage "mix".
+Op-count mix: the requested mix, plus "transformers_share" (percent, optional: single transformers
+ops, as published; 0 when the catalog has none, i.e. transformers is not installed, with a note in the
+summary), becomes quotas per category ("1".."5": torch programs of that many ops, "transformers") by
+largest remainder over `count`; each composed candidate's category is drawn, by its seed's generator,
+with weights = the quotas still open (kept and in flight subtracted), so a category whose candidates are
+often dropped is asked for more often; a candidate that passes every filter when its category's quota is
+full is dropped at stage "mix".
 """
 
 from __future__ import annotations
@@ -47,14 +50,15 @@ import torch
 from ..comparison import Tolerance
 from ..errors import JobError
 from ..spec import json_safe, require, require_device
-from ..synth.catalog import build_catalog, composable_ops, stochastic_names
-from ..synth.composer import ComposeError, compose
+from ..synth.catalog import CATALOG_VERSION, build_catalog, composable_ops, stochastic_names, transformers_ops, transformers_version
+from ..synth.composer import ComposeError, compose, compose_transformers
 from ..synth.filters import STAGES, Candidate, FilterConfig, check_dedup, run_static_filters
 from ..synth.pool import WorkerPool
 from ..synth.similarity import Corpus, tokens
 
 CONFIG_KEYS = ("device", "seed", "max_ops", "mix", "composer", "min_ms", "max_ms", "compile_check",
-               "contamination_threshold", "dedup_threshold", "suite_name", "candidates_path")
+               "contamination_threshold", "dedup_threshold", "suite_name", "candidates_path",
+               "transformers_share")
 
 
 def candidate_seed(seed: int, index: int) -> int:
@@ -74,7 +78,8 @@ def load_catalog(out_dir: str) -> dict:
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             catalog = json.load(f)
-        if catalog.get("torch_version") == torch.__version__:
+        if (catalog.get("version"), catalog.get("torch_version"), catalog.get("transformers_version")) == \
+                (CATALOG_VERSION, torch.__version__, transformers_version()):
             return catalog
     catalog = build_catalog()
     write_json(path, catalog)
@@ -114,9 +119,25 @@ def read_decisions(path: str) -> tuple[dict[int, dict], dict[int, int]]:
     return decided, {i: n for i, n in starts.items() if i not in decided}
 
 
-def op_count_quotas(mix: dict[int, float], max_ops: int, count: int) -> dict[int, int]:
-    """The kept tasks each op count may have: `count` split by the mix (largest remainder)."""
-    allowed = {n: w for n, w in mix.items() if n <= max_ops and w > 0}
+TRANSFORMERS = "transformers"  # the category of single transformers ops
+
+
+def category(ops: list[str]) -> str:
+    """A program's mix category: "transformers" for a transformers op, else its op count ("1".."5")."""
+    return TRANSFORMERS if any(o.startswith("transformers.") for o in ops) else str(len(ops))
+
+
+def data_source(ops: list[str]) -> str:
+    """The published column: "torch#<op count>" or "transformers#1"."""
+    return f"{TRANSFORMERS}#{len(ops)}" if category(ops) == TRANSFORMERS else f"torch#{len(ops)}"
+
+
+def op_count_quotas(mix: dict[int, float], max_ops: int, count: int, transformers_share: float = 0.0) -> dict[str, int]:
+    """The kept tasks each category may have: `count` split by the mix and the transformers share
+    (largest remainder)."""
+    allowed = {str(n): w for n, w in mix.items() if n <= max_ops and w > 0}
+    if transformers_share > 0:
+        allowed[TRANSFORMERS] = transformers_share
     total = sum(allowed.values())
     exact = {n: count * w / total for n, w in allowed.items()}
     quotas = {n: int(v) for n, v in exact.items()}
@@ -125,8 +146,8 @@ def op_count_quotas(mix: dict[int, float], max_ops: int, count: int) -> dict[int
     return quotas
 
 
-def steered_count(cseed: int, quotas: dict[int, int], kept: dict[int, int], inflight: dict[int, int]) -> int | None:
-    """The op count of the next composed candidate (see the module docstring); None: every quota is full."""
+def steered_count(cseed: int, quotas: dict[str, int], kept: dict[str, int], inflight: dict[str, int]) -> str | None:
+    """The category of the next composed candidate (see the module docstring); None: every quota is full."""
     for busy in (inflight, {}):
         open_ = {n: q - kept.get(n, 0) - busy.get(n, 0) for n, q in quotas.items()}
         open_ = {n: v for n, v in open_.items() if v > 0}
@@ -151,7 +172,7 @@ class Log:
 
 
 def task_row(d: dict, number: int) -> dict:
-    return {"id": f"synth-{number:05d}", "ops": d["ops"], "data_source": f"torch#{len(d['ops'])}",
+    return {"id": f"synth-{number:05d}", "ops": d["ops"], "data_source": data_source(d["ops"]),
             "code": d["code"], "seed": d["seed"], "index": d["index"], "eager_ms": d.get("eager_ms"),
             "compile_ms": d.get("compile_ms"), "device": d["device"], "filters": d["filters"]}
 
@@ -197,13 +218,15 @@ def summarize(decided: dict[int, dict], config: dict, count: int, catalog: dict)
                 row["reasons"][key] = row["reasons"].get(key, 0) + 1
     hist: dict[str, int] = {}
     for d in kept:
-        hist[str(len(d["ops"]))] = hist.get(str(len(d["ops"])), 0) + 1
+        hist[category(d["ops"])] = hist.get(category(d["ops"]), 0) + 1
     times = sorted(d["eager_ms"] for d in kept if d.get("eager_ms") is not None)
 
     def quantile(q: float):
         return times[min(len(times) - 1, int(q * len(times)))] if times else None
 
-    mix = config["mix"]
+    mix = dict(config["mix"])
+    if config.get("transformers_share"):
+        mix[TRANSFORMERS] = config["transformers_share"]
     total = sum(mix.values())
     return {"version": 1, "config": config, "torch_version": torch.__version__,
             "catalog_ops": len(catalog["ops"]), "transformers": catalog.get("transformers_note"),
@@ -245,6 +268,7 @@ def run(spec: dict, result: dict) -> None:
     count = require(spec, "count", int)
     max_ops = require(spec, "max_ops", int)
     mix = {int(k): float(v) for k, v in require(spec, "mix", dict).items()}
+    share = float(require(spec, "transformers_share", (int, float), default=0.0))
     suite = spec.get("suite") or None
     candidates_path = spec.get("candidates_path") or None
     max_candidates = require(spec, "max_candidates", int)
@@ -262,6 +286,8 @@ def run(spec: dict, result: dict) -> None:
               "contamination_threshold": require(spec, "contamination_threshold", (int, float)),
               "dedup_threshold": require(spec, "dedup_threshold", (int, float)),
               "suite_name": suite["name"] if suite else None, "candidates_path": candidates_path}
+    if share > 0:
+        config["transformers_share"] = share
     os.makedirs(out_dir, exist_ok=True)
     check_config(out_dir, config)
     catalog = load_catalog(out_dir)
@@ -270,6 +296,12 @@ def run(spec: dict, result: dict) -> None:
         result["composable"] = len(composable_ops(catalog))
         return
     ops = composable_ops(catalog)
+    ops_transformers = transformers_ops(catalog)
+    share_note = None
+    if share > 0 and not ops_transformers:
+        share_note = (f"transformers share {share:g} % requested, but the catalog has no transformers op "
+                      f"({catalog.get('transformers_note')}): torch programs take its place")
+        share = 0.0
     given = read_candidates(candidates_path) if candidates_path else None
     try:
         tolerance = Tolerance.from_spec(require(spec, "tolerance", dict))
@@ -298,28 +330,30 @@ def run(spec: dict, result: dict) -> None:
         log.append(entry)
         decided[orphan] = entry
     kept: dict[tuple, Corpus] = {}
-    kept_by_count: dict[int, int] = {}
+    kept_by_count: dict[str, int] = {}
     n_kept = 0
     for _, d in sorted(decided.items()):
         if d["status"] == "kept":
             n_kept += 1
             kept.setdefault(tuple(d["ops"]), Corpus()).add(f"synth-{n_kept:05d}", tokens(d["code"]))
-            kept_by_count[len(d["ops"])] = kept_by_count.get(len(d["ops"]), 0) + 1
-    quotas = op_count_quotas(mix, max_ops, count) if given is None else None
+            kept_by_count[category(d["ops"])] = kept_by_count.get(category(d["ops"]), 0) + 1
+    quotas = op_count_quotas(mix, max_ops, count, share) if given is None else None
     work = os.path.join(out_dir, "work")
     os.makedirs(work, exist_ok=True)
     limit = len(given) if given is not None else max_candidates
     result.update({"new_candidates": 0, "resumed_candidates": len(decided), "workers": workers})
     pool = WorkerPool(workers, cfg, work, gpus=gpus, timeout_s=timeout)
     inflight: dict[int, tuple[dict, Candidate]] = {}
-    inflight_by_count: dict[int, int] = {}
+    inflight_by_count: dict[str, int] = {}
     started_at = time.monotonic()
     kept_at_start = n_kept
 
     def decide(entry: dict, c: Candidate, stage, reason) -> None:
         nonlocal n_kept
-        if stage is None and quotas is not None and kept_by_count.get(len(c.ops), 0) >= quotas.get(len(c.ops), 0):
-            stage, reason = "mix", f"the quota of {len(c.ops)}-op tasks is full ({quotas.get(len(c.ops), 0)})"
+        kind = category(c.ops)
+        if stage is None and quotas is not None and kept_by_count.get(kind, 0) >= quotas.get(kind, 0):
+            what = "transformers" if kind == TRANSFORMERS else f"{kind}-op"
+            stage, reason = "mix", f"the quota of {what} tasks is full ({quotas.get(kind, 0)})"
             c.log["mix"] = reason
         entry.update({"ops": c.ops, "status": "dropped" if stage else "kept", "stage": stage, "reason": reason,
                       "eager_ms": c.eager_ms, "compile_ms": c.compile_ms, "similarity": c.similarity,
@@ -328,7 +362,7 @@ def run(spec: dict, result: dict) -> None:
             n_kept += 1
             entry["code"] = c.code
             kept.setdefault(tuple(c.ops), Corpus()).add(f"synth-{n_kept:05d}", c.tokens)
-            kept_by_count[len(c.ops)] = kept_by_count.get(len(c.ops), 0) + 1
+            kept_by_count[kind] = kept_by_count.get(kind, 0) + 1
         log.append(entry)
         decided[entry["index"]] = entry
         result["new_candidates"] += 1
@@ -361,14 +395,15 @@ def run(spec: dict, result: dict) -> None:
                         index += 1
                         continue
                 else:
-                    n_ops = steered_count(cseed, quotas, kept_by_count, inflight_by_count)
-                    if n_ops is None:
+                    kind = steered_count(cseed, quotas, kept_by_count, inflight_by_count)
+                    if kind is None:
                         break
                     try:
-                        program = compose(ops, cseed, mix, max_ops, device, count=n_ops)
+                        program = (compose_transformers(ops_transformers, cseed, device) if kind == TRANSFORMERS
+                                   else compose(ops, cseed, mix, max_ops, device, count=int(kind)))
                     except ComposeError as exc:
                         raise JobError("task", str(exc)) from exc
-                    entry["n_ops"] = n_ops
+                    entry["n_ops"] = program["n_ops"]
                 path = os.path.join(work, f"candidate_{index}.py")
                 with open(path, "w", encoding="utf-8") as f:
                     f.write(program["code"])
@@ -381,13 +416,13 @@ def run(spec: dict, result: dict) -> None:
                 else:
                     pool.submit(index, c)
                     inflight[index] = (entry, c)
-                    inflight_by_count[len(c.ops)] = inflight_by_count.get(len(c.ops), 0) + 1
+                    inflight_by_count[category(c.ops)] = inflight_by_count.get(category(c.ops), 0) + 1
                 index += 1
             if not inflight:
                 break
             for done, outcome in pool.wait(poll_s=5.0 if time_limit > 0 else None):
                 entry, c = inflight.pop(done)
-                inflight_by_count[len(c.ops)] -= 1
+                inflight_by_count[category(c.ops)] -= 1
                 c.log = outcome["log"]
                 c.eager_ms, c.compile_ms = outcome["eager_ms"], outcome["compile_ms"]
                 entry["seconds"] = outcome["seconds"]
@@ -419,6 +454,8 @@ def run(spec: dict, result: dict) -> None:
     if result.get("stopped"):
         summary["run"]["stopped"] = result["stopped"]
     if quotas is not None:
-        summary["op_count_quotas"] = {str(k): v for k, v in sorted(quotas.items())}
+        summary["op_count_quotas"] = dict(sorted(quotas.items()))
+    if share_note:
+        summary["transformers_share_note"] = share_note
     write_json(os.path.join(out_dir, "summary.json"), summary)
     result["summary"] = summary

@@ -8,8 +8,10 @@ inputs of rank 1 to 5: the ranks it accepts (with the output shape its rule pred
 accepts, whether it is stochastic (two calls on the same input under different seeds differ), whether it
 returns its input unchanged, and whether its output is finite on standard-normal input.
 
-transformers is optional: when it is installed its version is recorded, but its blocks are not crawled
-in this version (docs/synth.md).
+transformers is optional: when it is installed, its activations (ACT2CLS, crawled) and a table of its
+norms, MLP and attention blocks (TRANSFORMERS) are probed the same way, on (..., hidden) inputs. They
+carry source "transformers" and the import lines their programs need; the composer never chains them
+with other ops ("transformers ops stay single", as published: composer.compose_transformers).
 
     catalog = build_catalog()          # {"version", "torch_version", "ops": [...], ...}
     usable = composable_ops(catalog)   # what the random composer draws from
@@ -26,9 +28,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .rules import RULES, Step
+from .rules import MODULE_CALL, RULES, Step
 
-CATALOG_VERSION = 1
+CATALOG_VERSION = 2
 
 # (name, kind, rule, template) — templates use {i}/{o}/{k}/{c}/... for __init__ arguments (rules.py)
 # and {x} for the forward input.
@@ -90,27 +92,83 @@ FAMILIES = {"linear": "compute", "conv1d": "compute", "conv2d": "compute", "conv
 
 NAMESPACE = {"torch": torch, "nn": nn, "F": F}
 
+# transformers blocks: (name, rule, template, imports). Dropout probabilities are 0 and attention is
+# the eager implementation (no warning, no kernel choice at run time).
+TRANSFORMERS: list[tuple[str, str, str, str]] = [
+    ("transformers.LlamaRMSNorm", "hidden", "LlamaRMSNorm({n})",
+     "from transformers.models.llama.modeling_llama import LlamaRMSNorm"),
+    ("transformers.GemmaRMSNorm", "hidden", "GemmaRMSNorm({n})",
+     "from transformers.models.gemma.modeling_gemma import GemmaRMSNorm"),
+    ("transformers.T5LayerNorm", "hidden", "T5LayerNorm({n})",
+     "from transformers.models.t5.modeling_t5 import T5LayerNorm"),
+    ("transformers.LlamaMLP", "hidden_mlp", "LlamaMLP(LlamaConfig(hidden_size={n}, intermediate_size={m}, num_attention_heads=1, num_key_value_heads=1))",
+     "from transformers import LlamaConfig\nfrom transformers.models.llama.modeling_llama import LlamaMLP"),
+    ("transformers.GPT2MLP", "hidden_mlp", "GPT2MLP({m}, GPT2Config(n_embd={n}, resid_pdrop=0.0))",
+     "from transformers import GPT2Config\nfrom transformers.models.gpt2.modeling_gpt2 import GPT2MLP"),
+    ("transformers.T5DenseGatedActDense", "hidden_mlp",
+     'T5DenseGatedActDense(T5Config(d_model={n}, d_ff={m}, dropout_rate=0.0, feed_forward_proj="gated-gelu"))',
+     "from transformers import T5Config\nfrom transformers.models.t5.modeling_t5 import T5DenseGatedActDense"),
+    ("transformers.BertSelfAttention", "attention",
+     'BertSelfAttention(BertConfig(hidden_size={n}, num_attention_heads={h}, attention_probs_dropout_prob=0.0, '
+     'attn_implementation="eager"))',
+     "from transformers import BertConfig\nfrom transformers.models.bert.modeling_bert import BertSelfAttention"),
+    ("transformers.GPT2Attention", "attention",
+     'GPT2Attention(GPT2Config(n_embd={n}, n_head={h}, attn_pdrop=0.0, resid_pdrop=0.0, attn_implementation="eager"))',
+     "from transformers import GPT2Config\nfrom transformers.models.gpt2.modeling_gpt2 import GPT2Attention"),
+]
+TRANSFORMERS_FAMILIES = {"module_same": "activation", "hidden": "norm", "hidden_mlp": "mlp", "attention": "attention"}
+ACTIVATION_IMPORT = "from transformers.activations import ACT2FN"
 
-def instantiate(step: Step) -> Any:
+
+class ModuleCall(nn.Module):
+    """A module called through a call text other than m(x) (e.g. an attention block's output, taken
+    from the (output, weights) it returns)."""
+
+    def __init__(self, module: nn.Module, call: str):
+        super().__init__()
+        self.inner = module
+        self.fn = eval("lambda m, x: " + call.format(m="m", x="x"))  # noqa: S307 - catalog text
+
+    def forward(self, x):
+        return self.fn(self.inner, x)
+
+
+def namespace(imports: str = "") -> dict:
+    """The names op texts are evaluated in: torch, nn, F, plus what the op's import lines bring."""
+    names = dict(NAMESPACE)
+    if imports:
+        exec(imports, names)  # noqa: S102 - the catalog's own import lines
+    return names
+
+
+def instantiate(step: Step, names: dict | None = None) -> Any:
     """A callable x -> output for one applied op: a fresh module (its hyperparameter names bound to
     their values), or a lambda over the call text."""
+    names = names if names is not None else NAMESPACE
     if step.module is not None:
-        return eval(step.module, {**NAMESPACE, **step.params})  # noqa: S307 - catalog text
-    return eval("lambda x: " + step.call.format(x="x"), dict(NAMESPACE))  # noqa: S307 - catalog text
+        module = eval(step.module, {**names, **step.params})  # noqa: S307 - catalog text
+        return module if step.call == MODULE_CALL else ModuleCall(module, step.call)
+    return eval("lambda x: " + step.call.format(x="x"), dict(names))  # noqa: S307 - catalog text
 
 
-def probe(name: str, kind: str, rule: str, template: str, source: str) -> dict:
+def probe(name: str, kind: str, rule: str, template: str, source: str, imports: str = "") -> dict:
     """The catalog entry of one op: the ranks and dtypes it accepts and how it behaves."""
-    entry = {"name": name, "kind": kind, "rule": rule, "family": FAMILIES[rule], "template": template,
-             "source": source, "ranks": [], "dtypes": [], "stochastic": False, "identity": False,
-             "finite": True, "warning": None, "problem": None}
+    family = TRANSFORMERS_FAMILIES[rule] if source == "transformers" else FAMILIES[rule]
+    entry = {"name": name, "kind": kind, "rule": rule, "family": family, "template": template,
+             "source": source, "imports": imports, "ranks": [], "dtypes": [], "stochastic": False,
+             "identity": False, "finite": True, "warning": None, "problem": None}
+    try:
+        names = namespace(imports)
+    except Exception as exc:  # noqa: BLE001 - not in this transformers version
+        entry["problem"] = f"import: {type(exc).__name__}: {exc}"[:200]
+        return entry
     first = None
     for rank, shape in PROBE_SHAPES.items():
         step = RULES[rule](template, shape, random.Random(0))
         if step is None:
             continue
         try:
-            fn = instantiate(step)
+            fn = instantiate(step, names)
             torch.manual_seed(0)
             x = torch.randn(shape)
             with warnings.catch_warnings(record=True) as caught:
@@ -206,6 +264,19 @@ def transformers_version() -> str | None:
     return str(transformers.__version__)
 
 
+def crawled_transformers() -> list[tuple[str, str, str, str, str]]:
+    """(name, kind, rule, template, imports) of the transformers ops: every activation of ACT2CLS, then
+    the TRANSFORMERS table. Empty when transformers is not installed."""
+    try:
+        from transformers.activations import ACT2CLS  # noqa: PLC0415 - optional
+    except Exception:  # noqa: BLE001 - not installed or broken
+        return []
+    found = [(f"transformers.ACT2FN[{key}]", "module", "module_same", f'ACT2FN["{key}"]', ACTIVATION_IMPORT)
+             for key in sorted(ACT2CLS)]
+    found += [(name, "module", rule, template, imports) for name, rule, template, imports in TRANSFORMERS]
+    return found
+
+
 def build_catalog() -> dict:
     """Crawls and probes every op; the result is JSON-ready."""
     ops, skipped = [], []
@@ -213,25 +284,38 @@ def build_catalog() -> dict:
         warnings.simplefilter("ignore")
         candidates = [c + ("curated",) for c in CURATED if hasattr(nn, c[0][3:]) or not c[0].startswith("nn.")]
         candidates += [c + ("crawled",) for c in crawled_modules() + crawled_functions()]
-        for name, kind, rule, template, source in candidates:
-            entry = probe(name, kind, rule, template, source)
+        candidates = [c + ("",) for c in candidates]
+        candidates += [(name, kind, rule, template, "transformers", imports)
+                       for name, kind, rule, template, imports in crawled_transformers()]
+        for name, kind, rule, template, source, imports in candidates:
+            entry = probe(name, kind, rule, template, source, imports)
             if entry["ranks"]:
                 ops.append(entry)
             else:
                 skipped.append({"name": name, "reason": entry["problem"] or "accepts no probed rank"})
     tv = transformers_version()
+    n_transformers = sum(op["source"] == "transformers" for op in ops)
     return {"version": CATALOG_VERSION, "torch_version": torch.__version__,
             "transformers_version": tv,
-            "transformers_note": "crawled: no (not in this version)" if tv else "not installed: skipped",
+            "transformers_note": f"crawled: {n_transformers} ops" if tv else "not installed: skipped",
             "ops": ops, "skipped": skipped}
 
 
+def usable(op: dict, allow_stochastic: bool = False) -> bool:
+    """float32, finite on normal input, silent (no warning: deprecated implicit dimensions), not the
+    identity, not stochastic."""
+    return ("float32" in op["dtypes"] and op["finite"] and not op["identity"] and not op["warning"]
+            and (allow_stochastic or not op["stochastic"]))
+
+
 def composable_ops(catalog: dict, allow_stochastic: bool = False) -> list[dict]:
-    """The ops the composer may use: float32, finite on normal input, silent (no warning: deprecated
-    implicit dimensions), not the identity, not stochastic."""
-    return [op for op in catalog["ops"]
-            if "float32" in op["dtypes"] and op["finite"] and not op["identity"] and not op["warning"]
-            and (allow_stochastic or not op["stochastic"])]
+    """The torch ops the random composer chains (usable ones)."""
+    return [op for op in catalog["ops"] if op["source"] != "transformers" and usable(op, allow_stochastic)]
+
+
+def transformers_ops(catalog: dict) -> list[dict]:
+    """The usable transformers ops, each a task of its own."""
+    return [op for op in catalog["ops"] if op["source"] == "transformers" and usable(op)]
 
 
 def stochastic_names(catalog: dict) -> set[str]:

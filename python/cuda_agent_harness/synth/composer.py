@@ -8,6 +8,9 @@ rule), so every program is shape-correct by construction.
 
     program = compose(composable_ops(catalog), seed=7, mix=PAPER_MIX, max_ops=5, device="cpu")
     program["code"], program["ops"]
+
+transformers ops stay single, as published: compose_transformers makes a program of one of them on a
+(batch_size, seq_len, hidden_dim) input, with the import lines the op needs.
 """
 
 from __future__ import annotations
@@ -18,8 +21,17 @@ import re
 
 from .rules import RULES, Step
 
-# The published op-count mix of Ops-6K (../shared/PAPER.md §1), in percent.
+# The published op-count mix of Ops-6K (../shared/PAPER.md §1), in percent; the remaining 1.2 % are
+# single transformers ops (PAPER_TRANSFORMERS_SHARE).
 PAPER_MIX = {1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}
+PAPER_TRANSFORMERS_SHARE = 1.2
+
+# transformers programs: (batch_size, seq_len, hidden_dim) inputs of these sizes, batch filling the
+# element budget; transformers op families by weight.
+TRANSFORMERS_HIDDEN = {"cpu": (32, 64, 128), "cuda": (512, 768, 1024, 2048)}
+TRANSFORMERS_SEQ = {"cpu": (8, 16, 32), "cuda": (128, 256, 512, 1024)}
+TRANSFORMERS_FAMILY_WEIGHTS = {"activation": 30, "norm": 20, "mlp": 30, "attention": 20}
+TRANSFORMERS_DIMS = ("batch_size", "seq_len", "hidden_dim")
 
 # Elements of the input tensor, drawn log-uniformly: small enough for the CPU, large for a GPU.
 ELEMENT_BUDGET = {"cpu": (2 ** 13, 2 ** 17), "cuda": (2 ** 22, 2 ** 26)}
@@ -116,14 +128,16 @@ def _draw(rng: random.Random, ops: list[dict], count: int, device: str) -> list[
 
 
 def _snake(name: str) -> str:
+    """An attribute name for an op: "nn.BatchNorm2d" -> "batch_norm2d", "ACT2FN[gelu]" -> "act2fn_gelu"."""
     short = name.split(".")[-1]
-    return re.sub(r"(?<=[a-z])(?=[A-Z])", "_", short).lower()
+    snake = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", short).lower()
+    return re.sub(r"\W+", "_", snake).strip("_") or "op"
 
 
-def render(chain: list[tuple[dict, Step]]) -> str:
+def render(chain: list[tuple[dict, Step]], dim_names: tuple | None = None) -> str:
     """The KernelBench-form program of a drawn chain (chain[0] holds the input shape)."""
     in_shape = chain[0][1].shape
-    constants = list(zip(DIM_NAMES[len(in_shape)], in_shape))
+    constants = list(zip(dim_names or DIM_NAMES[len(in_shape)], in_shape))
     init_names: list[str] = []
     body_init, body_forward, used = [], [], set(n for n, _ in constants)
     for j, (op, step) in enumerate(chain[1:]):
@@ -144,10 +158,11 @@ def render(chain: list[tuple[dict, Step]]) -> str:
                 attr += "_"
         used.add(attr)
         body_init.append(f"        self.{attr} = {text}")
-        body_forward.append(f"        x = self.{attr}(x)")
+        body_forward.append(f"        x = {step.call.format(m=f'self.{attr}', x='x')}")
     names = " -> ".join(op["name"] for op, _ in chain[1:])
     dims = ", ".join(n for n, _ in constants[:len(in_shape)])
-    lines = ["import torch", "import torch.nn as nn", "import torch.nn.functional as F", "", "",
+    imports = list(dict.fromkeys(line for op, _ in chain[1:] for line in op.get("imports", "").splitlines()))
+    lines = ["import torch", "import torch.nn as nn", "import torch.nn.functional as F", *imports, "", "",
              "class Model(nn.Module):", f'    """{names}"""', "",
              f"    def __init__(self{''.join(', ' + n for n in init_names)}):",
              "        super().__init__()", *body_init, "",
@@ -173,3 +188,31 @@ def compose(ops: list[dict], seed: int, mix: dict[int, float], max_ops: int, dev
             return {"ops": [op["name"] for op, _ in chain[1:]], "n_ops": count, "code": render(chain),
                     "input_shape": list(chain[0][1].shape), "output_shape": list(chain[-1][1].shape)}
     raise ComposeError(f"no {count}-op program fits the catalog after {MAX_TRIES} tries (seed {seed})")
+
+
+def transformers_shape(rng: random.Random, device: str) -> tuple:
+    low, high = ELEMENT_BUDGET[device]
+    total = math.exp(rng.uniform(math.log(low), math.log(high)))
+    hidden = rng.choice(TRANSFORMERS_HIDDEN[device])
+    seq = rng.choice(TRANSFORMERS_SEQ[device])
+    return (max(1, min(64, round(total / (hidden * seq)))), seq, hidden)
+
+
+def compose_transformers(ops: list[dict], seed: int, device: str) -> dict:
+    """The single-op transformers program of `seed` (catalog.transformers_ops): a family by weight, an
+    op of it, a (batch_size, seq_len, hidden_dim) input. Same result fields as compose."""
+    if not ops:
+        raise ComposeError("the op catalog has no transformers op (is transformers installed?)")
+    rng = random.Random(seed)
+    for _ in range(MAX_TRIES):
+        op = _pick(rng, ops, TRANSFORMERS_FAMILY_WEIGHTS, (0, 0, 0), None)
+        if op is None:
+            break
+        shape = transformers_shape(rng, device)
+        step = RULES[op["rule"]](op["template"], shape, rng)
+        if step is None:
+            continue
+        chain = [(op, Step(shape=shape)), (op, step)]
+        return {"ops": [op["name"]], "n_ops": 1, "code": render(chain, TRANSFORMERS_DIMS),
+                "input_shape": list(shape), "output_shape": list(step.shape)}
+    raise ComposeError(f"no transformers program fits the catalog after {MAX_TRIES} tries (seed {seed})")

@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 
+MODULE_CALL = "{m}({x})"
+
+
 @dataclass
 class Step:
     """One applied op: `module` is an nn.Module constructor (an attribute of Model) or None, `call` the
@@ -22,7 +25,7 @@ class Step:
     hyperparameters (name → value) the constructor text refers to by name."""
 
     shape: tuple
-    call: str = "{m}({x})"
+    call: str = MODULE_CALL
     module: Optional[str] = None
     params: dict = field(default_factory=dict)
 
@@ -140,6 +143,41 @@ def _scale(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
     return Step(shape=shape, call=template.replace("{c}", str(rng.choice((0.5, 2.0, 3.0)))))
 
 
+# transformers blocks (catalog.TRANSFORMERS): modules on (..., hidden) inputs.
+
+def _module_same(template: str, shape: tuple, rng: random.Random) -> Step:
+    """A shape-preserving module without hyperparameters (a transformers activation)."""
+    return Step(shape=shape, module=template)
+
+
+def _hidden(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+    """A norm over the last (hidden) dimension."""
+    if len(shape) < 2:
+        return None
+    return Step(shape=shape, module=template.format(n="hidden_size"), params={"hidden_size": shape[-1]})
+
+
+def _hidden_mlp(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+    """An MLP block hidden -> intermediate (2x or 4x) -> hidden."""
+    if len(shape) < 2:
+        return None
+    n = shape[-1]
+    return Step(shape=shape, module=template.format(n="hidden_size", m="intermediate_size"),
+                params={"hidden_size": n, "intermediate_size": n * rng.choice((2, 4))})
+
+
+def _attention(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+    """Self-attention on (batch, sequence, hidden), heads of at least 8 channels; the block returns
+    (output, weights): the output is taken."""
+    if len(shape) != 3:
+        return None
+    heads = [h for h in (2, 4, 8, 16) if shape[-1] % h == 0 and shape[-1] // h >= 8]
+    if not heads:
+        return None
+    return Step(shape=shape, call="{m}({x})[0]", module=template.format(n="hidden_size", h="num_heads"),
+                params={"hidden_size": shape[-1], "num_heads": rng.choice(heads)})
+
+
 RULES: dict[str, Rule] = {
     "same": _same,
     "linear": _linear,
@@ -161,4 +199,8 @@ RULES: dict[str, Rule] = {
     "flatten": _flatten,
     "clamp": _clamp,
     "scale": _scale,
+    "module_same": _module_same,
+    "hidden": _hidden,
+    "hidden_mlp": _hidden_mlp,
+    "attention": _attention,
 }
