@@ -128,6 +128,8 @@ PY
         --jobs "$JOBS" --out "$OUT/bench" > "$OUT/bench.txt" 2> "$OUT/bench.err"
       echo "bench exit $?"; cat "$OUT/bench.txt"; tail -5 "$OUT/bench.err"
       [ -f "$OUT/bench/report.md" ] && head -30 "$OUT/bench/report.md"
+      # One archive: a device call brings back at most 8 files.
+      [ -d "$OUT/bench" ] && tar -C "$OUT" -czf "$OUT/bench-reports.tar.gz" bench && rm -rf "$OUT/bench"
     else
       echo "BENCH_SKIP: bench step skipped"
     fi
