@@ -610,8 +610,10 @@ class Pipeline {
 
   fs::path GoFile(const std::string& name) const { return dirs_->signals / ("go_" + name); }
 
+  // StartEarly starts the early job `name` unless one of that name waits already.
   void StartEarly(const std::string& name, const std::string& job, const Json& spec, const JobSandbox& box,
                   double timeout_s) {
+    if (early_.count(name)) return;
     double wait_s = 2 * opt_.build_timeout_s + 2 * opt_.trusted_timeout_s + 6 * opt_.candidate_timeout_s;
     Json waiting = spec;
     waiting["wait_for"] = {{"go", GoFile(name).string()}, {"stop", (dirs_->signals / "stop").string()},
