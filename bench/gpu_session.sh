@@ -102,7 +102,8 @@ PY
   bench)
     # (1) eager and torch.compile baselines of every task of .gpu/kernelbench_all, (2) unless BENCH_SKIP
     # is set, the candidates of bench/candidates/kernelbench.py judged as a benchmark, reports in
-    # $OUT/bench. Everything resumes: results live in one SQLite store, $BENCH_STORE (default
+    # $OUT/bench-reports.tar.gz (the folder $OUT/bench, packed: a device call returns at most 8
+    # files). Everything resumes: results live in one SQLite store, $BENCH_STORE (default
     # $OUT/bench-store.sqlite), which starts as .gpu/bench-store.sqlite when one was carried back from an
     # earlier lease (copy $OUT/bench-store.sqlite there), plus the committed bench/results/baselines/*.jsonl.
     # One command has 10 minutes: BENCH_BUDGET seconds (default 540) are shared by both steps.
