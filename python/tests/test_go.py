@@ -46,24 +46,25 @@ def test_early_compare_takes_its_paths_from_the_go(tmp_path):
     assert result["go_wait_seconds"] >= 0.2
 
 
-def test_early_candidate_runs_after_a_plain_go(tmp_path):
+def run_early_candidate(tmp_path, signal: str) -> tuple[dict, dict]:
+    """An early candidate job whose `signal` file ("go" or "stop") appears 0.3 s after it started."""
     ref = make_reference(tmp_path)
     cand_dir, ext_dir = write_candidate(tmp_path, GOOD_CANDIDATE)
     spec = waiting(candidate_spec(tmp_path, ref, cand_dir, ext_dir), tmp_path)
-    writer = write_later(tmp_path / "signals" / "go", "go\n")
+    writer = write_later(tmp_path / "signals" / signal, signal + "\n")
     result = run("candidate", spec)
     writer.join()
+    return spec, result
+
+
+def test_early_candidate_runs_after_a_plain_go(tmp_path):
+    _, result = run_early_candidate(tmp_path, "go")
     assert result["ok"], result
     assert result["checks_run"] == 3
 
 
 def test_stop_calls_an_early_job_off_before_it_loads_anything(tmp_path):
-    ref = make_reference(tmp_path)
-    cand_dir, ext_dir = write_candidate(tmp_path, GOOD_CANDIDATE)
-    spec = waiting(candidate_spec(tmp_path, ref, cand_dir, ext_dir), tmp_path)
-    writer = write_later(tmp_path / "signals" / "stop", "stop\n")
-    result = run("candidate", spec)
-    writer.join()
+    spec, result = run_early_candidate(tmp_path, "stop")
     assert not result["ok"] and result["error_kind"] == "not_started"
     assert "checks_run" not in result, "nothing of the job ran"
     assert not os.path.exists(spec["output_dir"])
