@@ -13,6 +13,9 @@ hit a time limit goes on where it stopped; `report` reads whatever exists):
               fresh interpreter per command, torch.compile in every profile
   rebuild     `cuda-agent build`: unchanged candidate, after editing the .cu, after editing the
               binding .cpp (--repeats each)
+  plain       relu_scale with a plain binding (plain_binding.h, no torch headers) against the same
+              kernel with a torch-style binding, alternately: rebuild after editing the binding, and
+              the judged candidate time (the bindings' host overhead), --repeats each
   cv          --cv-runs judgements of the same unchanged candidate: spread of its speedups
   throughput  judged candidates per hour at 1, 2, 4, 8 concurrent requests (each a fresh edit:
               builds overlap, timings are exclusive through the device lease), with CPU and
@@ -213,6 +216,33 @@ def phase_rebuild(args, cases, work: Path) -> None:
         print("rebuild", json.dumps(record), flush=True)
 
 
+def phase_plain(args, cases, work: Path) -> None:
+    out = args.out / "plain.jsonl"
+    have = done(out, key=lambda r: (r["style"], r["repeat"]))
+    task_dir = REPO / "examples" / "relu_scale"
+    case = {"name": "examples/relu_scale", "task": str(task_dir / "model.py")}
+    candidates = {}
+    for style, folder in (("torch", f"{args.device}_correct"), ("plain", f"{args.device}_plain_binding")):
+        candidates[style] = workdir_copy({"name": f"plain-phase/{style}",
+                                          "candidate": str(task_dir / "candidates" / folder)}, work)
+        build_once(candidates[style], args.device)
+    print("precompiled header ready:", wait_for_pch(args.cache_dir, 240), flush=True)  # torch style's
+    for rep in range(args.repeats):
+        for style, cand in candidates.items():
+            if (style, rep) in have:
+                continue
+            record = {"style": style, "repeat": rep, "unchanged_s": build_once(cand, args.device)}
+            binding = sorted((cand / "kernels").rglob("*_binding.cpp"))[0]
+            with binding.open("a") as f:
+                f.write(f"\n// benchmark edit {uuid.uuid4().hex}\n")
+            record["binding_edit_s"] = build_once(cand, args.device)
+            judged = judge(case, cand, args.device, args.judge_args)
+            record.update({k: judged[k] for k in ("wall_s", "reward", "reason", "candidate_us", "eager_us",
+                                                  "speedup_vs_eager")})
+            append(out, record)
+            print("plain", json.dumps(record), flush=True)
+
+
 def phase_cv(args, cases, work: Path) -> None:
     out = args.out / "cv.jsonl"
     have = done(out, key=lambda r: (r["case"], r["run"]))
@@ -343,6 +373,21 @@ def phase_report(args, cases, work: Path) -> None:
         lines += ["| rebuild | median (s) | min–max |", "|---|---:|---|"]
         lines += [f"| {k} | {v['median']:.2f} | {v['min']:.2f}–{v['max']:.2f} |" for k, v in summary["rebuild"].items()]
         lines.append("")
+    plain = read(args.out / "plain.jsonl")
+    if plain:
+        summary["plain"] = {}
+        lines += ["| relu_scale's binding | rebuild after a binding edit (s): median, min–max | "
+                  "candidate µs: median, min–max | rewards |", "|---|---|---|---|"]
+        for style in ("torch", "plain"):
+            rs = [r for r in plain if r["style"] == style]
+            b = spread([r["binding_edit_s"] for r in rs])
+            t = spread([r["candidate_us"] for r in rs if r["candidate_us"]])
+            summary["plain"][style] = {"binding_edit_s": b, "candidate_us": t, "rewards": [r["reward"] for r in rs]}
+            if b and t:
+                lines.append(f"| {style} | {b['median']:.2f}, {b['min']:.2f}–{b['max']:.2f} | "
+                             f"{t['median']:.2f}, {t['min']:.2f}–{t['max']:.2f} | "
+                             f"{', '.join(str(r['reward']) for r in rs)} |")
+        lines.append("")
     cv = read(args.out / "cv.jsonl")
     if cv:
         summary["cv"] = {}
@@ -374,7 +419,7 @@ def phase_report(args, cases, work: Path) -> None:
 
 
 PHASES = {"warmup": phase_warmup, "ours": phase_ours, "reference": phase_reference, "rebuild": phase_rebuild,
-          "cv": phase_cv, "throughput": phase_throughput, "report": phase_report}
+          "plain": phase_plain, "cv": phase_cv, "throughput": phase_throughput, "report": phase_report}
 
 
 def main() -> int:

@@ -39,8 +39,8 @@ Result<fs::path> WritablePath(const ToolContext& context, const std::string& giv
   if (IsProtectedPath(rel)) {
     return InvalidArgument(
         rel.string() +
-        " is a protected workspace file (model.py, binding.cpp, "
-        "binding_registry.h, SKILL.md, utils/ and .cuda-agent/ cannot be changed); "
+        " is a protected workspace file (model.py, binding.cpp, binding_registry.h, "
+        "plain_binding.h, SKILL.md, utils/ and .cuda-agent/ cannot be changed); "
         "write your code in kernels/ and model_new.py");
   }
   std::error_code ec;

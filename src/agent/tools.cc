@@ -2,6 +2,8 @@
 // protected-file rule and the output cap shared by every tool.
 #include "agent/tools.h"
 
+#include "build/extension_builder.h"
+
 namespace cuda_agent {
 
 void ToolRegistry::Add(std::unique_ptr<Tool> tool) { tools_.push_back(std::move(tool)); }
@@ -141,8 +143,10 @@ bool IsProtectedPath(const fs::path& relative) {
   std::string first = rel.begin()->string();
   if (first == "utils" || first == ".cuda-agent") return true;
   if (std::distance(rel.begin(), rel.end()) != 1) return false;
-  return first == "model.py" || first == "binding.cpp" || first == "binding_registry.h" ||
-         first == "SKILL.md";
+  for (const char* fixed : kInfrastructureFiles) {
+    if (first == fixed) return true;
+  }
+  return first == "model.py" || first == "SKILL.md";
 }
 
 std::string ValidUtf8(const std::string& text) {

@@ -82,9 +82,12 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
     if (req.fast_math) step.argv.insert(step.argv.begin() + 3, "--use_fast_math");
   } else {
     step.argv = {"g++", "-c", "-O3", "-std=c++20", "-fPIC", "-w"};
-    if (tc.device == Device::kCuda && !tc.cuda_home.empty()) {
-      flags.push_back("-isystem");
-      flags.push_back((fs::path(tc.cuda_home) / "include").string());
+    if (tc.device == Device::kCuda) {
+      flags.push_back("-DCUDA_AGENT_DEVICE_CUDA");  // binding.cpp's plain::current_stream
+      if (!tc.cuda_home.empty()) {
+        flags.push_back("-isystem");
+        flags.push_back((fs::path(tc.cuda_home) / "include").string());
+      }
     }
   }
   step.argv.insert(step.argv.end(), flags.begin(), flags.end());
@@ -110,10 +113,14 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
   return step;
 }
 
-std::string HashHeaders(const fs::path& source_dir) {
+// HashHeaders hashes the headers a source may include: for the fixed binding.cpp only the
+// infrastructure headers beside it (it includes nothing of kernels/, so a candidate's header edit
+// does not compile it again), for a kernel file every header.
+std::string HashHeaders(const fs::path& source_dir, bool infrastructure_only) {
   Sha256 h;
   for (const fs::path& rel : ListFilesRecursive(source_dir)) {
     if (!IsHeader(rel)) continue;
+    if (infrastructure_only && rel.has_parent_path()) continue;
     h.Update(rel.generic_string());
     Result<std::string> content = ReadFile(source_dir / rel);
     h.Update(content.ok() ? content.value() : "");
@@ -197,10 +204,11 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   }
   std::error_code ec;
   fs::create_directories(req.out_dir, ec);
-  std::string headers_hash = HashHeaders(req.source_dir);
+  std::string headers_hash = HashHeaders(req.source_dir, false);
+  std::string infrastructure_hash = HashHeaders(req.source_dir, true);
   std::vector<CompileStep> steps;
   for (const fs::path& rel : sources.value()) {
-    steps.push_back(MakeStep(req, tc, rel, headers_hash));
+    steps.push_back(MakeStep(req, tc, rel, rel == kBindingSource ? infrastructure_hash : headers_hash));
     report.sources.push_back(rel.generic_string());
   }
 

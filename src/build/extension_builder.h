@@ -23,6 +23,9 @@ namespace cuda_agent {
 // candidate's copies).
 inline constexpr const char* kBindingSource = "binding.cpp";
 inline constexpr const char* kBindingHeader = "binding_registry.h";
+inline constexpr const char* kPlainBindingHeader = "plain_binding.h";  // bindings without torch headers
+// Every fixed file a build takes from the template: a candidate's copies are never used.
+inline constexpr const char* kInfrastructureFiles[] = {kBindingSource, kBindingHeader, kPlainBindingHeader};
 inline constexpr const char* kExtensionName = "cuda_extension";
 
 struct BuildRequest {

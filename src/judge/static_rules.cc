@@ -731,7 +731,7 @@ class Scanner {
       for (const fs::path& part : fs::path(t)) climbs = climbs || part == "..";
       if (!inc.angled) {
         fs::path inside = (fs::path(rel_).parent_path() / t).lexically_normal();
-        if (inside == "binding_registry.h") continue;
+        if (inside == "binding_registry.h" || inside == "plain_binding.h") continue;
         if (QuotedIncludeIsOwn(t) || (!climbs && IncludeAllowed(t))) continue;
         Emit(kForbiddenInclude, inc.line,
              "\"" + t + "\" is neither a file of kernels/ nor an allowed header");

@@ -31,7 +31,8 @@ std::string ReplaceAll(std::string text, const std::string& from, const std::str
 }  // namespace
 
 std::vector<std::string> ProtectedFiles(const fs::path& workspace_dir) {
-  std::vector<std::string> files = {"model.py", "SKILL.md", kBindingSource, kBindingHeader};
+  std::vector<std::string> files = {"model.py", "SKILL.md"};
+  files.insert(files.end(), std::begin(kInfrastructureFiles), std::end(kInfrastructureFiles));
   for (const fs::path& rel : ListFilesRecursive(workspace_dir / "utils")) {
     if (rel.extension() == ".pyc") continue;
     files.push_back((fs::path("utils") / rel).generic_string());
@@ -89,7 +90,8 @@ Status SnapshotCandidate(const fs::path& candidate_dir, const fs::path& dest,
   Status s = CopyFiles(candidate_dir, dest, CandidateFiles(candidate_dir));
   if (!s.ok()) return s;
   // The binding files always come from our template, never from the candidate.
-  return CopyFiles(template_dir, dest, {kBindingSource, kBindingHeader});
+  return CopyFiles(template_dir, dest,
+                   std::vector<fs::path>(std::begin(kInfrastructureFiles), std::end(kInfrastructureFiles)));
 }
 
 std::string CandidateHash(const fs::path& candidate_dir) {

@@ -33,7 +33,8 @@ class WorkspaceTest : public ::testing::Test {
 TEST_F(WorkspaceTest, InitWritesTemplateTaskAndMetadata) {
   fs::path ws = root_ / "ws";
   ASSERT_TRUE(InitWorkspace(Spec(ws)).ok());
-  for (const char* f : {"SKILL.md", "binding.cpp", "binding_registry.h", "model.py", "utils/compile.sh",
+  for (const char* f : {"SKILL.md", "binding.cpp", "binding_registry.h", "plain_binding.h", "model.py",
+                        "utils/compile.sh",
                         "utils/verification.py", "utils/profiling.py", ".cuda-agent/workspace.json"}) {
     EXPECT_TRUE(fs::exists(ws / f)) << f;
   }
@@ -69,6 +70,7 @@ TEST_F(WorkspaceTest, SnapshotTakesOnlyCandidateFilesAndOurBindings) {
   ASSERT_TRUE(WriteFileAtomic(cand / "kernels" / "k.cu", "__global__ void k() {}\n").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "kernels" / "k.cuh", "#pragma once\n").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "binding.cpp", "// a candidate's own binding.cpp is ignored\n").ok());
+  ASSERT_TRUE(WriteFileAtomic(cand / "plain_binding.h", "// and so is its plain_binding.h\n").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "notes.txt", "x").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "cuda_extension.so", "stale").ok());
   fs::path snap = root_ / "snap";
@@ -79,6 +81,8 @@ TEST_F(WorkspaceTest, SnapshotTakesOnlyCandidateFilesAndOurBindings) {
   EXPECT_FALSE(fs::exists(snap / "notes.txt"));
   EXPECT_FALSE(fs::exists(snap / "cuda_extension.so"));
   EXPECT_EQ(ReadFile(snap / "binding.cpp").value(), ReadFile(env_.TemplateDir() / "binding.cpp").value());
+  EXPECT_EQ(ReadFile(snap / "plain_binding.h").value(),
+            ReadFile(env_.TemplateDir() / "plain_binding.h").value());
 }
 
 TEST_F(WorkspaceTest, CandidateHashFollowsContent) {
