@@ -97,12 +97,25 @@ print(f"Torch Baseline: {eager:.1f}us, Torch Compile: {compiled:.1f}us, CUDA Ext
 """
 
 
+# The published binding.cpp: the module and the registry's bindings, nothing else. (Our template's
+# binding.cpp is also the adapter of plain bindings, with torch's headers: the published pipeline
+# must not pay for that.)
+PUBLISHED_BINDING_CPP = """#include <pybind11/pybind11.h>
+#include "binding_registry.h"
+
+PYBIND11_MODULE(cuda_extension, m) {
+  cuda_agent::BindingRegistry::Instance().ApplyAll(m);
+}
+"""
+
+
 def workspace(task: Path, candidate: Path, into: Path) -> Path:
-    """A published-layout workspace: the template's binding files, model.py, the candidate's files."""
+    """A published-layout workspace: the published binding.cpp, the template's registry header,
+    model.py, the candidate's files."""
     ws = into / "ws"
     ws.mkdir(parents=True)
-    for name in ("binding.cpp", "binding_registry.h"):
-        shutil.copy(TEMPLATE / name, ws / name)
+    (ws / "binding.cpp").write_text(PUBLISHED_BINDING_CPP)
+    shutil.copy(TEMPLATE / "binding_registry.h", ws / "binding_registry.h")
     shutil.copy(task, ws / "model.py")
     shutil.copytree(candidate / "kernels", ws / "kernels")
     shutil.copy(candidate / "model_new.py", ws / "model_new.py")

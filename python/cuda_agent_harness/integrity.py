@@ -29,11 +29,6 @@ SCALAR_TYPES = (int, float, bool, complex, str, bytes, type(None), torch.dtype, 
 GIB = 1 << 30
 CUDA_POISON_CAP = 8 * GIB          # at most this much of the large pool, and a quarter of free memory
 CUDA_SMALL_POISON = 64 << 20       # the small pool (blocks <= 1 MiB) is separate: poison some of it too
-# Fragments of partly used segments, largest first: large pool (> 1 MiB) and small pool (<= 1 MiB).
-LARGE_FRAGMENT_SIZES = (256 << 20, 64 << 20, 16 << 20, 4 << 20, 2 << 20)
-SMALL_FRAGMENT_SIZES = (1 << 20, 256 << 10, 64 << 10, 16 << 10, 4 << 10, 1 << 10, 512)
-CUDA_FRAGMENT_BATCH = {"large_pool": 1, "small_pool": 16}  # blocks allocated between two looks at the pool
-CUDA_FRAGMENT_CAP = 4096
 CPU_POISON_CAP = 32 << 20        # glibc's largest mmap threshold: bigger chunks go back to the OS
 DIGEST_CHUNK_BYTES = 64 << 20
 
@@ -319,10 +314,10 @@ def poison_free_memory(device: str, hint_bytes: int = 0, fill: float = math.nan)
     memory passes under NaN and fails under a huge finite value (POISON_HUGE, HACKS B12).
 
     CUDA: the caching allocator is emptied (fully free segments go back), then NaN blocks are allocated:
-    one of a quarter of free memory (at most 8 GiB), then blocks of falling sizes until each pool has to
-    grow, so every free fragment left in partly used segments is taken too, then 64 MiB more of the
-    small pool; all are freed again. They stay cached, so the candidate's next allocations on this
-    stream are carved out of NaN.
+    one of a quarter of free memory (at most 8 GiB), then one of exactly the size of every free block
+    left in partly used segments (read from the allocator's snapshot, so every fragment is taken without
+    probing), then 64 MiB more of the small pool; all are freed again. They stay cached, so the
+    candidate's next allocations on this stream are carved out of NaN.
     CPU: best effort. Chunks of many sizes (64 B to 1 MiB, and one of `hint_bytes`, at most 32 MiB) are
     filled with NaN and freed; malloc hands recently freed chunks out first, but returns chunks above its
     mmap threshold to the OS (fresh pages read as zeros, which fail a check as surely as NaN), and its own
@@ -340,21 +335,50 @@ def _poison_block(nbytes: int, device: str, fill: float = math.nan) -> torch.Ten
     return torch.empty(max(1, nbytes // 4), dtype=torch.float32, device=device).fill_(fill)
 
 
-def _segments(pool: str) -> int:
-    return torch.cuda.memory_stats().get(f"segment.{pool}.current", 0)
+SMALL_REQUEST_MAX = 1 << 20  # the allocator serves requests up to 1 MiB from the small pool
+SNAPSHOT_PASSES = 3          # fills of the free blocks the allocator reports, until none is left
 
 
-def _fill_fragments(sizes: tuple[int, ...], pool: str, fill: float) -> list[torch.Tensor]:
-    """NaN blocks of each size, allocated until the pool needs a new segment: every free fragment of a
-    partly used segment that fits the size is then taken (best fit takes fragments before new memory)."""
-    blocks: list[torch.Tensor] = []
-    for size in sizes:
-        while len(blocks) < CUDA_FRAGMENT_CAP:
-            before = _segments(pool)
-            blocks += [_poison_block(size, "cuda", fill) for _ in range(CUDA_FRAGMENT_BATCH[pool])]
-            if _segments(pool) > before:
-                break
+def _free_blocks() -> list[tuple[str, int]]:
+    """(pool, size) of every free block of the caching allocator that an allocation on the current stream
+    can be handed: inactive blocks of the current stream's segments (a block waiting for another stream's
+    events, or of another stream's segment, is not handed out here)."""
+    stream = torch.cuda.current_stream().cuda_stream
+    device = torch.cuda.current_device()
+    blocks = []
+    for segment in torch.cuda.memory_snapshot():
+        if segment.get("device", device) != device or segment.get("stream", stream) != stream:
+            continue
+        pool = "small" if segment.get("segment_type") == "small" else "large"
+        blocks += [(pool, b["size"]) for b in segment["blocks"] if b["state"] == "inactive"]
     return blocks
+
+
+def _requests(blocks: list[tuple[str, int]]) -> list[int]:
+    """Allocation sizes that take exactly those blocks, largest first: best fit then hands each request a
+    block of its own size, so nothing is split and no pool grows. Small-pool blocks above 1 MiB (a wholly
+    free segment) are taken 1 MiB at a time; a large-pool block of 1 MiB or less cannot be handed out by
+    the allocator at all, so it needs no poison."""
+    sizes = []
+    for pool, size in blocks:
+        if pool == "small":
+            while size > 0:
+                sizes.append(min(size, SMALL_REQUEST_MAX))
+                size -= sizes[-1]
+        elif size > SMALL_REQUEST_MAX:
+            sizes.append(size)
+    return sorted(sizes, reverse=True)
+
+
+def _fill_free_blocks(fill: float) -> list[torch.Tensor]:
+    """Poison blocks for every free block of the allocator's cache (read from its snapshot)."""
+    taken: list[torch.Tensor] = []
+    for _ in range(SNAPSHOT_PASSES):
+        sizes = _requests(_free_blocks())
+        if not sizes:
+            break
+        taken += [_poison_block(size, "cuda", fill) for size in sizes]
+    return taken
 
 
 def _poison_cuda(fill: float) -> int:
@@ -366,8 +390,7 @@ def _poison_cuda(fill: float) -> int:
     torch.cuda.empty_cache()  # releases the fully free segments; partly used ones keep their fragments
     free, _ = torch.cuda.mem_get_info()
     blocks = [_poison_block(min(free // 4, CUDA_POISON_CAP), "cuda", fill)]
-    blocks += _fill_fragments(LARGE_FRAGMENT_SIZES, "large_pool", fill)
-    blocks += _fill_fragments(SMALL_FRAGMENT_SIZES, "small_pool", fill)
+    blocks += _fill_free_blocks(fill)
     blocks += [_poison_block(1 << 20, "cuda", fill) for _ in range(CUDA_SMALL_POISON >> 20)]
     torch.cuda.synchronize()
     total = sum(b.numel() * 4 for b in blocks)

@@ -7,7 +7,7 @@ import torch
 
 from cuda_agent_harness.errors import JobError
 from cuda_agent_harness.integrity import (Frozen, check_output, digest, has_internal_overlap,
-                                          poison_free_memory)
+                                          poison_free_memory, _requests)
 
 
 class Subclass(torch.Tensor):
@@ -168,6 +168,32 @@ def test_cuda_poisoning_leaves_nan_in_the_next_allocations():
     large = torch.empty(64 << 20, device="cuda")       # 256 MiB: carved out of the large block
     assert torch.isnan(small).all().item()
     assert torch.isnan(large).all().item()
+
+
+@pytest.mark.gpu
+def test_cuda_poisoning_reaches_every_free_fragment():
+    """Freed tensors between live ones leave fragments holding stale values in partly used segments of
+    both pools; after poisoning, allocations of the same sizes must all read NaN."""
+    sizes = [512, 4096, 100_000, 1 << 20, 3 << 20, 5 << 20, 30 << 20]  # bytes
+    keep, freed = [], []
+    for size in sizes:
+        for i in range(6):
+            (keep if i % 2 else freed).append(torch.full((size // 4,), 1.0, device="cuda"))
+    lengths = [t.numel() for t in freed]
+    del freed
+    assert poison_free_memory("cuda") > 64 << 20
+    again = [torch.empty(n, device="cuda") for n in lengths]
+    stale = [t.numel() * 4 for t in again if not torch.isnan(t).all().item()]
+    assert not stale, f"allocations of these sizes (bytes) were not poisoned: {stale}"
+    del keep
+
+
+def test_poison_requests_take_each_free_block_whole():
+    blocks = [("large", 6 << 20), ("small", 2 << 20), ("small", 512), ("large", 1 << 20), ("small", 1536)]
+    # The 2 MiB small block in two requests of 1 MiB (larger ones go to the large pool); the 1 MiB
+    # large-pool block cannot be handed out at all.
+    assert _requests(blocks) == [6 << 20, 1 << 20, 1 << 20, 1536, 512]
+    assert _requests([]) == []
 
 
 def test_other_objects_are_refused():

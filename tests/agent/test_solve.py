@@ -208,12 +208,12 @@ def test_turn_limit_and_context_budget(tmp_path):
 
 
 def test_context_shrinks_old_observations(tmp_path):
-    # Each Read of SKILL.md shows ~12k chars (~3k tokens); with a 16k budget the oldest are elided and
-    # the run goes on.
+    # Each Read of SKILL.md shows ~14k chars (~3.5k tokens); with a 20k budget the oldest are elided and
+    # the run goes on (the last 6 messages, 3 of them reads, are never elided).
     reads = [{"tool_calls": [{"name": "Read", "arguments": {"file_path": "SKILL.md"}}]}] * 6 + [{"content": "done"}]
     script = write_script(tmp_path / "reads.jsonl", reads)
     out = tmp_path / "episode"
-    proc = solve(out, f"replay:{script}", "--context-tokens", "16000", "--max-output-tokens", "1000")
+    proc = solve(out, f"replay:{script}", "--context-tokens", "20000", "--max-output-tokens", "1000")
     assert proc.returncode == 0, proc.stderr
     summary = result(out)
     assert summary["stop_reason"] == "model_finished", summary
