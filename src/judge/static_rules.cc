@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "build/extension_builder.h"
 #include "judge/cpp_lexer.h"
 
 namespace cuda_agent {
@@ -731,7 +732,7 @@ class Scanner {
       for (const fs::path& part : fs::path(t)) climbs = climbs || part == "..";
       if (!inc.angled) {
         fs::path inside = (fs::path(rel_).parent_path() / t).lexically_normal();
-        if (inside == "binding_registry.h" || inside == "plain_binding.h") continue;
+        if (inside == kBindingHeader || inside == kPlainBindingHeader) continue;
         if (QuotedIncludeIsOwn(t) || (!climbs && IncludeAllowed(t))) continue;
         Emit(kForbiddenInclude, inc.line,
              "\"" + t + "\" is neither a file of kernels/ nor an allowed header");

@@ -71,12 +71,11 @@ CallTensors& Current(const char* what) {
 // Track adds `t` to the call and returns its view.
 Tensor Track(const at::Tensor& t, CallTensors& call) {
   Tensor view;
-  bool known = false;
-  for (const auto& [torch_type, plain_type] : kDtypes) {
-    if (torch_type == t.scalar_type()) view.dtype = plain_type, known = true;
-  }
-  if (!known) throw pybind11::type_error(std::string("plain bindings take no ") +
+  const auto* dtype = std::find_if(std::begin(kDtypes), std::end(kDtypes),
+                                   [&](const auto& pair) { return pair.first == t.scalar_type(); });
+  if (dtype == std::end(kDtypes)) throw pybind11::type_error(std::string("plain bindings take no ") +
                                          c10::toString(t.scalar_type()) + " tensors");
+  view.dtype = dtype->second;
   if (t.dim() > kMaxDims) {
     throw pybind11::type_error("plain bindings take tensors of at most " + std::to_string(kMaxDims) +
                                " dimensions, got " + std::to_string(t.dim()));

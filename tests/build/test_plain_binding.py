@@ -28,12 +28,17 @@ def judge_binary():
     return Path(os.environ.get("CUDA_AGENT_BIN") or REPO / "build" / "cuda-agent")
 
 
-def build(candidate, out_dir):
-    out = out_dir / "cuda_extension.so"
+def build_report(candidate, out_dir):
+    """Builds `candidate` into out_dir/cuda_extension.so (CPU); returns the build report."""
     run = subprocess.run(
-        [str(judge_binary()), "build", "--candidate", str(candidate), "--device", "cpu", "--out", str(out)],
-        capture_output=True, text=True, timeout=600)
+        [str(judge_binary()), "build", "--candidate", str(candidate), "--device", "cpu", "--out",
+         str(out_dir / "cuda_extension.so"), "--json"], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(run.stdout)["build"]
+
+
+def build(candidate, out_dir):
+    build_report(candidate, out_dir)
     return out_dir
 
 
@@ -125,14 +130,6 @@ def test_wrong_number_of_argument_names_fails_the_import(tmp_path):
     module_dir = build(HERE / "plain_bad_names", tmp_path)
     fails_with(module_dir, "pass", "ImportError",
                "PLAIN_EXPORT(add_ints) in kernels/bad_binding.cpp names 1 arguments; the function takes 2")
-
-
-def build_report(candidate, out_dir):
-    run = subprocess.run(
-        [str(judge_binary()), "build", "--candidate", str(candidate), "--device", "cpu", "--out",
-         str(out_dir / "cuda_extension.so"), "--json"], capture_output=True, text=True, timeout=600)
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout)["build"]
 
 
 def test_edits_recompile_only_what_they_touch(tmp_path):
