@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "build/toolchain.h"
+#include "builder/toolchain.h"
 #include "common/json.h"
 
 namespace cuda_agent {

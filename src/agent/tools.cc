@@ -2,7 +2,7 @@
 // protected-file rule and the output cap shared by every tool.
 #include "agent/tools.h"
 
-#include "build/extension_builder.h"
+#include "workspace/layout.h"
 
 namespace cuda_agent {
 

@@ -102,10 +102,9 @@ TEST_F(ToolsTest, PathsOutsideTheWorkspaceAreRefused) {
 }
 
 TEST_F(ToolsTest, ProtectedFilesCannotBeChanged) {
-  for (const char* path :
-       {"model.py", "utils/compile.sh", "utils/new.py", "SKILL.md", "binding.cpp",
-        "binding_registry.h", "plain_binding.h", ".cuda-agent/workspace.json",
-        "./kernels/../model.py"}) {
+  for (const char* path : {"model.py", "utils/compile.sh", "utils/new.py", "SKILL.md",
+                           "binding.cpp", "binding_registry.h", "plain_binding.h",
+                           ".cuda-agent/workspace.json", "./kernels/../model.py"}) {
     Observation write = Call("Write", {{"file_path", path}, {"content", "hacked"}});
     EXPECT_TRUE(write.is_error) << path;
     EXPECT_NE(write.text.find("protected"), std::string::npos) << write.text;

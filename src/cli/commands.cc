@@ -1,15 +1,17 @@
-// commands.cc — judge, build, workspace, tasks and sandbox subcommands (bench and baselines: eval_commands.cc).
+// commands.cc — judge, build, workspace, tasks and sandbox subcommands (bench and baselines:
+// eval_commands.cc).
 #include "cli/commands.h"
 
 #include <iostream>
 #include <sstream>
 
+#include "cli/exit_status.h"
 #include "cli/judge_flags.h"
 #include "cli/options.h"
+#include "cli/task_check_command.h"
 #include "judge/judge.h"
-#include "judge/task_check.h"
-#include "synth/synth.h"
 #include "sandbox/sandbox.h"
+#include "synth/synth.h"
 #include "workspace/workspace.h"
 
 namespace cuda_agent {
@@ -27,7 +29,8 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"device", true, "cuda or cpu", "cuda"},
       {"json", false, "print the JudgeResult as JSON", ""},
       {"until", true, "stop after: build, verify or profile", "profile"},
-      {"baselines", true, "baselines to time: eager,compile | eager | compile | none", "eager,compile"},
+      {"baselines", true, "baselines to time: eager,compile | eager | compile | none",
+       "eager,compile"},
       {"checks", true, "verification input sets", "5"},
       {"warmup", true, "warm-up calls before timing", "5"},
       {"iters", true, "timed calls", "20"},
@@ -36,11 +39,17 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"build-timeout", true, "seconds for each compiler invocation", "600"},
       {"build-jobs", true, "parallel compilations (0: all CPUs)", "0"},
       {"reward", true, "reward schedule", "paper"},
-      {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)", "strict"},
-      {"baseline-store", true, "SQLite file of stored baseline times, or none (default: <cache-dir>/store.sqlite)", ""},
-      {"baseline-drift", true, "relative change of the device calibration that re-measures stored baselines", "0.10"},
-      {"baseline-max-age", true, "hours after which stored baselines are re-measured (0: never)", "24"},
-      {"sanitize", true, "CUDA: rerun check 1 under compute-sanitizer: memcheck | racecheck | initcheck | synccheck", ""},
+      {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)",
+       "strict"},
+      {"baseline-store", true,
+       "SQLite file of stored baseline times, or none (default: <cache-dir>/store.sqlite)", ""},
+      {"baseline-drift", true,
+       "relative change of the device calibration that re-measures stored baselines", "0.10"},
+      {"baseline-max-age", true, "hours after which stored baselines are re-measured (0: never)",
+       "24"},
+      {"sanitize", true,
+       "CUDA: rerun check 1 under compute-sanitizer: memcheck | racecheck | initcheck | synccheck",
+       ""},
       {"cache-dir", true, "objects, toolchain and work folders", ""},
       {"keep-work", false, "keep the judgement's work folder", ""},
       {"out", true, "(build) where to write cuda_extension.so", ""},
@@ -67,8 +76,10 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   }
   opt.eager_baseline = baselines.find("eager") != std::string::npos;
   opt.compile_baseline = baselines.find("compile") != std::string::npos;
-  for (auto [name, field] : {std::pair{"checks", &opt.checks}, {"warmup", &opt.warmup},
-                             {"iters", &opt.iters}, {"build-jobs", &opt.build_jobs}}) {
+  for (auto [name, field] : {std::pair{"checks", &opt.checks},
+                             {"warmup", &opt.warmup},
+                             {"iters", &opt.iters},
+                             {"build-jobs", &opt.build_jobs}}) {
     Result<int> v = ParseIntFlag(a, name);
     if (!v.ok()) return v.status();
     *field = v.value();
@@ -126,11 +137,13 @@ int JudgeCommand(const Args& args) {
   const auto& specs = JudgeSpecs();
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("judge", a.status().message(), specs);
-  if (!a->positional().empty()) return UsageError("judge", "unexpected argument '" + a->positional()[0] + "'", specs);
+  if (!a->positional().empty())
+    return UsageError("judge", "unexpected argument '" + a->positional()[0] + "'", specs);
   if (a->Get("task").empty()) return UsageError("judge", "--task is required", specs);
   if (a->Get("candidate").empty()) return UsageError("judge", "--candidate is required", specs);
   fs::path candidate = a->Get("candidate");
-  if (!fs::is_directory(candidate)) return UsageError("judge", "candidate folder not found: " + candidate.string(), specs);
+  if (!fs::is_directory(candidate))
+    return UsageError("judge", "candidate folder not found: " + candidate.string(), specs);
   Result<JudgeOptions> opt = OptionsFromArgs(a.value());
   if (!opt.ok()) return UsageError("judge", opt.status().message(), specs);
   Result<Task> task = LoadTask(a->Get("task"));
@@ -161,7 +174,8 @@ int BuildCommand(const Args& args) {
   if (!a.ok()) return UsageError("build", a.status().message(), specs);
   if (a->Get("candidate").empty()) return UsageError("build", "--candidate is required", specs);
   fs::path candidate = a->Get("candidate");
-  if (!fs::is_directory(candidate)) return UsageError("build", "candidate folder not found: " + candidate.string(), specs);
+  if (!fs::is_directory(candidate))
+    return UsageError("build", "candidate folder not found: " + candidate.string(), specs);
   Result<JudgeOptions> opt = OptionsFromArgs(a.value());
   if (!opt.ok()) return UsageError("build", opt.status().message(), specs);
   opt->until = Stage::kBuild;
@@ -191,11 +205,13 @@ int WorkspaceCommand(const Args& args) {
       {"device", true, "cuda or cpu", "cuda"},
   };
   if (args.empty() || args[0] != "init") {
-    return UsageError("workspace", "usage: cuda-agent workspace init --task TASK [--device D] DIR", specs);
+    return UsageError("workspace", "usage: cuda-agent workspace init --task TASK [--device D] DIR",
+                      specs);
   }
   Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));
   if (!a.ok()) return UsageError("workspace init", a.status().message(), specs);
-  if (a->positional().size() != 1) return UsageError("workspace init", "expected one folder DIR", specs);
+  if (a->positional().size() != 1)
+    return UsageError("workspace init", "expected one folder DIR", specs);
   if (a->Get("task").empty()) return UsageError("workspace init", "--task is required", specs);
   Result<Task> task = LoadTask(a->Get("task"));
   if (!task.ok()) return UsageError("workspace init", task.status().message(), specs);
@@ -206,7 +222,8 @@ int WorkspaceCommand(const Args& args) {
     std::cerr << "cuda-agent workspace: " << env.status().message() << "\n";
     return kExitInternal;
   }
-  WorkspaceSpec spec{task.value(), a->positional()[0], device.value(), env.value(), ExecutablePath()};
+  WorkspaceSpec spec{task.value(), a->positional()[0], device.value(), env.value(),
+                     ExecutablePath()};
   Status s = InitWorkspace(spec);
   if (!s.ok()) {
     std::cerr << "cuda-agent workspace init: " << s.message() << "\n";
@@ -267,8 +284,9 @@ int TasksCommand(const Args& args) {
   static const std::vector<OptionSpec> specs = {{"json", false, "one JSON object per task", ""}};
   if (!args.empty() && args[0] == "check") return TasksCheck(Args(args.begin() + 1, args.end()));
   if (args.empty() || args[0] != "list") {
-    return UsageError(
-        "tasks", "usage: cuda-agent tasks list SUITE [--json] | tasks check SUITE [options]", specs);
+    return UsageError("tasks",
+                      "usage: cuda-agent tasks list SUITE [--json] | tasks check SUITE [options]",
+                      specs);
   }
   Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));
   if (!a.ok()) return UsageError("tasks list", a.status().message(), specs);
@@ -283,12 +301,17 @@ int TasksCommand(const Args& args) {
     Status shape = CheckTaskShape(t);
     if (!shape.ok()) ++malformed;
     if (a->Has("json")) {
-      Json row = {{"id", t.id}, {"name", t.name}, {"level", t.level}, {"path", t.source_path.string()},
-                  {"ops", t.ops}, {"data_source", t.data_source},
+      Json row = {{"id", t.id},
+                  {"name", t.name},
+                  {"level", t.level},
+                  {"path", t.source_path.string()},
+                  {"ops", t.ops},
+                  {"data_source", t.data_source},
                   {"problem", shape.ok() ? Json() : Json(shape.message())}};
       std::cout << row.dump() << "\n";
     } else {
-      std::cout << t.id << "  " << t.name << (shape.ok() ? "" : "  [" + shape.message() + "]") << "\n";
+      std::cout << t.id << "  " << t.name << (shape.ok() ? "" : "  [" + shape.message() + "]")
+                << "\n";
     }
   }
   if (!a->Has("json")) {
@@ -316,7 +339,8 @@ int SandboxCommand(const Args& args) {
       {"writable", true, "comma-separated folders bound read-write", ""},
       {"read-only", true, "comma-separated folders bound read-only (after homes are hidden)", ""},
       {"hide", true, "comma-separated folders replaced by an empty tmpfs", ""},
-      {"protect", true, "comma-separated files kept read-only and checked unchanged after the run", ""},
+      {"protect", true, "comma-separated files kept read-only and checked unchanged after the run",
+       ""},
       {"cwd", true, "working folder inside", ""},
       {"gpu", false, "make /dev/nvidia* visible", ""},
       {"network", false, "keep the network", ""},
@@ -327,7 +351,8 @@ int SandboxCommand(const Args& args) {
       {"json", false, "print the outcome as JSON instead of passing the output through", ""},
   };
   if (args.empty() || (args[0] != "run" && args[0] != "info")) {
-    return UsageError("sandbox", "usage: cuda-agent sandbox info | sandbox run [options] -- COMMAND...", specs);
+    return UsageError(
+        "sandbox", "usage: cuda-agent sandbox info | sandbox run [options] -- COMMAND...", specs);
   }
   const Sandbox& sandbox = Sandbox::Default();
   if (args[0] == "info") {
@@ -336,7 +361,8 @@ int SandboxCommand(const Args& args) {
   }
   Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));
   if (!a.ok()) return UsageError("sandbox run", a.status().message(), specs);
-  if (a->positional().empty()) return UsageError("sandbox run", "no command given (put it after --)", specs);
+  if (a->positional().empty())
+    return UsageError("sandbox run", "no command given (put it after --)", specs);
   Result<double> timeout = ParseDoubleFlag(a.value(), "timeout");
   Result<int> memory = ParseIntFlag(a.value(), "memory");
   Result<int> pids = ParseIntFlag(a.value(), "pids");
@@ -356,7 +382,8 @@ int SandboxCommand(const Args& args) {
   policy.limits.processes = static_cast<uint64_t>(pids.value());
   policy.limits.file_size_bytes = static_cast<uint64_t>(fsize.value()) << 20;
   policy.limits.open_files = 1024;
-  policy.limits.cpu_seconds = static_cast<uint64_t>(timeout.value()) * 4 + 1;  // the watchdog comes first
+  policy.limits.cpu_seconds =
+      static_cast<uint64_t>(timeout.value()) * 4 + 1;  // the watchdog comes first
   RunOptions inner;
   inner.argv = a->positional();
   inner.cwd = a->Get("cwd");
@@ -368,18 +395,25 @@ int SandboxCommand(const Args& args) {
   }
   const RunResult& p = run->process;
   if (a->Has("json")) {
-    Json out = {{"isolation", IsolationName(run->isolation)}, {"exit_code", p.exit_code},
-                {"signal", p.term_signal}, {"timed_out", p.timed_out}, {"oom_killed", run->oom_killed},
-                {"host_uid_dropped", run->host_uid_dropped}, {"ended", p.Describe()},
+    Json out = {{"isolation", IsolationName(run->isolation)},
+                {"exit_code", p.exit_code},
+                {"signal", p.term_signal},
+                {"timed_out", p.timed_out},
+                {"oom_killed", run->oom_killed},
+                {"host_uid_dropped", run->host_uid_dropped},
+                {"ended", p.Describe()},
                 {"tampered", run->tampered},
-                {"wall_seconds", p.wall_seconds}, {"stdout", p.out}, {"stderr", p.err}};
+                {"wall_seconds", p.wall_seconds},
+                {"stdout", p.out},
+                {"stderr", p.err}};
     std::cout << out.dump() << "\n";
     return 0;
   }
   std::cout << p.out;
   std::cerr << p.err;
   if (p.timed_out || p.term_signal) std::cerr << "cuda-agent sandbox: " << p.Describe() << "\n";
-  for (const auto& f : run->tampered) std::cerr << "cuda-agent sandbox: protected file changed: " << f << "\n";
+  for (const auto& f : run->tampered)
+    std::cerr << "cuda-agent sandbox: protected file changed: " << f << "\n";
   if (!run->tampered.empty()) return 3;
   return p.timed_out ? 124 : p.term_signal ? 128 + p.term_signal : p.exit_code;
 }
@@ -393,30 +427,45 @@ int SynthCommand(const Args& args) {
   static const std::vector<OptionSpec> specs = {
       {"out", true, "output folder (tasks.jsonl, summary.json; rerun to resume)", ""},
       {"count", true, "tasks to keep", "100"},
-      {"composer", true, "random (seeded, in the job) or llm:<model spec> (a model writes each program: "
-                   "llm:openai:URL#MODEL, llm:anthropic:MODEL, llm:replay:FILE; docs/synth.md)", "random"},
+      {"composer", true,
+       "random (seeded, in the job) or llm:<model spec> (a model writes each program: "
+       "llm:openai:URL#MODEL, llm:anthropic:MODEL, llm:replay:FILE; docs/synth.md)",
+       "random"},
       {"max-ops", true, "most ops per program (1..5)", "5"},
-      {"mix", true, "mix COUNT:WEIGHT,... over op counts 1..5 and t (single transformers ops) (default: the published 1:3.4,2:83.8,3:7.6,4:2.8,5:1.2,t:1.2)", ""},
-      {"decontaminate", true, "suite (KernelBench folder, file or JSONL) no kept task may resemble", ""},
-      {"candidates", true, "JSONL of {\"code\", \"ops\"} programs to filter instead of composing", ""},
+      {"mix", true,
+       "mix COUNT:WEIGHT,... over op counts 1..5 and t (single transformers ops) (default: the "
+       "published 1:3.4,2:83.8,3:7.6,4:2.8,5:1.2,t:1.2)",
+       ""},
+      {"decontaminate", true, "suite (KernelBench folder, file or JSONL) no kept task may resemble",
+       ""},
+      {"candidates", true, "JSONL of {\"code\", \"ops\"} programs to filter instead of composing",
+       ""},
       {"device", true, "cuda or cpu", "cuda"},
       {"seed", true, "seed of the candidates", "0"},
       {"min-ms", true, "eager runtime window, low end in ms (default: 1 on cuda, 0.1 on cpu)", ""},
       {"max-ms", true, "eager runtime window, high end in ms (default: 100)", ""},
       {"compile-check", true, "on | off | auto (auto: on for cuda, off for cpu)", "auto"},
       {"contamination-threshold", true, "drop above this AST similarity to a suite task", "0.9"},
-      {"dedup-threshold", true, "drop at or above this similarity to a kept task with the same ops", "0.95"},
+      {"dedup-threshold", true, "drop at or above this similarity to a kept task with the same ops",
+       "0.95"},
       {"max-candidates", true, "stop after this many candidates (default: 20 x count)", "0"},
       {"candidate-timeout", true, "seconds for one candidate's filters", "300"},
-      {"time-limit", true, "stop after this many seconds (candidates in flight are filtered again on resume); 0: none", "0"},
-      {"jobs", true, "candidates filtered at once (worker processes; default: 1 on cpu, min(CPUs - 2, 12) on cuda)", "0"},
-      {"policy", true, "precision policy of the comparisons (strict | tf32-fair | paper)", "strict"},
+      {"time-limit", true,
+       "stop after this many seconds (candidates in flight are filtered again on resume); 0: none",
+       "0"},
+      {"jobs", true,
+       "candidates filtered at once (worker processes; default: 1 on cpu, min(CPUs - 2, 12) on "
+       "cuda)",
+       "0"},
+      {"policy", true, "precision policy of the comparisons (strict | tf32-fair | paper)",
+       "strict"},
       {"cache-dir", true, "toolchain cache", ""},
       {"json", false, "print the summary as JSON", ""},
   };
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("synth", a.status().message(), specs);
-  if (!a->positional().empty()) return UsageError("synth", "unexpected argument '" + a->positional()[0] + "'", specs);
+  if (!a->positional().empty())
+    return UsageError("synth", "unexpected argument '" + a->positional()[0] + "'", specs);
   SynthOptions opt;
   opt.out_dir = a->Get("out");
   opt.composer = a->Get("composer");
@@ -434,8 +483,9 @@ int SynthCommand(const Args& args) {
   Result<double> dedup = ParseDoubleFlag(a.value(), "dedup-threshold");
   Result<double> timeout = ParseDoubleFlag(a.value(), "candidate-timeout");
   Result<int> jobs = ParseIntFlag(a.value(), "jobs");
-  for (const Status& s : {device.status(), count.status(), max_ops.status(), seed.status(), max_candidates.status(),
-                          contamination.status(), dedup.status(), timeout.status(), jobs.status()}) {
+  for (const Status& s :
+       {device.status(), count.status(), max_ops.status(), seed.status(), max_candidates.status(),
+        contamination.status(), dedup.status(), timeout.status(), jobs.status()}) {
     if (!s.ok()) return UsageError("synth", s.message(), specs);
   }
   for (auto [flag, field] : {std::pair{"min-ms", &opt.min_ms}, {"max-ms", &opt.max_ms}}) {
@@ -477,20 +527,22 @@ int SynthCommand(const Args& args) {
     std::cout << summary->dump(1) << "\n";
   } else {
     std::cout << "kept " << summary->value("kept", 0) << " of " << summary->value("candidates", 0)
-              << " candidates (" << summary->value("requested", 0) << " requested) in " << opt.out_dir.string()
-              << "/tasks.jsonl\n";
+              << " candidates (" << summary->value("requested", 0) << " requested) in "
+              << opt.out_dir.string() << "/tasks.jsonl\n";
     const Json run = summary->value("run", Json::object());
     if (run.value("seconds", 0.0) > 0) {
       std::cout << "this run: " << run.value("kept", 0) << " kept of " << run.value("candidates", 0)
-                << " candidates in " << run.value("seconds", 0.0) << " s with " << run.value("workers", 1)
-                << " workers (" << run.value("kept_per_hour", 0.0) << " kept per hour)\n";
+                << " candidates in " << run.value("seconds", 0.0) << " s with "
+                << run.value("workers", 1) << " workers (" << run.value("kept_per_hour", 0.0)
+                << " kept per hour)\n";
     }
     const Json stages = summary->value("stages", Json::object());
     for (const auto& stage_name : summary->value("stage_order", Json::array())) {
       const std::string stage = stage_name.get<std::string>();
       if (!stages.contains(stage)) continue;
       const Json& row = stages[stage];
-      std::cout << "  " << stage << ": kept " << row.value("kept", 0) << ", dropped " << row.value("dropped", 0);
+      std::cout << "  " << stage << ": kept " << row.value("kept", 0) << ", dropped "
+                << row.value("dropped", 0);
       if (row.value("skipped", 0) > 0) std::cout << ", skipped " << row.value("skipped", 0);
       std::cout << "\n";
     }

@@ -1,5 +1,5 @@
-// eval_commands.cc — `cuda-agent bench` and `cuda-agent baselines` (with `baselines export|import`):
-// the command-line side of eval/ (docs/bench.md, docs/cli.md).
+// eval_commands.cc — `cuda-agent bench` and `cuda-agent baselines` (with `baselines
+// export|import`): the command-line side of eval/ (docs/bench.md, docs/cli.md).
 #include <algorithm>
 #include <iostream>
 #include <mutex>
@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/judge_flags.h"
 #include "eval/baselines_run.h"
 #include "eval/bench.h"
@@ -15,7 +16,8 @@
 namespace cuda_agent {
 namespace {
 
-// WithJudgeSpecs: the judge's flags plus a command's own (which win over a judge flag of the same name).
+// WithJudgeSpecs: the judge's flags plus a command's own (which win over a judge flag of the same
+// name).
 std::vector<OptionSpec> WithJudgeSpecs(const std::vector<OptionSpec>& own) {
   std::set<std::string> names;
   for (const OptionSpec& s : own) names.insert(s.name);
@@ -42,9 +44,9 @@ Result<std::vector<int>> ParseLevels(const std::string& text) {
 }
 
 struct Selection {
-  fs::path suite;            // absolute
+  fs::path suite;  // absolute
   std::vector<Task> tasks;
-  std::vector<int> levels;   // --levels; empty: all
+  std::vector<int> levels;  // --levels; empty: all
 };
 
 // SelectSuite loads SUITE and keeps the tasks of --levels, then --select and --limit.
@@ -105,7 +107,9 @@ Result<SuiteArgs> ParseSuiteArgs(const ParsedArgs& a) {
   return s;
 }
 
-fs::path CacheDir(const JudgeOptions& opt) { return opt.cache_dir.empty() ? DefaultCacheDir() : opt.cache_dir; }
+fs::path CacheDir(const JudgeOptions& opt) {
+  return opt.cache_dir.empty() ? DefaultCacheDir() : opt.cache_dir;
+}
 
 fs::path BaselineStorePath(const JudgeOptions& opt) {
   return opt.baseline_store.empty() ? CacheDir(opt) / "store.sqlite" : opt.baseline_store;
@@ -122,8 +126,8 @@ std::string OverallLine(const Json& report) {
   std::string line = "overall: pass " + FormatRate(o["pass_rate"]);
   for (const char* b : {"eager", "compile"}) {
     if (!o[b].is_object()) continue;
-    line += std::string(", faster than ") + b + " " + FormatRate(o[b]["faster_rate"]) + ", geomean vs " +
-            b + " " + FormatTimes(o[b]["geomean_all"]) + " (correct only " +
+    line += std::string(", faster than ") + b + " " + FormatRate(o[b]["faster_rate"]) +
+            ", geomean vs " + b + " " + FormatTimes(o[b]["geomean_all"]) + " (correct only " +
             FormatTimes(o[b]["geomean_correct"]) + ")";
   }
   return line;
@@ -133,7 +137,8 @@ std::string OverallLine(const Json& report) {
 
 const std::vector<OptionSpec>& StoreSpecs() {
   static const std::vector<OptionSpec> specs = {
-      {"baseline-store", true, "SQLite file of stored baseline times (default: <cache-dir>/store.sqlite)", ""},
+      {"baseline-store", true,
+       "SQLite file of stored baseline times (default: <cache-dir>/store.sqlite)", ""},
       {"cache-dir", true, "cache folder", ""},
       {"out", true, "(export) write the JSONL here instead of stdout", ""}};
   return specs;
@@ -141,7 +146,8 @@ const std::vector<OptionSpec>& StoreSpecs() {
 
 fs::path StorePathFlag(const ParsedArgs& a) {
   if (!a.Get("baseline-store").empty()) return a.Get("baseline-store");
-  return (a.Get("cache-dir").empty() ? DefaultCacheDir() : fs::path(a.Get("cache-dir"))) / "store.sqlite";
+  return (a.Get("cache-dir").empty() ? DefaultCacheDir() : fs::path(a.Get("cache-dir"))) /
+         "store.sqlite";
 }
 
 int BaselinesExport(const Args& args) {
@@ -149,7 +155,8 @@ int BaselinesExport(const Args& args) {
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("baselines export", a.status().message(), specs);
   const fs::path path = StorePathFlag(a.value());
-  if (!fs::exists(path)) return UsageError("baselines export", "no store at " + path.string(), specs);
+  if (!fs::exists(path))
+    return UsageError("baselines export", "no store at " + path.string(), specs);
   Result<BaselineStore> store = BaselineStore::Open(path);
   if (!store.ok()) return Internal("baselines export", store.status().message());
   Result<std::vector<BaselineEntry>> entries = store->List();
@@ -169,7 +176,8 @@ int BaselinesImport(const Args& args) {
   const std::vector<OptionSpec>& specs = StoreSpecs();
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("baselines import", a.status().message(), specs);
-  if (a->positional().size() != 1) return UsageError("baselines import", "expected one FILE.jsonl", specs);
+  if (a->positional().size() != 1)
+    return UsageError("baselines import", "expected one FILE.jsonl", specs);
   Result<std::string> text = ReadFile(a->positional()[0]);
   if (!text.ok()) return UsageError("baselines import", text.status().message(), specs);
   const fs::path path = StorePathFlag(a.value());
@@ -182,9 +190,11 @@ int BaselinesImport(const Args& args) {
     ++number;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     Result<Json> j = ParseJson(line, a->positional()[0] + ":" + std::to_string(number));
-    Result<BaselineEntry> e = j.ok() ? BaselineEntryFromJson(j.value()) : Result<BaselineEntry>(j.status());
+    Result<BaselineEntry> e =
+        j.ok() ? BaselineEntryFromJson(j.value()) : Result<BaselineEntry>(j.status());
     if (!e.ok()) {
-      return UsageError("baselines import", "line " + std::to_string(number) + ": " + e.status().message(), specs);
+      return UsageError("baselines import",
+                        "line " + std::to_string(number) + ": " + e.status().message(), specs);
     }
     // A newer measurement already stored here wins (ISO 8601 UTC times compare as text).
     std::optional<StoredBaseline> have = store->Get(e->key);
@@ -192,7 +202,8 @@ int BaselinesImport(const Args& args) {
       ++kept;
       continue;
     }
-    if (Status s = store->Import(e.value()); !s.ok()) return Internal("baselines import", s.message());
+    if (Status s = store->Import(e.value()); !s.ok())
+      return Internal("baselines import", s.message());
     ++imported;
   }
   std::cout << imported << " baselines imported into " << path.string() << ", " << kept
@@ -205,8 +216,10 @@ int BaselinesImport(const Args& args) {
 // --- baselines ---
 
 int BaselinesCommand(const Args& args) {
-  if (!args.empty() && args[0] == "export") return BaselinesExport(Args(args.begin() + 1, args.end()));
-  if (!args.empty() && args[0] == "import") return BaselinesImport(Args(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "export")
+    return BaselinesExport(Args(args.begin() + 1, args.end()));
+  if (!args.empty() && args[0] == "import")
+    return BaselinesImport(Args(args.begin() + 1, args.end()));
   const std::vector<OptionSpec> specs =
       SuiteCommandSpecs({{"force", false, "measure again tasks whose baselines are stored", ""}});
   Result<ParsedArgs> a = ParseArgs(specs, args);
@@ -216,7 +229,9 @@ int BaselinesCommand(const Args& args) {
   const JudgeOptions& opt = parsed->options;
   const Selection& sel = parsed->selection;
   if (!opt.use_baseline_store) {
-    return UsageError("baselines", "baselines are kept in the store: --baseline-store none is not possible here", specs);
+    return UsageError("baselines",
+                      "baselines are kept in the store: --baseline-store none is not possible here",
+                      specs);
   }
   Result<HarnessEnv> env = HarnessEnv::Discover();
   if (!env.ok()) return Internal("baselines", env.status().message());
@@ -239,9 +254,12 @@ int BaselinesCommand(const Args& args) {
   if (!baselines.ok()) return Internal("baselines", baselines.status().message());
   const BaselineKey any = BaselineKeyFor(toolchain.value(), "", opt, "");
   const std::string run_id = BaselinesRunId(any, opt.eager_baseline, opt.compile_baseline);
-  Status begun = results->BeginRun(run_id, {{"kind", "baselines"}, {"device", any.device},
-                                            {"torch_version", any.torch_version}, {"policy", any.policy},
-                                            {"warmup", any.warmup}, {"iters", any.iters}});
+  Status begun = results->BeginRun(run_id, {{"kind", "baselines"},
+                                            {"device", any.device},
+                                            {"torch_version", any.torch_version},
+                                            {"policy", any.policy},
+                                            {"warmup", any.warmup},
+                                            {"iters", any.iters}});
   if (!begun.ok()) return Internal("baselines", begun.message());
 
   std::mutex lookup;
@@ -277,16 +295,19 @@ int BaselinesCommand(const Args& args) {
   if (a->Has("json")) {
     std::cout << Json{{"summary", summary}}.dump() << std::endl;
   } else {
-    std::cout << "\n" << summary["tasks"] << " tasks: " << summary["measured"] << " measured, "
+    std::cout << "\n"
+              << summary["tasks"] << " tasks: " << summary["measured"] << " measured, "
               << summary["cannot_run"].size() << " cannot run, " << summary["pending"]
-              << " not finished; torch.compile failed on " << summary["compile_failed"].size() << "\n";
+              << " not finished; torch.compile failed on " << summary["compile_failed"].size()
+              << "\n";
     for (auto [list, title] : {std::pair{"cannot_run", "tasks that cannot run"},
                                {"compile_failed", "torch.compile failed"},
                                {"internal_errors", "internal errors (re-run to retry)"}}) {
       if (summary[list].empty()) continue;
       std::cout << "\n" << title << ":\n";
       for (const Json& e : summary[list]) {
-        std::cout << "  " << e["task"].get<std::string>() << ": " << e["reason"].get<std::string>() << "\n";
+        std::cout << "  " << e["task"].get<std::string>() << ": " << e["reason"].get<std::string>()
+                  << "\n";
       }
     }
     std::cout << std::flush;
@@ -309,7 +330,8 @@ int BenchCommand(const Args& args) {
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("bench", a.status().message(), specs);
   if (a->Get("solver").empty()) return UsageError("bench", "--solver is required", specs);
-  if (a->Get("until") != "profile") return UsageError("bench", "--until: a benchmark judges to the end", specs);
+  if (a->Get("until") != "profile")
+    return UsageError("bench", "--until: a benchmark judges to the end", specs);
   Result<SuiteArgs> parsed = ParseSuiteArgs(a.value());
   if (!parsed.ok()) return UsageError("bench", parsed.status().message(), specs);
   const JudgeOptions& opt = parsed->options;
@@ -320,18 +342,22 @@ int BenchCommand(const Args& args) {
   const fs::path cache = CacheDir(opt);
   const fs::path out = a->Get("out").empty() ? fs::path() : fs::absolute(a->Get("out"));
   const std::string device = DeviceName(opt.device);
-  SolverContext ctx{sel.suite, {}, ExecutablePath(), opt.device, opt.policy.name, agent_timeout.value()};
-  ctx.work_dir = !out.empty() ? out / "workspaces"
-                              : cache / "bench-workspaces" /
-                                    MakeRunId("agent", {sel.suite.string(), a->Get("solver"), opt.policy.name, device});
+  SolverContext ctx{
+      sel.suite, {}, ExecutablePath(), opt.device, opt.policy.name, agent_timeout.value()};
+  ctx.work_dir =
+      !out.empty()
+          ? out / "workspaces"
+          : cache / "bench-workspaces" /
+                MakeRunId("agent", {sel.suite.string(), a->Get("solver"), opt.policy.name, device});
   Result<std::unique_ptr<Solver>> made = MakeSolver(a->Get("solver"), ctx);
   if (!made.ok()) return UsageError("bench", made.status().message(), specs);
   Solver& solver = *made.value();
 
-  BenchRun run{"", sel.suite.string(), solver.Spec(), opt.policy.name, device, sel.levels,
-               opt.eager_baseline, opt.compile_baseline};
+  BenchRun run{"",     sel.suite.string(), solver.Spec(),      opt.policy.name,
+               device, sel.levels,         opt.eager_baseline, opt.compile_baseline};
   run.run_id = BenchRunId(run);
-  const fs::path store_path = a->Get("store").empty() ? cache / "store.sqlite" : fs::path(a->Get("store"));
+  const fs::path store_path =
+      a->Get("store").empty() ? cache / "store.sqlite" : fs::path(a->Get("store"));
   Result<ResultsStore> store = ResultsStore::Open(store_path);
   if (!store.ok()) return Internal("bench", store.status().message());
 
@@ -345,8 +371,8 @@ int BenchCommand(const Args& args) {
     JudgeFn judge = [&](const Task& task, const fs::path& candidate) {
       return Judge(env.value()).Run(&task, candidate, opt);
     };
-    std::cerr << "run " << run.run_id << ": " << sel.tasks.size() << " tasks, store " << store_path.string()
-              << "\n";
+    std::cerr << "run " << run.run_id << ": " << sel.tasks.size() << " tasks, store "
+              << store_path.string() << "\n";
     Status ran = RunBench(run, sel.tasks, solver, judge, store.value(),
                           {run.run_id, parsed->jobs, a->Has("force")}, MakeProgressView(std::cerr));
     if (!ran.ok()) return Internal("bench", ran.message());

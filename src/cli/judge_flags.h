@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/exit_status.h"
 #include "cli/options.h"
 #include "judge/judge.h"
 
@@ -21,6 +22,7 @@ const std::vector<OptionSpec>& JudgeSpecs();
 Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& args);
 
 // UsageError prints "cuda-agent COMMAND: MESSAGE" and the options to stderr; returns kExitUsage.
-int UsageError(const std::string& command, const std::string& message, const std::vector<OptionSpec>& specs);
+int UsageError(const std::string& command, const std::string& message,
+               const std::vector<OptionSpec>& specs);
 
 }  // namespace cuda_agent

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/options.h"
 #include "judge/judge.h"
 #include "llm/llm_client.h"

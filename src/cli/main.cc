@@ -7,12 +7,14 @@
 
 #include "agent/judge_gateway.h"
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "judge/judge.h"
 #include "sandbox/sandbox.h"
 
 namespace {
 
-constexpr const char* kUsage = R"(cuda-agent — judge, build and benchmark custom CUDA kernels for PyTorch programs
+constexpr const char* kUsage =
+    R"(cuda-agent — judge, build and benchmark custom CUDA kernels for PyTorch programs
 
 usage: cuda-agent <command> [options]
 

@@ -8,7 +8,8 @@ namespace cuda_agent {
 
 std::string EnvName(const std::string& flag) {
   std::string name = "CUDA_AGENT_";
-  for (char c : flag) name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : flag)
+    name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return name;
 }
 
@@ -18,7 +19,8 @@ std::string ParsedArgs::Get(const std::string& name) const {
   return "";
 }
 
-Result<ParsedArgs> ParseArgs(const std::vector<OptionSpec>& specs, const std::vector<std::string>& args) {
+Result<ParsedArgs> ParseArgs(const std::vector<OptionSpec>& specs,
+                             const std::vector<std::string>& args) {
   ParsedArgs parsed;
   auto find = [&](const std::string& name) -> const OptionSpec* {
     for (const auto& s : specs) {
@@ -105,8 +107,8 @@ Result<double> ParseDoubleFlag(const ParsedArgs& args, const std::string& name, 
   char* end = nullptr;
   double d = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || !(d > 0 || (allow_zero && d == 0))) {
-    return InvalidArgument("--" + name + " expects a " + (allow_zero ? "non-negative" : "positive") +
-                           " number, got '" + v + "'");
+    return InvalidArgument("--" + name + " expects a " +
+                           (allow_zero ? "non-negative" : "positive") + " number, got '" + v + "'");
   }
   return d;
 }

@@ -15,8 +15,8 @@
 namespace cuda_agent {
 
 struct OptionSpec {
-  std::string name;           // without the leading dashes
-  bool takes_value = true;    // false: a switch
+  std::string name;         // without the leading dashes
+  bool takes_value = true;  // false: a switch
   std::string help;
   std::string default_value;  // for switches: "" (off)
 };
@@ -28,14 +28,16 @@ class ParsedArgs {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
-  friend Result<ParsedArgs> ParseArgs(const std::vector<OptionSpec>&, const std::vector<std::string>&);
+  friend Result<ParsedArgs> ParseArgs(const std::vector<OptionSpec>&,
+                                      const std::vector<std::string>&);
   std::map<std::string, std::string> values_;
   std::map<std::string, std::string> defaults_;
   std::vector<std::string> positional_;
 };
 
 // ParseArgs accepts "--name value", "--name=value" and switches; "--" ends the options.
-Result<ParsedArgs> ParseArgs(const std::vector<OptionSpec>& specs, const std::vector<std::string>& args);
+Result<ParsedArgs> ParseArgs(const std::vector<OptionSpec>& specs,
+                             const std::vector<std::string>& args);
 
 // EnvName returns CUDA_AGENT_<NAME> for a flag name.
 std::string EnvName(const std::string& flag);
@@ -45,7 +47,9 @@ std::string FormatHelp(const std::vector<OptionSpec>& specs);
 
 // ParseInt / ParseDouble with a message naming the flag.
 Result<int> ParseIntFlag(const ParsedArgs& args, const std::string& name);
-// ParseDoubleFlag accepts a positive number, or also 0 when `allow_zero` (a flag where 0 means "off").
-Result<double> ParseDoubleFlag(const ParsedArgs& args, const std::string& name, bool allow_zero = false);
+// ParseDoubleFlag accepts a positive number, or also 0 when `allow_zero` (a flag where 0 means
+// "off").
+Result<double> ParseDoubleFlag(const ParsedArgs& args, const std::string& name,
+                               bool allow_zero = false);
 
 }  // namespace cuda_agent

@@ -13,6 +13,7 @@
 #include "agent/judge_gateway.h"
 #include "agent/tools.h"
 #include "cli/commands.h"
+#include "cli/exit_status.h"
 #include "cli/judge_flags.h"
 #include "cli/options.h"
 #include "common/subprocess.h"
@@ -26,8 +27,6 @@ namespace cuda_agent {
 namespace {
 
 constexpr int kResultVersion = 1;
-// Exit status when the model could not be reached at all (no answer to the first request).
-constexpr int kExitLlmUnreachable = 5;
 
 std::atomic<bool> g_interrupted{false};
 

@@ -40,7 +40,8 @@ Result<fs::path> MakeTempDir(const fs::path& parent, const std::string& prefix) 
   fs::create_directories(parent, ec);
   if (ec) return Internal("cannot create " + parent.string() + ": " + ec.message());
   std::string templ = (parent / (prefix + "-XXXXXX")).string();
-  if (::mkdtemp(templ.data()) == nullptr) return Internal("mkdtemp failed under " + parent.string());
+  if (::mkdtemp(templ.data()) == nullptr)
+    return Internal("mkdtemp failed under " + parent.string());
   return fs::path(templ);
 }
 

@@ -21,7 +21,8 @@ Result<fs::path> MakeTempDir(const fs::path& parent, const std::string& prefix);
 std::vector<fs::path> ListFilesRecursive(const fs::path& root);
 // CopyFiles copies the given relative files from `from` to `to`, creating directories.
 Status CopyFiles(const fs::path& from, const fs::path& to, const std::vector<fs::path>& files);
-// DefaultCacheDir is $CUDA_AGENT_CACHE_DIR, else $XDG_CACHE_HOME/cuda-agent, else ~/.cache/cuda-agent.
+// DefaultCacheDir is $CUDA_AGENT_CACHE_DIR, else $XDG_CACHE_HOME/cuda-agent, else
+// ~/.cache/cuda-agent.
 fs::path DefaultCacheDir();
 
 }  // namespace cuda_agent

@@ -1,4 +1,5 @@
-// log.h — leveled logging to stderr. Level from $CUDA_AGENT_LOG (error|warn|info|debug), default warn.
+// log.h — leveled logging to stderr. Level from $CUDA_AGENT_LOG (error|warn|info|debug), default
+// warn.
 //
 //   LogInfo("built " + std::to_string(n) + " objects");
 #pragma once

@@ -87,11 +87,13 @@ void FormatPid(pid_t pid, char* out, size_t* len) {
   FormatPid(getpid(), pid_text, &pid_len);
   for (const auto& file : options.join_cgroup_files) {
     int fd = open(file.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0 || write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len)) ChildFail(status_fd);
+    if (fd < 0 || write(fd, pid_text, pid_len) != static_cast<ssize_t>(pid_len))
+      ChildFail(status_fd);
     close(fd);
   }
   if (options.run_as_uid >= 0 && geteuid() == 0) {
-    gid_t gid = static_cast<gid_t>(options.run_as_gid >= 0 ? options.run_as_gid : options.run_as_uid);
+    gid_t gid =
+        static_cast<gid_t>(options.run_as_gid >= 0 ? options.run_as_gid : options.run_as_uid);
     if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 ||
         setuid(static_cast<uid_t>(options.run_as_uid)) != 0) {
       ChildFail(status_fd);
@@ -133,12 +135,41 @@ bool Allowed(const std::vector<std::string>& allow, const std::string& name) {
 }  // namespace
 
 const std::vector<std::string>& JudgedEnvironment() {
-  static const std::vector<std::string> names = {
-      "PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ", "TERM", "LANG", "LANGUAGE", "LC_*",
-      "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "CC", "CXX",
-      "CUDAHOSTCXX", "CUDA_*", "NVCC_*", "NVIDIA_*", "PYTHONPATH", "PYTHONHOME", "PYTHONNOUSERSITE",
-      "VIRTUAL_ENV", "CONDA_PREFIX", "TORCH_*", "PYTORCH_*", "TORCHINDUCTOR_*", "TRITON_*", "OMP_*",
-      "MKL_*", "KMP_*", "OPENBLAS_*", "CUDA_AGENT_*"};
+  static const std::vector<std::string> names = {"PATH",
+                                                 "HOME",
+                                                 "USER",
+                                                 "LOGNAME",
+                                                 "TMPDIR",
+                                                 "TZ",
+                                                 "TERM",
+                                                 "LANG",
+                                                 "LANGUAGE",
+                                                 "LC_*",
+                                                 "LD_LIBRARY_PATH",
+                                                 "LIBRARY_PATH",
+                                                 "CPATH",
+                                                 "C_INCLUDE_PATH",
+                                                 "CPLUS_INCLUDE_PATH",
+                                                 "CC",
+                                                 "CXX",
+                                                 "CUDAHOSTCXX",
+                                                 "CUDA_*",
+                                                 "NVCC_*",
+                                                 "NVIDIA_*",
+                                                 "PYTHONPATH",
+                                                 "PYTHONHOME",
+                                                 "PYTHONNOUSERSITE",
+                                                 "VIRTUAL_ENV",
+                                                 "CONDA_PREFIX",
+                                                 "TORCH_*",
+                                                 "PYTORCH_*",
+                                                 "TORCHINDUCTOR_*",
+                                                 "TRITON_*",
+                                                 "OMP_*",
+                                                 "MKL_*",
+                                                 "KMP_*",
+                                                 "OPENBLAS_*",
+                                                 "CUDA_AGENT_*"};
   return names;
 }
 
@@ -166,18 +197,30 @@ std::vector<std::string> BuildEnvironment(const RunOptions& options) {
 
 std::string SignalName(int signal_number) {
   switch (signal_number) {
-    case SIGSEGV: return "SIGSEGV";
-    case SIGABRT: return "SIGABRT";
-    case SIGBUS: return "SIGBUS";
-    case SIGILL: return "SIGILL";
-    case SIGFPE: return "SIGFPE";
-    case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
-    case SIGXCPU: return "SIGXCPU";
-    case SIGXFSZ: return "SIGXFSZ";
-    case SIGPIPE: return "SIGPIPE";
-    case SIGINT: return "SIGINT";
-    default: return "signal " + std::to_string(signal_number);
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGILL:
+      return "SIGILL";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGXCPU:
+      return "SIGXCPU";
+    case SIGXFSZ:
+      return "SIGXFSZ";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return "signal " + std::to_string(signal_number);
   }
 }
 
@@ -229,19 +272,24 @@ Result<RunResult> RunProcess(const RunOptions& options) {
   int out_pipe[2], err_pipe[2], status_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0) return Internal("pipe failed");
   if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]); close(out_pipe[1]);
+    close(out_pipe[0]);
+    close(out_pipe[1]);
     return Internal("pipe failed");
   }
   if (pipe2(status_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]); close(out_pipe[1]); close(err_pipe[0]); close(err_pipe[1]);
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    close(err_pipe[0]);
+    close(err_pipe[1]);
     return Internal("pipe failed");
   }
 
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid < 0) {
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], status_pipe[0],
-                   status_pipe[1]}) close(fd);
+    for (int fd :
+         {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1], status_pipe[0], status_pipe[1]})
+      close(fd);
     return Internal(std::string("fork failed: ") + std::strerror(errno));
   }
   if (pid == 0) {
@@ -259,8 +307,7 @@ Result<RunResult> RunProcess(const RunOptions& options) {
     close(out_pipe[0]);
     close(err_pipe[0]);
     waitpid(pid, nullptr, 0);
-    return FailedPrecondition("cannot start " + options.argv[0] + ": " +
-                              std::strerror(exec_errno));
+    return FailedPrecondition("cannot start " + options.argv[0] + ": " + std::strerror(exec_errno));
   }
 
   CappedBuffer out_buf(options.max_output_bytes), err_buf(options.max_output_bytes);

@@ -36,22 +36,24 @@ struct RunOptions {
   std::vector<std::string> env_unset;  // names removed from the inherited environment
   bool inherit_env = true;
   // When non-empty, only the inherited variables it names pass (a name, or a prefix ending in '*');
-  // env_set still adds. JudgedEnvironment() is the list for processes that compile or run judged code.
+  // env_set still adds. JudgedEnvironment() is the list for processes that compile or run judged
+  // code.
   std::vector<std::string> env_allow;
-  std::string cwd;                     // empty: the parent's
-  double timeout_seconds = 0;          // 0: no watchdog
-  size_t max_output_bytes = 1 << 20;   // per stream: half kept from the head, half from the tail
+  std::string cwd;                    // empty: the parent's
+  double timeout_seconds = 0;         // 0: no watchdog
+  size_t max_output_bytes = 1 << 20;  // per stream: half kept from the head, half from the tail
   ResourceLimits limits;
   // Files the child writes its pid into before exec (cgroup.procs / tasks of its cgroups).
   std::vector<std::string> join_cgroup_files;
-  // When >= 0 (and we are root), the child drops to this uid/gid (no supplementary groups) before exec.
+  // When >= 0 (and we are root), the child drops to this uid/gid (no supplementary groups) before
+  // exec.
   int run_as_uid = -1;
   int run_as_gid = -1;
 };
 
 struct RunResult {
-  int exit_code = -1;    // valid when term_signal == 0 and !timed_out
-  int term_signal = 0;   // the signal that ended the child, if any
+  int exit_code = -1;   // valid when term_signal == 0 and !timed_out
+  int term_signal = 0;  // the signal that ended the child, if any
   bool timed_out = false;
   double wall_seconds = 0;
   std::string out;
@@ -81,8 +83,9 @@ std::vector<std::string> BuildEnvironment(const RunOptions& options);
 
 // JudgedEnvironment: the inherited variables a compiler, a harness job or the fork server may see —
 // what toolchains, CUDA, torch and the locale read, and our own CUDA_AGENT_* switches. Everything
-// else (API keys for the agent's model, cloud credentials, tokens) stays out of reach of judged code,
-// which could otherwise print it (`#include "/proc/self/environ"` in a compile error, for one).
+// else (API keys for the agent's model, cloud credentials, tokens) stays out of reach of judged
+// code, which could otherwise print it (`#include "/proc/self/environ"` in a compile error, for
+// one).
 const std::vector<std::string>& JudgedEnvironment();
 
 // SpawnDetached starts `argv` (environment `env`, "KEY=VALUE") in a session of its own whose parent

@@ -106,7 +106,9 @@ TEST(BuildEnvironment, AllowListPassesOnlyNamedAndPrefixedVariables) {
   o.env_allow = JudgedEnvironment();
   o.env_set = {"ADDED=3"};
   std::vector<std::string> env = BuildEnvironment(o);
-  auto has = [&](const std::string& kv) { return std::find(env.begin(), env.end(), kv) != env.end(); };
+  auto has = [&](const std::string& kv) {
+    return std::find(env.begin(), env.end(), kv) != env.end();
+  };
   EXPECT_TRUE(has("CUDA_AGENT_TEST_KEEP=1"));  // prefix CUDA_AGENT_*
   EXPECT_TRUE(has("LC_TEST_KEEP=2"));          // prefix LC_*
   EXPECT_TRUE(has("ADDED=3"));                 // env_set always adds

@@ -40,7 +40,8 @@ Json StoredBaselinesRecord(const std::optional<StoredBaseline>& eager,
 
 // BaselinesSummary: {"tasks", "measured", "pending", "cannot_run": [{"task", "reason"}],
 // "compile_failed": [{"task", "reason"}], "internal_errors": [{"task", "reason"}]} over the suite's
-// tasks, in suite order; "pending" counts the tasks not run yet and those stopped by an internal error.
+// tasks, in suite order; "pending" counts the tasks not run yet and those stopped by an internal
+// error.
 Json BaselinesSummary(const std::vector<Task>& tasks, const std::map<std::string, Json>& records);
 
 // FormatBaselinesLine is one text line per task: "level1/19_ReLU: eager 12.3 us, compile 10.1 us".

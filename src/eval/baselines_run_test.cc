@@ -35,7 +35,8 @@ TEST(BaselinesRecordTest, MeasuredCannotRunAndInternal) {
   EXPECT_EQ(rec["compile_seconds"], 7.0);
   EXPECT_EQ(rec["summary"], "eager 12.50 us, compile 10.00 us");
   rec = BaselinesRecord(Measured(false));
-  EXPECT_EQ(rec["summary"], "eager 12.50 us, compile – (torch.compile failed: BackendCompilerFailed)");
+  EXPECT_EQ(rec["summary"],
+            "eager 12.50 us, compile – (torch.compile failed: BackendCompilerFailed)");
 
   JudgeResult task_error;
   task_error.outcome = Outcome::kTaskError;
@@ -88,7 +89,8 @@ TEST(BaselinesRunIdTest, OneRunPerDeviceTorchPolicyAndSettings) {
   other_task.target = "compile";
   EXPECT_EQ(BaselinesRunId(k, true, true), BaselinesRunId(other_task, true, true));
   for (auto change : std::vector<void (*)(BaselineKey&)>{
-           [](BaselineKey& x) { x.device = "NVIDIA H100"; }, [](BaselineKey& x) { x.torch_version = "2.13"; },
+           [](BaselineKey& x) { x.device = "NVIDIA H100"; },
+           [](BaselineKey& x) { x.torch_version = "2.13"; },
            [](BaselineKey& x) { x.policy = "paper"; }, [](BaselineKey& x) { x.warmup = 3; },
            [](BaselineKey& x) { x.iters = 10; }}) {
     BaselineKey changed = k;

@@ -21,9 +21,12 @@ std::string Shorten(const std::string& text, size_t max) {
 
 std::string StatusOf(const JudgeResult& r) {
   switch (r.outcome) {
-    case Outcome::kTaskError: return "task_error";
-    case Outcome::kInternalError: return "internal_error";
-    case Outcome::kVerdict: break;
+    case Outcome::kTaskError:
+      return "task_error";
+    case Outcome::kInternalError:
+      return "internal_error";
+    case Outcome::kVerdict:
+      break;
   }
   return r.correct.value_or(false) && r.reward.has_value() ? "correct" : "failed";
 }
@@ -41,8 +44,9 @@ std::string Summary(const Json& rec) {
     }
     return s;
   }
-  if (status == "failed") return "failed at " + rec["stage"].get<std::string>() + ": " +
-                                 Shorten(rec["reason"].get<std::string>(), 120);
+  if (status == "failed")
+    return "failed at " + rec["stage"].get<std::string>() + ": " +
+           Shorten(rec["reason"].get<std::string>(), 120);
   if (status == "missing") return Shorten(rec["reason"].get<std::string>(), 160);
   return (status == "task_error" ? "task error: " : "internal error: ") +
          Shorten(rec["reason"].get<std::string>(), 120);
@@ -59,17 +63,30 @@ std::string BenchRunId(const BenchRun& run) {
 }
 
 Json BenchRunDescription(const BenchRun& run) {
-  return {{"run_id", run.run_id}, {"suite", run.suite}, {"solver", run.solver}, {"policy", run.policy},
-          {"device", run.device}, {"levels", run.levels},
+  return {{"run_id", run.run_id},
+          {"suite", run.suite},
+          {"solver", run.solver},
+          {"policy", run.policy},
+          {"device", run.device},
+          {"levels", run.levels},
           {"baselines", {{"eager", run.eager}, {"compile", run.compile}}}};
 }
 
 Json BenchRecord(const Solution& solution, const JudgeResult* r) {
-  Json rec = {{"schema_version", kBenchSchemaVersion}, {"reward", nullptr}, {"stage", nullptr},
-              {"error_kind", nullptr}, {"candidate", nullptr}, {"measure", nullptr},
-              {"candidate_us", nullptr}, {"eager_us", nullptr}, {"compile_us", nullptr},
-              {"compile_error", nullptr}, {"speedup_vs_eager", nullptr},
-              {"speedup_vs_compile", nullptr}, {"env", nullptr}, {"judge_seconds", nullptr}};
+  Json rec = {{"schema_version", kBenchSchemaVersion},
+              {"reward", nullptr},
+              {"stage", nullptr},
+              {"error_kind", nullptr},
+              {"candidate", nullptr},
+              {"measure", nullptr},
+              {"candidate_us", nullptr},
+              {"eager_us", nullptr},
+              {"compile_us", nullptr},
+              {"compile_error", nullptr},
+              {"speedup_vs_eager", nullptr},
+              {"speedup_vs_compile", nullptr},
+              {"env", nullptr},
+              {"judge_seconds", nullptr}};
   if (!r) {
     rec["status"] = "missing";
     rec["reason"] = solution.note.empty() ? "no candidate" : solution.note;
@@ -113,8 +130,9 @@ TaskScore ScoreFromRecord(const Json& record) {
   return s;
 }
 
-Status RunBench(const BenchRun& run, const std::vector<Task>& tasks, Solver& solver, const JudgeFn& judge,
-                ResultsStore& store, const SuiteRunOptions& options, std::unique_ptr<ProgressView> view) {
+Status RunBench(const BenchRun& run, const std::vector<Task>& tasks, Solver& solver,
+                const JudgeFn& judge, ResultsStore& store, const SuiteRunOptions& options,
+                std::unique_ptr<ProgressView> view) {
   if (Status s = store.BeginRun(run.run_id, BenchRunDescription(run)); !s.ok()) return s;
   auto work = [&](const Task& task) {
     Solution solution = solver.Solve(task);
@@ -127,8 +145,8 @@ Status RunBench(const BenchRun& run, const std::vector<Task>& tasks, Solver& sol
 
 Json BuildBenchReport(const BenchRun& run, const std::vector<Task>& tasks,
                       const std::map<std::string, Json>& records) {
-  Json counts = {{"tasks", tasks.size()}, {"correct", 0}, {"failed", 0}, {"missing", 0},
-                 {"task_error", 0}, {"internal_error", 0}, {"pending", 0}};
+  Json counts = {{"tasks", tasks.size()}, {"correct", 0},        {"failed", 0}, {"missing", 0},
+                 {"task_error", 0},       {"internal_error", 0}, {"pending", 0}};
   Json rows = Json::array();
   Json env = nullptr;
   Json fallback = Json::array();
@@ -137,11 +155,13 @@ Json BuildBenchReport(const BenchRun& run, const std::vector<Task>& tasks,
   for (const Task& task : tasks) {
     levels.insert(task.level);
     auto it = records.find(task.id);
-    Json rec = it != records.end() ? it->second
-                                   : Json{{"status", "pending"}, {"ok", false}, {"summary", "not run yet"}};
+    Json rec = it != records.end()
+                   ? it->second
+                   : Json{{"status", "pending"}, {"ok", false}, {"summary", "not run yet"}};
     rec["task"] = TaskRef(task);  // the suite's name and level, whatever the record says
     const std::string status = rec.value("status", std::string("pending"));
-    const std::string key = counts.contains(status) && status != "tasks" ? status : "internal_error";
+    const std::string key =
+        counts.contains(status) && status != "tasks" ? status : "internal_error";
     counts[key] = counts[key].get<int>() + 1;
     if (env.is_null() && rec.value("env", Json()).is_object()) {
       env = rec["env"];
@@ -158,10 +178,12 @@ Json BuildBenchReport(const BenchRun& run, const std::vector<Task>& tasks,
   SuiteMetrics metrics = ComputeMetrics(scores, {levels.begin(), levels.end()}, mo);
   const bool complete = counts["pending"] == 0 && counts["internal_error"] == 0;
   Json conventions = {
-      {"faster", "correct and (t_baseline - t) / t_baseline > 0.05, strictly (the reward's rule); a "
-                 "share of all tasks"},
-      {"geomean_all", "over all tasks; a failed, missing or unjudged task counts as 1.0x (the "
-                      "original program keeps running)"},
+      {"faster",
+       "correct and (t_baseline - t) / t_baseline > 0.05, strictly (the reward's rule); a "
+       "share of all tasks"},
+      {"geomean_all",
+       "over all tasks; a failed, missing or unjudged task counts as 1.0x (the "
+       "original program keeps running)"},
       {"geomean_correct", "over correct tasks only"},
       {"overall", "each level weighted by its number of tasks"},
       {"fast_p", "share of all tasks that are correct with speedup > p"},
@@ -169,9 +191,16 @@ Json BuildBenchReport(const BenchRun& run, const std::vector<Task>& tasks,
       {"compile_fallback_tasks", fallback}};
   Json run_json = BenchRunDescription(run);
   run_json["levels"] = Json(std::vector<int>(levels.begin(), levels.end()));
-  return {{"schema_version", kBenchSchemaVersion}, {"kind", "bench"}, {"run", run_json},
-          {"generated_at", UtcNow()}, {"complete", complete}, {"counts", counts}, {"env", env},
-          {"conventions", conventions}, {"metrics", MetricsToJson(metrics)}, {"tasks", rows}};
+  return {{"schema_version", kBenchSchemaVersion},
+          {"kind", "bench"},
+          {"run", run_json},
+          {"generated_at", UtcNow()},
+          {"complete", complete},
+          {"counts", counts},
+          {"env", env},
+          {"conventions", conventions},
+          {"metrics", MetricsToJson(metrics)},
+          {"tasks", rows}};
 }
 
 }  // namespace cuda_agent

@@ -1,11 +1,12 @@
-// bench.h — `cuda-agent bench`: for every task of a suite, get a candidate from the solver, judge it,
-// and store the task's record in the results store as soon as it is known; then build the report
-// from the store alone (so a run that was interrupted and resumed reports exactly what an
+// bench.h — `cuda-agent bench`: for every task of a suite, get a candidate from the solver, judge
+// it, and store the task's record in the results store as soon as it is known; then build the
+// report from the store alone (so a run that was interrupted and resumed reports exactly what an
 // uninterrupted one would). docs/bench.md describes records, report and metrics.
 //
 //   BenchRun run = {...};  run.run_id = BenchRunId(run);
-//   Status s = RunBench(run, tasks, *solver, judge_fn, store, {run.run_id, jobs}, MakeProgressView(std::cerr));
-//   Json report = BuildBenchReport(run, tasks, store.Records(run.run_id).value());
+//   Status s = RunBench(run, tasks, *solver, judge_fn, store, {run.run_id, jobs},
+//   MakeProgressView(std::cerr)); Json report = BuildBenchReport(run, tasks,
+//   store.Records(run.run_id).value());
 #pragma once
 
 #include <functional>
@@ -34,12 +35,12 @@ using JudgeFn = std::function<JudgeResult(const Task& task, const fs::path& cand
 // BenchRun describes a run; suite, solver, policy and device make its id.
 struct BenchRun {
   std::string run_id;
-  std::string suite;         // absolute path
-  std::string solver;        // Solver::Spec()
+  std::string suite;   // absolute path
+  std::string solver;  // Solver::Spec()
   std::string policy;
   std::string device;
-  std::vector<int> levels;   // the levels asked for (--levels); empty: those the tasks have
-  bool eager = true;         // which baselines the judge measures
+  std::vector<int> levels;  // the levels asked for (--levels); empty: those the tasks have
+  bool eager = true;        // which baselines the judge measures
   bool compile = true;
 };
 
@@ -57,11 +58,12 @@ Json BenchRecord(const Solution& solution, const JudgeResult* result);
 TaskScore ScoreFromRecord(const Json& record);
 
 // RunBench runs the tasks without a final record (see suite_runner.h).
-Status RunBench(const BenchRun& run, const std::vector<Task>& tasks, Solver& solver, const JudgeFn& judge,
-                ResultsStore& store, const SuiteRunOptions& options, std::unique_ptr<ProgressView> view);
+Status RunBench(const BenchRun& run, const std::vector<Task>& tasks, Solver& solver,
+                const JudgeFn& judge, ResultsStore& store, const SuiteRunOptions& options,
+                std::unique_ptr<ProgressView> view);
 
-// BuildBenchReport assembles the report from stored records only: {"schema_version", "kind": "bench",
-// "run", "generated_at", "complete", "counts", "env", "conventions", "metrics", "tasks"}.
+// BuildBenchReport assembles the report from stored records only: {"schema_version", "kind":
+// "bench", "run", "generated_at", "complete", "counts", "env", "conventions", "metrics", "tasks"}.
 Json BuildBenchReport(const BenchRun& run, const std::vector<Task>& tasks,
                       const std::map<std::string, Json>& records);
 

@@ -30,7 +30,9 @@ JudgeResult Verdict(bool correct, double cand, double eager, std::optional<doubl
     return r;
   }
   r.stage = Stage::kDone;
-  r.timing = {{"measure", "device"}, {"candidate", {{"time_us", cand}}}, {"eager", {{"time_us", eager}}},
+  r.timing = {{"measure", "device"},
+              {"candidate", {{"time_us", cand}}},
+              {"eager", {{"time_us", eager}}},
               {"speedup_vs_eager", eager / cand}};
   if (compile) {
     r.timing["compile"] = {{"time_us", *compile}};
@@ -96,7 +98,8 @@ TEST(BenchRecordTest, FailedCompileFallsBackToEagerInTheScore) {
 
 TEST(BenchReportTest, CountsPendingLevelsAndFallbacksFromRecordsOnly) {
   BenchRun run{"bench-x", "/suite", "solutions:/s", "strict", "cuda", {1, 2, 3}, true, true};
-  std::vector<Task> tasks = {MakeTask("level1/a", 1), MakeTask("level1/b", 1), MakeTask("level2/c", 2)};
+  std::vector<Task> tasks = {MakeTask("level1/a", 1), MakeTask("level1/b", 1),
+                             MakeTask("level2/c", 2)};
   JudgeResult ok = Verdict(true, 50, 100, std::nullopt);
   std::map<std::string, Json> records = {{"id-level1/a", BenchRecord({"/c", ""}, &ok)},
                                          {"id-level1/b", BenchRecord({{}, "none"}, nullptr)}};
@@ -118,7 +121,8 @@ TEST(BenchReportTest, CountsPendingLevelsAndFallbacksFromRecordsOnly) {
   EXPECT_DOUBLE_EQ(report["metrics"]["levels"][0]["compile"]["geomean_correct"].get<double>(), 2.0);
 }
 
-// A deterministic fake: task i is correct unless its name ends in "x"; times depend on the name only.
+// A deterministic fake: task i is correct unless its name ends in "x"; times depend on the name
+// only.
 class FakeSolver : public Solver {
  public:
   std::string Spec() const override { return "solutions:/fake"; }
@@ -216,7 +220,8 @@ TEST_F(BenchRunTest, InternalErrorsAreStoredButRunAgain) {
 }
 
 TEST_F(BenchRunTest, KilledMidRunResumesToTheSameReport) {
-  Json uninterrupted = Run("whole.sqlite", 3, [](const Task& t, const fs::path&) { return FakeJudge(t); });
+  Json uninterrupted =
+      Run("whole.sqlite", 3, [](const Task& t, const fs::path&) { return FakeJudge(t); });
 
   // A child process runs the suite and SIGKILLs itself while judging its sixth task, with other
   // tasks in flight.
@@ -267,7 +272,8 @@ TEST_F(BenchRunTest, ForceJudgesEverythingAgain) {
   std::ostringstream log;
   calls = 0;
   ASSERT_TRUE(RunBench(run_, FakeSuite(), solver, judge, store.value(), {run_.run_id, 2, true},
-                       MakeLogLines(log)).ok());
+                       MakeLogLines(log))
+                  .ok());
   EXPECT_EQ(calls, 11);
   EXPECT_NE(log.str().find("[12/12]"), std::string::npos) << log.str();
 }

@@ -32,7 +32,8 @@ VersusMetrics VersusFor(const std::vector<const TaskScore*>& group, Baseline bas
   return v;
 }
 
-GroupMetrics GroupFor(int level, const std::vector<const TaskScore*>& group, const MetricsOptions& opt) {
+GroupMetrics GroupFor(int level, const std::vector<const TaskScore*>& group,
+                      const MetricsOptions& opt) {
   GroupMetrics g;
   g.level = level;
   g.tasks = static_cast<int>(group.size());
@@ -44,9 +45,9 @@ GroupMetrics GroupFor(int level, const std::vector<const TaskScore*>& group, con
   return g;
 }
 
-// Combine weights each non-empty level by its number of tasks. For rates and geomean_all this equals
-// pooling all tasks; geomean_correct is the tasks-weighted mean of the levels' log geomeans, over the
-// levels that have one.
+// Combine weights each non-empty level by its number of tasks. For rates and geomean_all this
+// equals pooling all tasks; geomean_correct is the tasks-weighted mean of the levels' log geomeans,
+// over the levels that have one.
 std::optional<VersusMetrics> Combine(const std::vector<GroupMetrics>& levels,
                                      std::optional<VersusMetrics> GroupMetrics::*which, int total,
                                      bool measured) {
@@ -78,16 +79,23 @@ Json Optional(const std::optional<double>& v) { return v ? Json(*v) : Json(); }
 Json VersusToJson(const std::optional<VersusMetrics>& v) {
   if (!v) return Json();
   Json fast = Json::object();
-  for (size_t i = 0; i < FastPThresholds().size(); ++i) fast[FastPKey(FastPThresholds()[i])] = v->fast_p[i];
-  return {{"with_speedup", v->with_speedup}, {"faster", v->faster}, {"faster_rate", v->faster_rate},
+  for (size_t i = 0; i < FastPThresholds().size(); ++i)
+    fast[FastPKey(FastPThresholds()[i])] = v->fast_p[i];
+  return {{"with_speedup", v->with_speedup},
+          {"faster", v->faster},
+          {"faster_rate", v->faster_rate},
           {"geomean_all", Optional(v->geomean_all)},
-          {"geomean_correct", Optional(v->geomean_correct)}, {"fast_p", fast}};
+          {"geomean_correct", Optional(v->geomean_correct)},
+          {"fast_p", fast}};
 }
 
 Json GroupToJson(const GroupMetrics& g, bool overall) {
-  return {{"level", overall ? Json("overall") : Json(g.level)}, {"tasks", g.tasks},
-          {"correct", g.correct}, {"pass_rate", Optional(g.pass_rate)},
-          {"eager", VersusToJson(g.eager)}, {"compile", VersusToJson(g.compile)}};
+  return {{"level", overall ? Json("overall") : Json(g.level)},
+          {"tasks", g.tasks},
+          {"correct", g.correct},
+          {"pass_rate", Optional(g.pass_rate)},
+          {"eager", VersusToJson(g.eager)},
+          {"compile", VersusToJson(g.compile)}};
 }
 
 }  // namespace
@@ -104,7 +112,8 @@ std::string FastPKey(double p) {
 }
 
 std::optional<double> Speedup(const TaskScore& score, Baseline baseline) {
-  const std::optional<double>& base = baseline == Baseline::kEager ? score.eager_us : score.compile_us;
+  const std::optional<double>& base =
+      baseline == Baseline::kEager ? score.eager_us : score.compile_us;
   if (!score.correct || !base || !score.candidate_us) return std::nullopt;
   if (!(*base > 0) || !(*score.candidate_us > 0)) return std::nullopt;
   return *base / *score.candidate_us;

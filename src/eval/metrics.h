@@ -24,11 +24,11 @@ namespace cuda_agent {
 // TaskScore is what the metrics need of one task's result.
 struct TaskScore {
   std::string name;
-  int level = 0;                      // 0: the suite has no levels
-  bool correct = false;               // verified correct and timed
+  int level = 0;         // 0: the suite has no levels
+  bool correct = false;  // verified correct and timed
   std::optional<double> candidate_us;
   std::optional<double> eager_us;
-  std::optional<double> compile_us;   // the caller substitutes eager when torch.compile failed
+  std::optional<double> compile_us;  // the caller substitutes eager when torch.compile failed
 };
 
 enum class Baseline { kEager, kCompile };
@@ -42,10 +42,11 @@ std::string FastPKey(double p);
 // Speedup is baseline time / candidate time for a correct task with both times, else nothing.
 std::optional<double> Speedup(const TaskScore& score, Baseline baseline);
 
-// VersusMetrics compare the candidates with one baseline; rates are shares of all the group's tasks.
+// VersusMetrics compare the candidates with one baseline; rates are shares of all the group's
+// tasks.
 struct VersusMetrics {
-  int with_speedup = 0;                   // correct tasks with a speedup against this baseline
-  int faster = 0;                         // correct and more than 5% faster
+  int with_speedup = 0;  // correct tasks with a speedup against this baseline
+  int faster = 0;        // correct and more than 5% faster
   double faster_rate = 0;
   std::optional<double> geomean_all;      // failed = 1.0×
   std::optional<double> geomean_correct;  // correct tasks only; absent when none is correct
@@ -57,14 +58,14 @@ struct GroupMetrics {
   int level = 0;
   int tasks = 0;
   int correct = 0;
-  std::optional<double> pass_rate;        // absent for an empty level
-  std::optional<VersusMetrics> eager;     // absent for an empty level, or a baseline not measured
+  std::optional<double> pass_rate;     // absent for an empty level
+  std::optional<VersusMetrics> eager;  // absent for an empty level, or a baseline not measured
   std::optional<VersusMetrics> compile;
 };
 
 struct SuiteMetrics {
-  std::vector<GroupMetrics> levels;       // ascending; every level asked for, even when empty
-  GroupMetrics overall;                   // each level weighted by its number of tasks
+  std::vector<GroupMetrics> levels;  // ascending; every level asked for, even when empty
+  GroupMetrics overall;              // each level weighted by its number of tasks
 };
 
 // MetricsOptions say which baselines the run measured.
@@ -79,7 +80,8 @@ SuiteMetrics ComputeMetrics(const std::vector<TaskScore>& scores, const std::vec
                             const MetricsOptions& options);
 
 // MetricsToJson: {"fast_p_thresholds", "overall": group, "levels": [group, ...]}; a group is
-// {"level", "tasks", "correct", "pass_rate", "eager": versus, "compile": versus}, absent values null.
+// {"level", "tasks", "correct", "pass_rate", "eager": versus, "compile": versus}, absent values
+// null.
 Json MetricsToJson(const SuiteMetrics& metrics);
 
 }  // namespace cuda_agent

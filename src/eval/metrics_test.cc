@@ -1,5 +1,5 @@
-// metrics_test.cc — the metrics against hand-computed examples: failures, a tie at exactly 5%, empty
-// levels, the weighting by tasks per level, both geometric-mean conventions, fast_p.
+// metrics_test.cc — the metrics against hand-computed examples: failures, a tie at exactly 5%,
+// empty levels, the weighting by tasks per level, both geometric-mean conventions, fast_p.
 #include "eval/metrics.h"
 
 #include <gtest/gtest.h>
@@ -96,8 +96,8 @@ TEST(MetricsTest, EmptyLevelsShowWithoutRatesAndWeighNothing) {
 }
 
 TEST(MetricsTest, OverallWeightsLevelsByTheirTasks) {
-  // Level 1: 3 tasks all correct at 2×; level 2: 1 task failed. Weighted pass = 3/4, not the mean of
-  // the level rates (1/2).
+  // Level 1: 3 tasks all correct at 2×; level 2: 1 task failed. Weighted pass = 3/4, not the mean
+  // of the level rates (1/2).
   std::vector<TaskScore> scores = {Correct("a", 1, 50, 100, 100), Correct("b", 1, 50, 100, 100),
                                    Correct("c", 1, 50, 100, 100), Failed("d", 2)};
   SuiteMetrics m = ComputeMetrics(scores, {}, {});

@@ -16,8 +16,8 @@ ProgressModel::ProgressModel(int total, int resumed) {
 
 ProgressSnapshot ProgressModel::Start() const { return state_; }
 
-ProgressSnapshot ProgressModel::TaskDone(const std::string& task, const std::string& outcome, bool ok,
-                                         double now_s) {
+ProgressSnapshot ProgressModel::TaskDone(const std::string& task, const std::string& outcome,
+                                         bool ok, double now_s) {
   ++state_.done;
   if (!ok) ++state_.failed;
   state_.elapsed_s = now_s;
@@ -65,7 +65,9 @@ class TerminalBar : public ProgressView {
   }
 
  private:
-  void Draw(const ProgressSnapshot& s) { out_ << "\r" << FormatBar(s, width_) << "\x1b[K" << std::flush; }
+  void Draw(const ProgressSnapshot& s) {
+    out_ << "\r" << FormatBar(s, width_) << "\x1b[K" << std::flush;
+  }
   std::ostream& out_;
   int width_;
 };
@@ -109,7 +111,9 @@ std::unique_ptr<ProgressView> MakeTerminalBar(std::ostream& out, int width) {
   return std::make_unique<TerminalBar>(out, width);
 }
 
-std::unique_ptr<ProgressView> MakeLogLines(std::ostream& out) { return std::make_unique<LogLines>(out); }
+std::unique_ptr<ProgressView> MakeLogLines(std::ostream& out) {
+  return std::make_unique<LogLines>(out);
+}
 
 std::unique_ptr<ProgressView> MakeProgressView(std::ostream& err) {
   if (&err == &std::cerr && isatty(STDERR_FILENO)) return MakeTerminalBar(err);
@@ -132,7 +136,8 @@ void Progress::Close() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (closed_) return;
   closed_ = true;
-  last_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  last_.elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   view_->End(last_);
 }
 

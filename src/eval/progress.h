@@ -18,10 +18,10 @@ namespace cuda_agent {
 
 // ProgressSnapshot is the model's state after an event.
 struct ProgressSnapshot {
-  int total = 0;      // tasks in the run
-  int resumed = 0;    // found finished in the store: not run again
-  int done = 0;       // finished in this session
-  int failed = 0;     // of `done`, those that did not succeed
+  int total = 0;    // tasks in the run
+  int resumed = 0;  // found finished in the store: not run again
+  int done = 0;     // finished in this session
+  int failed = 0;   // of `done`, those that did not succeed
   double elapsed_s = 0;
   std::optional<double> eta_s;  // from this session's pace; unknown before the first task ends
   std::string task;             // the task that just finished
@@ -35,7 +35,8 @@ class ProgressModel {
  public:
   ProgressModel(int total, int resumed);
   ProgressSnapshot Start() const;
-  ProgressSnapshot TaskDone(const std::string& task, const std::string& outcome, bool ok, double now_s);
+  ProgressSnapshot TaskDone(const std::string& task, const std::string& outcome, bool ok,
+                            double now_s);
 
  private:
   ProgressSnapshot state_;

@@ -30,7 +30,8 @@ TEST(ProgressFormatTest, BarAndLogLine) {
   ProgressModel m(4, 1);
   ProgressSnapshot s = m.TaskDone("level1/19_ReLU", "correct, 1.50x vs eager", true, 10.0);
   EXPECT_EQ(FormatBar(s, 200),
-            "[############............] 2/4  1 resumed  ETA 20s  level1/19_ReLU: correct, 1.50x vs eager");
+            "[############............] 2/4  1 resumed  ETA 20s  level1/19_ReLU: correct, 1.50x vs "
+            "eager");
   EXPECT_EQ(FormatBar(s, 20).size(), 20u);
   EXPECT_EQ(FormatLogLine(s), "[2/4] level1/19_ReLU: correct, 1.50x vs eager (ETA 20s)");
 }

@@ -94,8 +94,10 @@ std::string Headline(const Json& report) {
                      run.value("policy", std::string());
   if (env.is_object()) {
     if (env.value("gpu", Json()).is_string()) text += ", GPU " + env["gpu"].get<std::string>();
-    if (env.value("torch_version", Json()).is_string()) text += ", torch " + env["torch_version"].get<std::string>();
-    if (env.value("measure", Json()).is_string()) text += ", " + env["measure"].get<std::string>() + " time";
+    if (env.value("torch_version", Json()).is_string())
+      text += ", torch " + env["torch_version"].get<std::string>();
+    if (env.value("measure", Json()).is_string())
+      text += ", " + env["measure"].get<std::string>() + " time";
   }
   text += ". Run " + run.value("run_id", std::string()) + ", report of " +
           report.value("generated_at", std::string()) + ". ";
@@ -103,10 +105,11 @@ std::string Headline(const Json& report) {
   if (report.value("complete", false)) {
     text += "Complete: " + c["tasks"].dump() + " tasks.";
   } else {
-    text += "Incomplete: " + c["pending"].dump() + " of " + c["tasks"].dump() + " tasks not run yet, " +
-            c["internal_error"].dump() +
-            " stopped by an internal error; re-run the same command to resume. Unfinished tasks count "
-            "as failed below.";
+    text +=
+        "Incomplete: " + c["pending"].dump() + " of " + c["tasks"].dump() + " tasks not run yet, " +
+        c["internal_error"].dump() +
+        " stopped by an internal error; re-run the same command to resume. Unfinished tasks count "
+        "as failed below.";
   }
   return text;
 }
@@ -129,15 +132,17 @@ std::string Micros(const Json& us) {
 }
 
 ReportTable ResultsTable(const Json& metrics) {
-  ReportTable t{"Results",
-                "Faster: correct and more than 5% faster, (t0 − t)/t0 > 0.05, as a share of all tasks. "
-                "Geometric means over all tasks, a failed task counted as 1.0× (the original program "
-                "keeps running). Overall weights each level by its number of tasks.",
-                {"level", "tasks", "pass", "faster than eager", "faster than compile",
-                 "geomean vs eager", "geomean vs compile"},
-                {}};
+  ReportTable t{
+      "Results",
+      "Faster: correct and more than 5% faster, (t0 − t)/t0 > 0.05, as a share of all tasks. "
+      "Geometric means over all tasks, a failed task counted as 1.0× (the original program "
+      "keeps running). Overall weights each level by its number of tasks.",
+      {"level", "tasks", "pass", "faster than eager", "faster than compile", "geomean vs eager",
+       "geomean vs compile"},
+      {}};
   for (const Json* g : ReportGroups(metrics)) {
-    t.rows.push_back({{LevelLabel((*g)["level"]), ""}, {(*g)["tasks"].dump(), ""},
+    t.rows.push_back({{LevelLabel((*g)["level"]), ""},
+                      {(*g)["tasks"].dump(), ""},
                       {FormatRate((*g)["pass_rate"]), ""},
                       {FormatRate(Versus(*g, "eager", "faster_rate")), ""},
                       {FormatRate(Versus(*g, "compile", "faster_rate")), ""},
@@ -154,7 +159,8 @@ ReportTable CorrectOnlyTable(const Json& metrics) {
                 {"level", "correct", "geomean vs eager", "geomean vs compile"},
                 {}};
   for (const Json* g : ReportGroups(metrics)) {
-    t.rows.push_back({{LevelLabel((*g)["level"]), ""}, {(*g)["correct"].dump(), ""},
+    t.rows.push_back({{LevelLabel((*g)["level"]), ""},
+                      {(*g)["correct"].dump(), ""},
                       {FormatTimes(Versus(*g, "eager", "geomean_correct")), ""},
                       {FormatTimes(Versus(*g, "compile", "geomean_correct")), ""}});
   }
@@ -162,8 +168,10 @@ ReportTable CorrectOnlyTable(const Json& metrics) {
 }
 
 ReportTable FastPTable(const Json& metrics) {
-  ReportTable t{"fast_p", "Share of all tasks that are correct with a speedup above p.", {"level", "vs"}, {}};
-  for (const Json& p : metrics["fast_p_thresholds"]) t.header.push_back("p = " + FastPKey(p.get<double>()));
+  ReportTable t{
+      "fast_p", "Share of all tasks that are correct with a speedup above p.", {"level", "vs"}, {}};
+  for (const Json& p : metrics["fast_p_thresholds"])
+    t.header.push_back("p = " + FastPKey(p.get<double>()));
   for (const Json* g : ReportGroups(metrics)) {
     for (const char* baseline : {"eager", "compile"}) {
       const Json& v = (*g)[baseline];
@@ -182,7 +190,8 @@ ReportTable TasksTable(const Json& report, const fs::path& out_dir) {
   const Json env = report["env"];
   const std::string unit =
       env.is_object() && env.value("measure", Json()) == "device" ? " (device µs)" : " (µs)";
-  ReportTable t{"Tasks", "Each task's name links to its candidate.",
+  ReportTable t{"Tasks",
+                "Each task's name links to its candidate.",
                 {"task", "status", "reward", "candidate" + unit, "eager" + unit, "compile" + unit,
                  "vs eager", "vs compile"},
                 {}};
@@ -200,7 +209,8 @@ ReportTable TasksTable(const Json& report, const fs::path& out_dir) {
 }
 
 ReportTable NotPassedTable(const Json& report, const fs::path& out_dir) {
-  std::string note = "Each counts as failed in every rate and as 1.0× in the all-task geometric means.";
+  std::string note =
+      "Each counts as failed in every rate and as 1.0× in the all-task geometric means.";
   const Json& fallback = report["conventions"]["compile_fallback_tasks"];
   if (!fallback.empty()) {
     note += " torch.compile failed on " + std::to_string(fallback.size()) +

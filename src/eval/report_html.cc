@@ -11,23 +11,32 @@
 namespace cuda_agent {
 namespace {
 
-constexpr const char* kPassColour = "#2e7d32";      // green
-constexpr const char* kEagerColour = "#1565c0";     // blue
-constexpr const char* kCompileColour = "#ef6c00";   // orange
-constexpr const char* kHistColour = "#6a1b9a";      // purple
-constexpr const char* kFailedColour = "#9e9e9e";    // grey
-constexpr const char* kFastColour = "#00897b";      // teal
-constexpr const char* kSlowColour = "#c62828";      // red
+constexpr const char* kPassColour = "#2e7d32";     // green
+constexpr const char* kEagerColour = "#1565c0";    // blue
+constexpr const char* kCompileColour = "#ef6c00";  // orange
+constexpr const char* kHistColour = "#6a1b9a";     // purple
+constexpr const char* kFailedColour = "#9e9e9e";   // grey
+constexpr const char* kFastColour = "#00897b";     // teal
+constexpr const char* kSlowColour = "#c62828";     // red
 
 std::string Esc(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -39,7 +48,8 @@ std::string Num(double v) {
   return buf;
 }
 
-std::string Rect(double x, double y, double w, double h, const char* fill, const std::string& title) {
+std::string Rect(double x, double y, double w, double h, const char* fill,
+                 const std::string& title) {
   return "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(std::max(w, 0.0)) +
          "\" height=\"" + Num(std::max(h, 0.0)) + "\" fill=\"" + fill + "\"><title>" + Esc(title) +
          "</title></rect>";
@@ -53,7 +63,7 @@ std::string Text(double x, double y, const std::string& text, const char* anchor
 
 // Rate: the pass rate (baseline null) or the faster-than rate against a baseline; 0 when absent.
 double Rate(const Json& group, const char* baseline) {
-  Json r = !baseline                          ? group.value("pass_rate", Json())
+  Json r = !baseline                     ? group.value("pass_rate", Json())
            : group[baseline].is_object() ? group[baseline].value("faster_rate", Json())
                                          : Json();
   return r.is_number() ? r.get<double>() : 0.0;
@@ -69,12 +79,16 @@ std::string LevelBars(const Json& metrics) {
   for (int pct = 0; pct <= 100; pct += 25) {
     double y = top + plot_h * (1 - pct / 100.0);
     s << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << Num(y) << "\" y2=\""
-      << Num(y) << "\" stroke=\"#ddd\"/>" << Text(left - 6, y + 4, std::to_string(pct) + "%", "end", 11);
+      << Num(y) << "\" stroke=\"#ddd\"/>"
+      << Text(left - 6, y + 4, std::to_string(pct) + "%", "end", 11);
   }
-  const struct { const char* label; const char* baseline; const char* colour; } series[] = {
-      {"pass", nullptr, kPassColour},
-      {"faster than eager", "eager", kEagerColour},
-      {"faster than compile", "compile", kCompileColour}};
+  const struct {
+    const char* label;
+    const char* baseline;
+    const char* colour;
+  } series[] = {{"pass", nullptr, kPassColour},
+                {"faster than eager", "eager", kEagerColour},
+                {"faster than compile", "compile", kCompileColour}};
   const double group_w = plot_w / groups.size(), bar_w = group_w * 0.8 / 3;
   for (size_t i = 0; i < groups.size(); ++i) {
     const Json& g = *groups[i];
@@ -102,22 +116,23 @@ std::string LevelBars(const Json& metrics) {
 // SpeedupHistogram: how many correct tasks fall into each speedup band, plus the failed tasks.
 std::string SpeedupHistogram(const Json& report, const std::string& baseline) {
   const std::vector<double> edges = {0.5, 0.8, 0.95, 1.05, 1.25, 1.5, 2, 4};
-  std::vector<std::string> labels = {"<0.5×", "0.5–0.8", "0.8–0.95", "0.95–1.05", "1.05–1.25",
-                                     "1.25–1.5", "1.5–2", "2–4", "≥4×", "failed"};
+  std::vector<std::string> labels = {"<0.5×",    "0.5–0.8", "0.8–0.95", "0.95–1.05", "1.05–1.25",
+                                     "1.25–1.5", "1.5–2",   "2–4",      "≥4×",       "failed"};
   std::vector<int> counts(labels.size(), 0);
   for (const RankedTask& t : RankedBySpeedup(report, baseline)) {
     size_t bin = std::upper_bound(edges.begin(), edges.end(), t.speedup) - edges.begin();
     ++counts[bin];
   }
-  for (const Json& t : report["tasks"]) counts.back() += t.value("status", std::string()) != "correct";
+  for (const Json& t : report["tasks"])
+    counts.back() += t.value("status", std::string()) != "correct";
   const int max_count = std::max(1, *std::max_element(counts.begin(), counts.end()));
   const double W = 760, H = 280, left = 40, top = 20, plot_w = W - left - 20, plot_h = 200;
   const double bin_w = plot_w / labels.size();
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
     << "\" role=\"img\" aria-label=\"speedup distribution\">"
-    << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << top + plot_h << "\" y2=\""
-    << top + plot_h << "\" stroke=\"#444\"/>";
+    << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << top + plot_h
+    << "\" y2=\"" << top + plot_h << "\" stroke=\"#444\"/>";
   for (size_t i = 0; i < labels.size(); ++i) {
     const bool failed = i + 1 == labels.size();
     double h = plot_h * counts[i] / max_count, x = left + i * bin_w;
@@ -126,7 +141,8 @@ std::string SpeedupHistogram(const Json& report, const std::string& baseline) {
       << Text(x + bin_w / 2, top + plot_h - h - 4, std::to_string(counts[i]), "middle", 11)
       << Text(x + bin_w / 2, top + plot_h + 16, labels[i], "middle", 11);
   }
-  s << Text(left + plot_w / 2, H - 12, "speedup vs " + baseline + " of the correct tasks (and the failed ones)")
+  s << Text(left + plot_w / 2, H - 12,
+            "speedup vs " + baseline + " of the correct tasks (and the failed ones)")
     << "</svg>";
   return s.str();
 }
@@ -178,7 +194,8 @@ std::string Table(const ReportTable& t) {
     s << "<tr>";
     for (const TableCell& c : row) {
       s << "<td>"
-        << (c.link.empty() ? Esc(c.text) : "<a href=\"" + Esc(c.link) + "\">" + Esc(c.text) + "</a>")
+        << (c.link.empty() ? Esc(c.text)
+                           : "<a href=\"" + Esc(c.link) + "\">" + Esc(c.text) + "</a>")
         << "</td>";
     }
     s << "</tr>";
@@ -194,15 +211,20 @@ class HtmlReport : public ReportRenderer {
   std::string Render(const Json& report, const fs::path& out_dir) const override {
     const std::string baseline = RankingBaseline(report);
     std::ostringstream h;
-    h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>cuda-agent bench: "
+    h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>cuda-agent "
+         "bench: "
       << Esc(report["run"].value("suite", std::string())) << "</title><style>"
       << "body{font-family:sans-serif;margin:24px;max-width:1100px;color:#222}"
-      << "table{border-collapse:collapse;margin-bottom:8px}td,th{border:1px solid #ccc;padding:3px 8px;"
+      << "table{border-collapse:collapse;margin-bottom:8px}td,th{border:1px solid #ccc;padding:3px "
+         "8px;"
       << "font-size:13px;text-align:left}th{background:#f2f2f2}svg{display:block;margin:8px 0 24px}"
-      << "</style></head><body>\n<h1>Benchmark report</h1>\n<p>" << Esc(Headline(report)) << "</p>\n"
-      << "<h2>Pass and faster-than rates per level</h2>\n" << LevelBars(report["metrics"]) << "\n"
-      << "<h2>Speedup distribution (vs " << baseline << ")</h2>\n" << SpeedupHistogram(report, baseline)
-      << "\n<h2>Fastest and slowest tasks (vs " << baseline << ")</h2>\n"
+      << "</style></head><body>\n<h1>Benchmark report</h1>\n<p>" << Esc(Headline(report))
+      << "</p>\n"
+      << "<h2>Pass and faster-than rates per level</h2>\n"
+      << LevelBars(report["metrics"]) << "\n"
+      << "<h2>Speedup distribution (vs " << baseline << ")</h2>\n"
+      << SpeedupHistogram(report, baseline) << "\n<h2>Fastest and slowest tasks (vs " << baseline
+      << ")</h2>\n"
       << Extremes(report, baseline, out_dir) << "\n";
     for (const ReportTable& t : ReportTables(report, out_dir)) h << Table(t) << "\n";
     h << "</body></html>\n";

@@ -7,7 +7,9 @@ namespace {
 class JsonReport : public ReportRenderer {
  public:
   std::string FileName() const override { return "report.json"; }
-  std::string Render(const Json& report, const fs::path&) const override { return report.dump(2) + "\n"; }
+  std::string Render(const Json& report, const fs::path&) const override {
+    return report.dump(2) + "\n";
+  }
 };
 
 }  // namespace

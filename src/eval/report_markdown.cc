@@ -11,9 +11,12 @@ namespace {
 std::string Escape(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n' || c == '\r') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n' || c == '\r')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -34,7 +37,9 @@ class MarkdownReport : public ReportRenderer {
       for (const auto& row : t.rows) {
         md << "|";
         for (const TableCell& c : row) {
-          md << " " << (c.link.empty() ? Escape(c.text) : "[" + Escape(c.text) + "](<" + c.link + ">)") << " |";
+          md << " "
+             << (c.link.empty() ? Escape(c.text) : "[" + Escape(c.text) + "](<" + c.link + ">)")
+             << " |";
         }
         md << "\n";
       }

@@ -12,12 +12,19 @@ namespace {
 
 Json Record(const std::string& status, double cand, double eager, double compile,
             const std::string& dir) {
-  Json r = {{"status", status}, {"ok", status == "correct"}, {"summary", status + " <b>|x"},
+  Json r = {{"status", status},
+            {"ok", status == "correct"},
+            {"summary", status + " <b>|x"},
             {"reward", status == "correct" ? Json(3) : Json(-1)},
             {"candidate", dir.empty() ? Json() : Json{{"dir", dir}, {"hash", "h"}}},
-            {"measure", "device"}, {"candidate_us", nullptr}, {"eager_us", eager},
-            {"compile_us", compile}, {"compile_error", nullptr}, {"speedup_vs_eager", nullptr},
-            {"speedup_vs_compile", nullptr}, {"env", {{"gpu", "NVIDIA H100"}, {"torch_version", "2.11"}}}};
+            {"measure", "device"},
+            {"candidate_us", nullptr},
+            {"eager_us", eager},
+            {"compile_us", compile},
+            {"compile_error", nullptr},
+            {"speedup_vs_eager", nullptr},
+            {"speedup_vs_compile", nullptr},
+            {"env", {{"gpu", "NVIDIA H100"}, {"torch_version", "2.11"}}}};
   if (status == "correct") {
     r["candidate_us"] = cand;
     r["speedup_vs_eager"] = eager / cand;
@@ -36,9 +43,11 @@ Task T(const std::string& name, int level) {
 
 Json SmallReport(const fs::path& candidates) {
   BenchRun run{"bench-1", "/kb", "solutions:/s", "strict", "cuda", {1, 2, 3}, true, true};
-  std::vector<Task> tasks = {T("level1/1_Fast<op>", 1), T("level1/2_Slow", 1), T("level2/3_Broken", 2)};
+  std::vector<Task> tasks = {T("level1/1_Fast<op>", 1), T("level1/2_Slow", 1),
+                             T("level2/3_Broken", 2)};
   std::map<std::string, Json> records = {
-      {"level1/1_Fast<op>", Record("correct", 25, 100, 50, (candidates / "level1/1_Fast").string())},
+      {"level1/1_Fast<op>",
+       Record("correct", 25, 100, 50, (candidates / "level1/1_Fast").string())},
       {"level1/2_Slow", Record("correct", 100, 50, 50, (candidates / "level1/2_Slow").string())},
       {"level2/3_Broken", Record("failed", 0, 0, 0, (candidates / "level2/3_Broken").string())}};
   return BuildBenchReport(run, tasks, records);
@@ -47,26 +56,33 @@ Json SmallReport(const fs::path& candidates) {
 TEST(ReportTest, MarkdownHasThePapersTableAndRelativeLinks) {
   const fs::path out = "/work/results/out";
   std::string md = MakeMarkdownReport()->Render(SmallReport("/work/results/sol"), out);
-  // level 1: 2 tasks, both correct; 4x and 0.5x vs eager (geomean 1.41), 2x and 0.5x vs compile (1.00).
-  EXPECT_NE(md.find("| level 1 | 2 | 100.0% | 50.0% | 50.0% | 1.41× | 1.00× |"), std::string::npos) << md;
+  // level 1: 2 tasks, both correct; 4x and 0.5x vs eager (geomean 1.41), 2x and 0.5x vs compile
+  // (1.00).
+  EXPECT_NE(md.find("| level 1 | 2 | 100.0% | 50.0% | 50.0% | 1.41× | 1.00× |"), std::string::npos)
+      << md;
   // level 2: the failed task; level 3 asked for but empty.
-  EXPECT_NE(md.find("| level 2 | 1 | 0.0% | 0.0% | 0.0% | 1.00× | 1.00× |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| level 2 | 1 | 0.0% | 0.0% | 0.0% | 1.00× | 1.00× |"), std::string::npos)
+      << md;
   EXPECT_NE(md.find("| level 3 | 0 | – | – | – | – | – |"), std::string::npos) << md;
   // overall: 2 of 3 pass, geomean over all three (failed = 1x): (4 · 0.5 · 1)^(1/3) = 1.26 vs
   // eager, (2 · 0.5 · 1)^(1/3) = 1 vs compile.
-  EXPECT_NE(md.find("| overall | 3 | 66.7% | 33.3% | 33.3% | 1.26× | 1.00× |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| overall | 3 | 66.7% | 33.3% | 33.3% | 1.26× | 1.00× |"), std::string::npos)
+      << md;
   EXPECT_NE(md.find("[level1/2_Slow](<../sol/level1/2_Slow/>)"), std::string::npos) << md;
   EXPECT_NE(md.find("failed <b>\\|x"), std::string::npos) << md;  // pipes escaped in cells
   EXPECT_NE(md.find("GPU NVIDIA H100"), std::string::npos);
-  // fast_p vs compile over 2x, 0.5x and a failure: p = 0.5 is strict, so 0.5x counts only for p = 0.
+  // fast_p vs compile over 2x, 0.5x and a failure: p = 0.5 is strict, so 0.5x counts only for p =
+  // 0.
   EXPECT_NE(md.find("| overall | compile | 66.7% | 33.3% | 33.3% | 33.3% | 33.3% | 0.0% |"),
-            std::string::npos) << md;
+            std::string::npos)
+      << md;
 }
 
 TEST(ReportTest, HtmlHasThreeChartsLinksAndEscapedNames) {
   std::string html = MakeHtmlReport()->Render(SmallReport("/r/sol"), "/r/out");
   size_t svgs = 0;
-  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1)) ++svgs;
+  for (size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++svgs;
   EXPECT_EQ(svgs, 3u);
   for (const char* colour : {"#2e7d32", "#1565c0", "#ef6c00", "#6a1b9a", "#00897b", "#c62828"}) {
     EXPECT_NE(html.find(colour), std::string::npos) << colour;

@@ -20,8 +20,9 @@ Result<ResultsStore> ResultsStore::Open(const fs::path& path) {
 
 Status ResultsStore::BeginRun(const std::string& run_id, const Json& description) {
   std::lock_guard<std::mutex> lock(*mutex_);
-  return db_.Exec("INSERT OR IGNORE INTO bench_runs (run_id, description, created_at) VALUES (?, ?, ?)",
-                  {run_id, description.dump(), UtcNow()});
+  return db_.Exec(
+      "INSERT OR IGNORE INTO bench_runs (run_id, description, created_at) VALUES (?, ?, ?)",
+      {run_id, description.dump(), UtcNow()});
 }
 
 std::optional<Json> ResultsStore::RunDescription(const std::string& run_id) {
@@ -36,10 +37,12 @@ std::optional<Json> ResultsStore::RunDescription(const std::string& run_id) {
   return j;
 }
 
-Status ResultsStore::Put(const std::string& run_id, const std::string& task_id, const Json& record) {
+Status ResultsStore::Put(const std::string& run_id, const std::string& task_id,
+                         const Json& record) {
   std::lock_guard<std::mutex> lock(*mutex_);
   return db_.Exec(
-      "INSERT OR REPLACE INTO bench_results (run_id, task_id, record, finished_at) VALUES (?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO bench_results (run_id, task_id, record, finished_at) VALUES (?, ?, "
+      "?, ?)",
       {run_id, task_id, record.dump(), UtcNow()});
 }
 

@@ -16,7 +16,9 @@ class SolutionsSolver : public Solver {
   Solution Solve(const Task& task) override {
     fs::path found = FindSolution(dir_, task);
     if (found.empty()) {
-      return {{}, "no candidate: " + (dir_ / SafeRelativeName(task.name)).string() + "/ does not exist"};
+      return {
+          {},
+          "no candidate: " + (dir_ / SafeRelativeName(task.name)).string() + "/ does not exist"};
     }
     return {found, "solutions folder"};
   }
@@ -61,7 +63,8 @@ Result<std::unique_ptr<Solver>> MakeSolver(const std::string& spec, const Solver
   if (spec.rfind(agent, 0) == 0 && spec.size() > agent.size()) {
     return MakeAgentSolver(spec.substr(agent.size()), context);
   }
-  return InvalidArgument("--solver expects solutions:<dir> or agent:<model spec>, got '" + spec + "'");
+  return InvalidArgument("--solver expects solutions:<dir> or agent:<model spec>, got '" + spec +
+                         "'");
 }
 
 }  // namespace cuda_agent

@@ -4,16 +4,16 @@
 //                    final workspace to the judge (agent_solver.cc)
 // A task without a candidate is a failed task, with the solver's reason.
 //
-//   Result<std::unique_ptr<Solver>> solver = MakeSolver("solutions:bench/candidates/kernelbench", ctx);
-//   if (Status s = (*solver)->Check(); !s.ok()) Fail(s);
-//   Solution sol = (*solver)->Solve(task);   // any thread
-//   if (sol.candidate_dir.empty()) RecordMissing(task, sol.note);
+//   Result<std::unique_ptr<Solver>> solver = MakeSolver("solutions:bench/candidates/kernelbench",
+//   ctx); if (Status s = (*solver)->Check(); !s.ok()) Fail(s); Solution sol =
+//   (*solver)->Solve(task);   // any thread if (sol.candidate_dir.empty()) RecordMissing(task,
+//   sol.note);
 #pragma once
 
 #include <memory>
 #include <string>
 
-#include "build/toolchain.h"
+#include "builder/toolchain.h"
 #include "common/fs.h"
 #include "common/status.h"
 #include "task/task.h"
@@ -38,9 +38,9 @@ class Solver {
 
 // SolverContext is what solvers may need beyond their spec.
 struct SolverContext {
-  fs::path suite;             // the SUITE argument: task references are SUITE#NAME
-  fs::path work_dir;          // agent workspaces go to <work_dir>/<task name>/
-  fs::path executable;        // this cuda-agent binary (the agent solver runs its `solve`)
+  fs::path suite;       // the SUITE argument: task references are SUITE#NAME
+  fs::path work_dir;    // agent workspaces go to <work_dir>/<task name>/
+  fs::path executable;  // this cuda-agent binary (the agent solver runs its `solve`)
   Device device = Device::kCuda;
   std::string policy = "strict";
   double agent_timeout_s = 7200;

@@ -14,7 +14,6 @@ namespace {
 
 class SolverTest : public ::testing::Test {
  protected:
-
   fs::path Script(const std::string& body) {
     fs::path p = dir_ / "fake-cuda-agent";
     std::ofstream(p) << "#!/bin/sh\n" << body;
@@ -79,7 +78,8 @@ TEST_F(SolverTest, AgentUnavailableWhenTheBinaryHasNoSolve) {
 }
 
 TEST_F(SolverTest, AgentSolvesIntoAWorkspaceOnceAndResumes) {
-  // The fake `solve` records its arguments and environment, and writes a candidate into --out/workspace.
+  // The fake `solve` records its arguments and environment, and writes a candidate into
+  // --out/workspace.
   SolverContext ctx;
   ctx.suite = "/suites/kb";
   ctx.work_dir = dir_ / "ws";
@@ -87,8 +87,11 @@ TEST_F(SolverTest, AgentSolvesIntoAWorkspaceOnceAndResumes) {
   ctx.policy = "paper";
   ctx.executable = Script(
       "[ $# -eq 1 ] && { echo 'usage: solve TASK' >&2; exit 2; }\n"
-      "echo \"$@ $CUDA_AGENT_DEVICE $CUDA_AGENT_POLICY\" >> " + (dir_ / "calls").string() + "\n"
-      "mkdir -p \"$6/workspace/kernels\" && echo 'class ModelNew: pass' > \"$6/workspace/model_new.py\"\n");
+      "echo \"$@ $CUDA_AGENT_DEVICE $CUDA_AGENT_POLICY\" >> " +
+      (dir_ / "calls").string() +
+      "\n"
+      "mkdir -p \"$6/workspace/kernels\" && echo 'class ModelNew: pass' > "
+      "\"$6/workspace/model_new.py\"\n");
   Result<std::unique_ptr<Solver>> s = MakeSolver("agent:vllm://m", ctx);
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE(s.value()->Check().ok()) << s.value()->Check().message();

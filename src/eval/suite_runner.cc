@@ -12,9 +12,12 @@ bool IsFinalRecord(const Json& record) {
          !record.value("status", std::string()).empty();
 }
 
-Json TaskRef(const Task& task) { return {{"id", task.id}, {"name", task.name}, {"level", task.level}}; }
+Json TaskRef(const Task& task) {
+  return {{"id", task.id}, {"name", task.name}, {"level", task.level}};
+}
 
-std::vector<Task> PendingTasks(const std::vector<Task>& tasks, const std::map<std::string, Json>& records) {
+std::vector<Task> PendingTasks(const std::vector<Task>& tasks,
+                               const std::map<std::string, Json>& records) {
   std::vector<Task> pending;
   for (const Task& t : tasks) {
     auto it = records.find(t.id);
@@ -44,7 +47,8 @@ Status RunSuite(const std::vector<Task>& tasks, ResultsStore& store, const Suite
       try {
         record = work(task);
       } catch (const std::exception& e) {
-        record = {{"status", "internal_error"}, {"ok", false},
+        record = {{"status", "internal_error"},
+                  {"ok", false},
                   {"summary", std::string("internal error: ") + e.what()}};
       }
       record["task"] = TaskRef(task);
@@ -54,7 +58,8 @@ Status RunSuite(const std::vector<Task>& tasks, ResultsStore& store, const Suite
         stop = true;
         return;
       }
-      progress.TaskDone(task.name, record.value("summary", std::string()), record.value("ok", false));
+      progress.TaskDone(task.name, record.value("summary", std::string()),
+                        record.value("ok", false));
     }
   };
   const int threads = std::max(1, std::min<int>(options.jobs, static_cast<int>(pending.size())));

@@ -41,7 +41,8 @@ bool IsFinalRecord(const Json& record);
 Json TaskRef(const Task& task);
 
 // PendingTasks are the tasks without a final record in `records`, in suite order.
-std::vector<Task> PendingTasks(const std::vector<Task>& tasks, const std::map<std::string, Json>& records);
+std::vector<Task> PendingTasks(const std::vector<Task>& tasks,
+                               const std::map<std::string, Json>& records);
 
 // RunSuite runs the pending tasks. An error Status: the store failed (the run stops at the first
 // task whose record could not be stored) or the run's records could not be read.

@@ -18,7 +18,9 @@ namespace {
 
 Result<int> OpenLockFile(const fs::path& path) {
   int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) return FailedPrecondition("cannot open lease file " + path.string() + ": " + std::strerror(errno));
+  if (fd < 0)
+    return FailedPrecondition("cannot open lease file " + path.string() + ": " +
+                              std::strerror(errno));
   return fd;
 }
 
@@ -41,9 +43,11 @@ std::string LeaseKey(Device device) {
   return "cuda-" + key;
 }
 
-Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode, const fs::path& dir_in) {
+Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
+                                         const fs::path& dir_in) {
   auto start = std::chrono::steady_clock::now();
-  fs::path dir = dir_in.empty() ? fs::path("/tmp/cuda-agent-" + std::to_string(geteuid())) / "leases" : dir_in;
+  fs::path dir =
+      dir_in.empty() ? fs::path("/tmp/cuda-agent-" + std::to_string(geteuid())) / "leases" : dir_in;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return FailedPrecondition("cannot create " + dir.string() + ": " + ec.message());
@@ -75,7 +79,8 @@ Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
   }
   DeviceLease lease;
   lease.fd_ = lock.value();
-  lease.waited_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  lease.waited_seconds_ =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return lease;
 }
 

@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "build/toolchain.h"
+#include "common/device.h"
 #include "common/fs.h"
 #include "common/status.h"
 
@@ -22,7 +22,8 @@ enum class LeaseMode { kShared, kExclusive };
 class DeviceLease {
  public:
   // Acquire blocks until the lease is granted. `dir` empty: /tmp/cuda-agent-<uid>/leases.
-  static Result<DeviceLease> Acquire(const std::string& key, LeaseMode mode, const fs::path& dir = {});
+  static Result<DeviceLease> Acquire(const std::string& key, LeaseMode mode,
+                                     const fs::path& dir = {});
 
   DeviceLease(DeviceLease&& other) noexcept;
   DeviceLease& operator=(DeviceLease&& other) = delete;

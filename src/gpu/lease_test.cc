@@ -31,7 +31,8 @@ TEST(DeviceLease, ExclusiveWaitsForSharedAndHoldsBackNewShared) {
   fs::path dir = LeaseDir();
   std::optional<Result<DeviceLease>> reader(DeviceLease::Acquire("gpu", LeaseMode::kShared, dir));
   ASSERT_TRUE(reader->ok());
-  std::atomic<bool> writer_waiting{false}, writer_has{false}, late_reader_has{false}, writer_done{false};
+  std::atomic<bool> writer_waiting{false}, writer_has{false}, late_reader_has{false},
+      writer_done{false};
   std::thread writer([&] {
     writer_waiting = true;
     Result<DeviceLease> w = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir);

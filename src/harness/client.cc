@@ -28,7 +28,8 @@ Result<HarnessEnv> HarnessEnv::Discover() {
   };
   if (const char* home = std::getenv("CUDA_AGENT_HOME"); home && *home) {
     env.home = home;
-  } else if (fs::path exe = ExecutablePath(); !exe.empty() && holds_harness(exe.parent_path().parent_path())) {
+  } else if (fs::path exe = ExecutablePath();
+             !exe.empty() && holds_harness(exe.parent_path().parent_path())) {
     env.home = exe.parent_path().parent_path();
   } else {
     env.home = CUDA_AGENT_SOURCE_DIR;
@@ -77,14 +78,16 @@ const ForkServer* SharedForkServer(const HarnessEnv& env) {
   std::lock_guard<std::mutex> lock(mutex);
   if (tried) return server ? &*server : nullptr;
   tried = true;
-  if (const char* v = std::getenv("CUDA_AGENT_FORK_SERVER"); v && std::string(v) == "0") return nullptr;
+  if (const char* v = std::getenv("CUDA_AGENT_FORK_SERVER"); v && std::string(v) == "0")
+    return nullptr;
   ForkServerOptions options;
   if (const char* idle = std::getenv("CUDA_AGENT_FORK_SERVER_IDLE"); idle && *idle) {
     options.idle_seconds = std::atof(idle);
   }
   Result<ForkServer> started = ForkServer::Ensure(env, options);
   if (!started.ok()) {
-    LogWarn("fork server unavailable, every job starts its own interpreter: " + started.status().message());
+    LogWarn("fork server unavailable, every job starts its own interpreter: " +
+            started.status().message());
     return nullptr;
   }
   server = std::move(started).value();
@@ -93,8 +96,9 @@ const ForkServer* SharedForkServer(const HarnessEnv& env) {
             "): contained jobs start their own interpreter under bubblewrap");
   }
   if (!server->CudaUsable()) {
-    LogWarn("the fork server's children cannot use CUDA (an import touched the driver): GPU jobs start "
-            "their own interpreter");
+    LogWarn(
+        "the fork server's children cannot use CUDA (an import touched the driver): GPU jobs start "
+        "their own interpreter");
   }
   return &*server;
 }
@@ -120,7 +124,8 @@ Result<JobOutcome> ViaForkServer(const ForkServer& server, const std::string& jo
     policy.writable.push_back(job_dir);
     policy.read_only.push_back(env.home / "python");
     Result<JobContainment> prepared = sandbox->sandbox->PrepareJail(policy, {}, job_dir.string());
-    if (!prepared.ok()) return FailedPrecondition("cannot contain the job: " + prepared.status().message());
+    if (!prepared.ok())
+      return FailedPrecondition("cannot contain the job: " + prepared.status().message());
     containment = std::move(prepared).value();
     request.jail = containment.jail;
     outcome.isolation = containment.isolation;
@@ -153,26 +158,31 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
   RunOptions options;
   std::string python = sandbox && !sandbox->python.empty() ? sandbox->python : env.python;
   if (sandbox) options.argv = sandbox->wrapper;
-  options.argv.insert(options.argv.end(), {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()});
+  options.argv.insert(options.argv.end(),
+                      {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()});
   std::string pythonpath = (env.home / "python").string();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += ":" + std::string(old);
-  options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
-                     "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old)
+    pythonpath += ":" + std::string(old);
+  options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1",
+                     "PYTHONHASHSEED=0"};
   options.env_allow = JudgedEnvironment();
-  if (sandbox) options.env_set.insert(options.env_set.end(), sandbox->env_set.begin(), sandbox->env_set.end());
-  if (sandbox && sandbox->sandbox) options.env_set.push_back("HOME=/tmp");  // caches go to the private /tmp
+  if (sandbox)
+    options.env_set.insert(options.env_set.end(), sandbox->env_set.begin(), sandbox->env_set.end());
+  if (sandbox && sandbox->sandbox)
+    options.env_set.push_back("HOME=/tmp");  // caches go to the private /tmp
   options.cwd = job_dir.string();
   options.timeout_seconds = timeout_seconds;
 
   JobOutcome outcome;
-  // A wrapped job (compute-sanitizer) needs an exec of its own; a contained job uses the fork server
-  // only where its children can enter the jail.
+  // A wrapped job (compute-sanitizer) needs an exec of its own; a contained job uses the fork
+  // server only where its children can enter the jail.
   bool wrapped = sandbox && !sandbox->wrapper.empty();
   bool contained = sandbox && sandbox->sandbox && sandbox->sandbox->JailAllowed();
   bool gpu = (sandbox && sandbox->policy.gpu) || spec.value("device", std::string()) == "cuda";
   const ForkServer* server = wrapped ? nullptr : SharedForkServer(env);
   if (server && (!contained || server->Jail() == "ok") && (!gpu || server->CudaUsable())) {
-    Result<JobOutcome> via = ViaForkServer(*server, job, job_dir, spec_path, options, sandbox, env, started_pid);
+    Result<JobOutcome> via =
+        ViaForkServer(*server, job, job_dir, spec_path, options, sandbox, env, started_pid);
     if (!via.ok()) return via.status();
     outcome = std::move(via).value();
   } else if (sandbox && sandbox->sandbox) {
@@ -180,7 +190,8 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
     policy.writable.push_back(job_dir);
     policy.read_only.push_back(env.home / "python");
     Result<SandboxRun> run = sandbox->sandbox->Run(policy, options);
-    if (!run.ok()) return FailedPrecondition("cannot start the sandboxed harness: " + run.status().message());
+    if (!run.ok())
+      return FailedPrecondition("cannot start the sandboxed harness: " + run.status().message());
     outcome.process = std::move(run->process);
     outcome.isolation = run->isolation;
     outcome.oom_killed = run->oom_killed;

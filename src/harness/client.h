@@ -7,6 +7,7 @@
 #pragma once
 
 #include <sys/types.h>
+
 #include <atomic>
 #include <string>
 
@@ -20,7 +21,7 @@ namespace cuda_agent {
 
 // HarnessEnv says where the project's files are and which Python runs the harness.
 struct HarnessEnv {
-  fs::path home;                 // repository root or bundle root: holds python/ and templates/
+  fs::path home;  // repository root or bundle root: holds python/ and templates/
   std::string python = "python3";
 
   // Discover: home from $CUDA_AGENT_HOME, else the folder above the binary if it holds
@@ -41,11 +42,11 @@ struct JobSandbox {
 };
 
 struct JobOutcome {
-  bool has_result = false;   // the job wrote its result file
+  bool has_result = false;  // the job wrote its result file
   Isolation isolation = Isolation::kNone;
-  bool oom_killed = false;   // the sandbox's memory limit ended it
-  Json result;               // the result object when has_result
-  RunResult process;         // how the child ended, with captured output
+  bool oom_killed = false;  // the sandbox's memory limit ended it
+  Json result;              // the result object when has_result
+  RunResult process;        // how the child ended, with captured output
 
   // Ok: the job ran and reported ok == true.
   bool Ok() const;

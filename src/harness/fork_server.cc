@@ -37,7 +37,8 @@ class Connection {
   static Result<Connection> Open(const std::string& path) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
-    if (path.size() >= sizeof(addr.sun_path)) return InvalidArgument("socket path too long: " + path);
+    if (path.size() >= sizeof(addr.sun_path))
+      return InvalidArgument("socket path too long: " + path);
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Internal(std::string("socket: ") + std::strerror(errno));
@@ -69,11 +70,13 @@ class Connection {
         buffer_.erase(0, eol + 1);
         return ParseJson(line, "fork server message");
       }
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return DeadlineExceeded("no answer from the fork server");
       pollfd p{fd_, POLLIN, 0};
       int ready = poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-      if (ready < 0 && errno != EINTR) return Internal(std::string("poll: ") + std::strerror(errno));
+      if (ready < 0 && errno != EINTR)
+        return Internal(std::string("poll: ") + std::strerror(errno));
       if (ready <= 0) continue;
       char chunk[4096];
       ssize_t n = recv(fd_, chunk, sizeof(chunk), 0);
@@ -92,9 +95,11 @@ Result<Json> Ping(const std::string& socket, double timeout_s) {
   Result<Connection> c = Connection::Open(socket);
   if (!c.ok()) return c.status();
   if (Status s = c->Send({{"op", "ping"}}); !s.ok()) return s;
-  Result<Json> pong = c->Receive(Clock::now() + std::chrono::milliseconds(static_cast<int>(timeout_s * 1000)));
+  Result<Json> pong =
+      c->Receive(Clock::now() + std::chrono::milliseconds(static_cast<int>(timeout_s * 1000)));
   if (!pong.ok()) return pong.status();
-  if (pong->value("event", "") != "pong") return Internal("fork server: unexpected answer " + pong->dump());
+  if (pong->value("event", "") != "pong")
+    return Internal("fork server: unexpected answer " + pong->dump());
   return pong;
 }
 
@@ -102,7 +107,8 @@ Result<Json> Ping(const std::string& socket, double timeout_s) {
 // sources and the jail library (a changed file starts a new server; the old one idles out).
 std::string Fingerprint(const HarnessEnv& env) {
   Sha256 h;
-  h.Update(std::to_string(geteuid()) + "|" + env.python + "|" + env.home.string() + "|" + JailLibraryPath());
+  h.Update(std::to_string(geteuid()) + "|" + env.python + "|" + env.home.string() + "|" +
+           JailLibraryPath());
   std::vector<fs::path> files = ListFilesRecursive(env.home / "python" / "cuda_agent_harness");
   std::string jail = JailLibraryPath();
   if (!jail.empty()) files.push_back(jail);
@@ -110,8 +116,8 @@ std::string Fingerprint(const HarnessEnv& env) {
     fs::path p = rel.is_absolute() ? rel : env.home / "python" / "cuda_agent_harness" / rel;
     struct stat st;
     if (stat(p.c_str(), &st) != 0) continue;
-    h.Update(rel.string() + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
-             "." + std::to_string(st.st_mtim.tv_nsec) + ";");
+    h.Update(rel.string() + ":" + std::to_string(st.st_size) + ":" +
+             std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ";");
   }
   return h.HexDigest().substr(0, 16);
 }
@@ -124,13 +130,15 @@ std::string ReadCapped(const std::string& path, size_t cap, bool* truncated) {
   if (t.size() <= cap) return t;
   *truncated = true;
   size_t half = cap / 2;
-  return t.substr(0, half) + "\n[... output elided by cuda-agent ...]\n" + t.substr(t.size() - half);
+  return t.substr(0, half) + "\n[... output elided by cuda-agent ...]\n" +
+         t.substr(t.size() - half);
 }
 
 // FileLock holds an exclusive flock on a file for its lifetime.
 class FileLock {
  public:
-  explicit FileLock(const std::string& path) : fd_(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
+  explicit FileLock(const std::string& path)
+      : fd_(open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600)) {
     if (fd_ >= 0) flock(fd_, LOCK_EX);
   }
   ~FileLock() {
@@ -157,14 +165,16 @@ std::string JailLibraryPath() {
 }
 
 std::string ForkServer::SocketFor(const HarnessEnv& env) {
-  return "/tmp/cuda-agent-" + std::to_string(geteuid()) + "/forkserver-" + Fingerprint(env) + ".sock";
+  return "/tmp/cuda-agent-" + std::to_string(geteuid()) + "/forkserver-" + Fingerprint(env) +
+         ".sock";
 }
 
 Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOptions& options) {
   ForkServer server;
   server.socket_ = SocketFor(env);
   auto adopt = [&](const Json& pong) {
-    server.jail_ = pong.contains("jail") && pong["jail"].is_string() ? pong["jail"].get<std::string>() : "";
+    server.jail_ =
+        pong.contains("jail") && pong["jail"].is_string() ? pong["jail"].get<std::string>() : "";
     server.cuda_fork_ = pong.value("cuda_fork", std::string());
     return server;
   };
@@ -179,15 +189,21 @@ Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOpt
   FileLock lock(server.socket_ + ".lock");
   if (Result<Json> pong = Ping(server.socket_, 30); pong.ok()) return adopt(pong.value());
   fs::remove(server.socket_, ec);  // a stale socket of a server that died
-  std::vector<std::string> argv = {env.python, "-m", "cuda_agent_harness.forkserver", "--socket",
-                                   server.socket_, "--idle-timeout", std::to_string(options.idle_seconds)};
+  std::vector<std::string> argv = {env.python,
+                                   "-m",
+                                   "cuda_agent_harness.forkserver",
+                                   "--socket",
+                                   server.socket_,
+                                   "--idle-timeout",
+                                   std::to_string(options.idle_seconds)};
   std::string jail = JailLibraryPath();
   if (!jail.empty()) argv.insert(argv.end(), {"--jail-library", jail});
   RunOptions env_options;
   std::string pythonpath = (env.home / "python").string();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += ":" + std::string(old);
-  env_options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1",
-                         "PYTHONHASHSEED=0"};
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old)
+    pythonpath += ":" + std::string(old);
+  env_options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
+                         "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
   // A forked child's /proc/self/environ shows the server's own start-up environment, whatever the
   // child's os.environ says: the server must not start with anything judged code may not read.
   env_options.env_allow = JudgedEnvironment();
@@ -195,7 +211,8 @@ Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOpt
   if (Status s = SpawnDetached(argv, BuildEnvironment(env_options), log); !s.ok()) {
     return FailedPrecondition("cannot start the fork server: " + s.message());
   }
-  auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int>(options.start_timeout_s * 1000));
+  auto deadline =
+      Clock::now() + std::chrono::milliseconds(static_cast<int>(options.start_timeout_s * 1000));
   while (Clock::now() < deadline) {
     if (Result<Json> pong = Ping(server.socket_, 30); pong.ok()) return adopt(pong.value());
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -206,7 +223,8 @@ Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOpt
     }
   }
   return FailedPrecondition("the fork server did not start within " +
-                            std::to_string(static_cast<int>(options.start_timeout_s)) + " s (log: " + log + ")");
+                            std::to_string(static_cast<int>(options.start_timeout_s)) +
+                            " s (log: " + log + ")");
 }
 
 Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_seconds) const {
@@ -218,8 +236,13 @@ Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_secon
     size_t eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  Json request = {{"op", "run"}, {"job", job.job}, {"spec_path", job.spec_path}, {"cwd", job.cwd},
-                  {"env", env}, {"stdout_path", job.stdout_path}, {"stderr_path", job.stderr_path},
+  Json request = {{"op", "run"},
+                  {"job", job.job},
+                  {"spec_path", job.spec_path},
+                  {"cwd", job.cwd},
+                  {"env", env},
+                  {"stdout_path", job.stdout_path},
+                  {"stderr_path", job.stderr_path},
                   {"jail", job.jail ? JailSpecToJson(*job.jail) : Json()}};
   if (Status s = conn->Send(request); !s.ok()) return s;
   Result<Json> started = conn->Receive(Clock::now() + std::chrono::seconds(60));
@@ -230,8 +253,9 @@ Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_secon
   pid_t pid = started->value("pid", 0);
   if (job.started_pid) job.started_pid->store(pid);
   RunResult result;
-  auto deadline = timeout_seconds > 0 ? start + std::chrono::milliseconds(static_cast<long>(timeout_seconds * 1000))
-                                      : Clock::time_point::max();
+  auto deadline = timeout_seconds > 0
+                      ? start + std::chrono::milliseconds(static_cast<long>(timeout_seconds * 1000))
+                      : Clock::time_point::max();
   Result<Json> ended = conn->Receive(deadline);
   if (!ended.ok() && ended.status().code() == StatusCode::kDeadlineExceeded) {
     result.timed_out = true;
@@ -240,7 +264,8 @@ Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_secon
   }
   if (!ended.ok()) return Internal("fork server: " + ended.status().message());
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::string jail = ended->value("jail", Json()).is_string() ? ended->value("jail", std::string()) : "";
+  std::string jail =
+      ended->value("jail", Json()).is_string() ? ended->value("jail", std::string()) : "";
   if (job.jail && jail != "ok" && !result.timed_out) {
     return FailedPrecondition("the fork server could not contain the job: " +
                               (jail.empty() ? std::string("no answer from the jail") : jail));

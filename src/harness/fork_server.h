@@ -1,18 +1,20 @@
 // fork_server.h — the client of the harness fork server (python/cuda_agent_harness/forkserver.py):
 // a long-lived Python process that imported torch once and forks one child per job, each of which
 // enters the jail (sandbox/jail.h) and runs the job. A job then costs its work and a CUDA
-// initialisation (~0.3 s on an H100) instead of an interpreter start and a torch import (5 s there).
+// initialisation (~0.3 s on an H100) instead of an interpreter start and a torch import (5 s
+// there).
 //
 // One server per user × Python × harness version (its socket under /tmp/cuda-agent-<uid>/) serves
 // every judge process of that user: the first client starts it detached; it exits after
 // `idle_seconds` without work. Protocol: docs/harness-protocol.md, "Fork server".
 //
 //   Result<ForkServer> fs = ForkServer::Ensure(env, ForkServerOptions{});
-//   ForkServerJob job{.job = "reference", .spec_path = ..., .stdout_path = ..., .stderr_path = ...};
-//   Result<RunResult> r = fs->Run(job, /*timeout_seconds=*/300);
+//   ForkServerJob job{.job = "reference", .spec_path = ..., .stdout_path = ..., .stderr_path =
+//   ...}; Result<RunResult> r = fs->Run(job, /*timeout_seconds=*/300);
 #pragma once
 
 #include <sys/types.h>
+
 #include <atomic>
 #include <optional>
 #include <string>
@@ -28,19 +30,20 @@ namespace cuda_agent {
 struct HarnessEnv;
 
 struct ForkServerOptions {
-  double idle_seconds = 600;      // the server exits after this long without work
-  double start_timeout_s = 180;   // how long to wait for a new server to listen (torch import)
+  double idle_seconds = 600;     // the server exits after this long without work
+  double start_timeout_s = 180;  // how long to wait for a new server to listen (torch import)
 };
 
 struct ForkServerJob {
-  std::string job;                    // a harness job name (runner.JOB_MODULES)
+  std::string job;  // a harness job name (runner.JOB_MODULES)
   std::string spec_path;
   std::string cwd;
-  std::vector<std::string> env;       // the job's whole environment, "KEY=VALUE"
+  std::vector<std::string> env;  // the job's whole environment, "KEY=VALUE"
   std::string stdout_path, stderr_path;
   std::optional<JailSpec> jail;       // none: the job runs unjailed
   size_t max_output_bytes = 1 << 20;  // per stream, head and tail kept
-  std::atomic<pid_t>* started_pid = nullptr;  // set to the child's pid once it runs (to call it off)
+  std::atomic<pid_t>* started_pid =
+      nullptr;  // set to the child's pid once it runs (to call it off)
 };
 
 class ForkServer {
@@ -60,7 +63,8 @@ class ForkServer {
   bool CudaUsable() const { return cuda_fork_ == "ok"; }
   const std::string& SocketPath() const { return socket_; }
 
-  // SocketFor names the socket of the server that serves `env` (for tests and `cuda-agent harness`).
+  // SocketFor names the socket of the server that serves `env` (for tests and `cuda-agent
+  // harness`).
   static std::string SocketFor(const HarnessEnv& env);
 
  private:

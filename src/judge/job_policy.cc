@@ -43,7 +43,8 @@ SandboxPolicy BaseJobPolicy(const Toolchain& toolchain, const JobLimits& limits)
   }
   const Json& raw = toolchain.raw;
   if (raw.contains("torch_init_path") && raw["torch_init_path"].is_string()) {
-    AddWithRealPath(ro, fs::path(raw["torch_init_path"].get<std::string>()).parent_path().parent_path());
+    AddWithRealPath(
+        ro, fs::path(raw["torch_init_path"].get<std::string>()).parent_path().parent_path());
   }
   for (const auto& d : toolchain.include_dirs) AddWithRealPath(ro, d);
   for (const auto& d : toolchain.library_dirs) AddWithRealPath(ro, d);

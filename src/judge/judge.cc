@@ -14,14 +14,14 @@
 #include <set>
 #include <thread>
 
-#include "build/binary_inspector.h"
-#include "build/extension_builder.h"
+#include "builder/binary_inspector.h"
+#include "builder/extension_builder.h"
 #include "gpu/lease.h"
 #include "judge/job_policy.h"
 #include "judge/library_kernels.h"
 #include "judge/reward.h"
-#include "store/baseline_store.h"
 #include "judge/static_rules.h"
+#include "store/baseline_store.h"
 #include "workspace/workspace.h"
 
 namespace cuda_agent {
@@ -29,14 +29,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kKernelsShown = 50;    // kernels listed in the result (all are audited)
-constexpr double kOwnShareMin = 0.5;    // own + library kernels' share of the device time (HACKS C3)
+constexpr size_t kKernelsShown = 50;  // kernels listed in the result (all are audited)
+constexpr double kOwnShareMin = 0.5;  // own + library kernels' share of the device time (HACKS C3)
 // How long an early job called off may take to see `stop` before it is killed.
 constexpr std::chrono::milliseconds kEarlyStopGrace{100};
 
-// InputTransforms: each check's floating inputs become x * scale + shift (HACKS B7, B9). Checks 3, 4
-// and 5 use x * 8, x / 8 and x * 2 - 1 where the task allows (the reference falls back where not):
-// other magnitudes, and negative values for tasks whose own inputs are all non-negative.
+// InputTransforms: each check's floating inputs become x * scale + shift (HACKS B7, B9). Checks 3,
+// 4 and 5 use x * 8, x / 8 and x * 2 - 1 where the task allows (the reference falls back where
+// not): other magnitudes, and negative values for tasks whose own inputs are all non-negative.
 std::pair<Json, Json> InputTransforms(int checks) {
   Json scales = Json::array(), shifts = Json::array();
   for (int i = 0; i < checks; ++i) {
@@ -67,9 +67,16 @@ struct WorkDirs {
   fs::path root, jobs, shared, private_, outputs, src, build, task_file, spot_candidate, signals;
 
   explicit WorkDirs(const fs::path& r)
-      : root(r), jobs(r / "jobs"), shared(r / "shared"), private_(r / "private"),
-        outputs(r / "outputs"), src(r / "src"), build(r / "build"), task_file(r / "task.py"),
-        spot_candidate(r / "spot_candidate"), signals(r / "signals") {
+      : root(r),
+        jobs(r / "jobs"),
+        shared(r / "shared"),
+        private_(r / "private"),
+        outputs(r / "outputs"),
+        src(r / "src"),
+        build(r / "build"),
+        task_file(r / "task.py"),
+        spot_candidate(r / "spot_candidate"),
+        signals(r / "signals") {
     for (const auto& d : {jobs, shared, private_, outputs, src, build, spot_candidate, signals}) {
       fs::create_directories(d);
     }
@@ -101,12 +108,16 @@ enum class Next { kContinue, kStop };
 class Pipeline {
  public:
   Pipeline(const HarnessEnv& env, const JudgeOptions& opt, JudgeResult& r)
-      : env_(env), opt_(opt), r_(r), start_(Clock::now()),
+      : env_(env),
+        opt_(opt),
+        r_(r),
+        start_(Clock::now()),
         sandbox_(opt.sandbox ? *opt.sandbox : Sandbox::Default()) {
     r_.device = DeviceName(opt.device);
     r_.reward_schedule = opt.reward_schedule;
     r_.policy = opt.policy.ToJson();
-    r_.env = {{"sandbox", IsolationName(sandbox_.Level())}, {"sandbox_detail", sandbox_.Describe()}};
+    r_.env = {{"sandbox", IsolationName(sandbox_.Level())},
+              {"sandbox_detail", sandbox_.Describe()}};
   }
 
   ~Pipeline() { CallOffEarly(); }
@@ -146,7 +157,8 @@ class Pipeline {
     if (!work.ok()) return Internal(work.status().message());
     // Traversable, so that a sandbox may run as uid 65534 on the host; what is inside is bound
     // into a sandbox only folder by folder (private/ never into one that runs candidate code).
-    fs::permissions(work.value(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+    fs::permissions(work.value(),
+                    fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
     dirs_ = std::make_unique<WorkDirs>(work.value());
     guard_ = std::make_unique<WorkFolderGuard>(work.value(), opt_.keep_work);
     if (opt_.keep_work) r_.env["work_dir"] = work.value().string();
@@ -157,7 +169,8 @@ class Pipeline {
     r_.stage = Stage::kTask;
     r_.task = {{"id", task.id}, {"name", task.name}, {"path", task.source_path.string()}};
     if (Status shape = CheckTaskShape(task); !shape.ok()) return TaskError(shape.message());
-    if (Status w = WriteFileAtomic(dirs_->task_file, task.code); !w.ok()) return Internal(w.message());
+    if (Status w = WriteFileAtomic(dirs_->task_file, task.code); !w.ok())
+      return Internal(w.message());
     return Next::kContinue;
   }
 
@@ -173,7 +186,8 @@ class Pipeline {
     // The C++/CUDA sources: named rules (docs/static-rules.md), before anything is compiled.
     std::vector<StaticViolation> found = ScanCandidateSources(candidate_dir);
     for (const auto& v : found) {
-      r_.violations.push_back({{"rule", v.rule}, {"file", v.file}, {"line", v.line}, {"message", v.message}});
+      r_.violations.push_back(
+          {{"rule", v.rule}, {"file", v.file}, {"line", v.line}, {"message", v.message}});
     }
     if (!found.empty()) {
       r_.stage_seconds["static"] = SecondsSince(t);
@@ -182,10 +196,12 @@ class Pipeline {
     // model_new.py: the harness's static job (syntax, ModelNew, the AST rules).
     if (opt_.until != Stage::kBuild) {
       Result<JobOutcome> st =
-          RunJob("static", "static", {{"candidate_dir", fs::absolute(candidate_dir).string()}}, 60, nullptr);
+          RunJob("static", "static", {{"candidate_dir", fs::absolute(candidate_dir).string()}}, 60,
+                 nullptr);
       if (!st.ok()) return Internal(st.status().message());
       if (!st->has_result) return Internal("static check failed to run: " + st->StderrTail(5));
-      for (const auto& v : st->result.value("violations", Json::array())) r_.violations.push_back(v);
+      for (const auto& v : st->result.value("violations", Json::array()))
+        r_.violations.push_back(v);
       if (!st->Ok()) return Fail(Stage::kStatic, st->ErrorKind(), st->Reason());
     }
     r_.stage_seconds["static"] = SecondsSince(t);
@@ -216,13 +232,14 @@ class Pipeline {
   // MakeBasePolicy: what every contained job may read (interpreter, torch, CUDA) and its limits.
   void MakeBasePolicy() {
     python_inside_ = PythonInside(toolchain_);
-    base_policy_ = BaseJobPolicy(
-        toolchain_, {opt_.device, cache_dir_, opt_.job_memory_bytes, opt_.job_max_pids,
-                     std::max(opt_.trusted_timeout_s, opt_.build_timeout_s)});
+    base_policy_ = BaseJobPolicy(toolchain_,
+                                 {opt_.device, cache_dir_, opt_.job_memory_bytes, opt_.job_max_pids,
+                                  std::max(opt_.trusted_timeout_s, opt_.build_timeout_s)});
   }
 
   // Contain returns the sandbox of one job: the base policy plus these folders.
-  JobSandbox Contain(const std::vector<fs::path>& read_only, const std::vector<fs::path>& writable) const {
+  JobSandbox Contain(const std::vector<fs::path>& read_only,
+                     const std::vector<fs::path>& writable) const {
     JobSandbox js{&sandbox_, base_policy_, python_inside_, {}, {}};
     js.policy.read_only.insert(js.policy.read_only.end(), read_only.begin(), read_only.end());
     js.policy.writable.insert(js.policy.writable.end(), writable.begin(), writable.end());
@@ -238,22 +255,30 @@ class Pipeline {
   // Build from a clean snapshot: only the candidate's files plus our binding files.
   Next Build(const fs::path& candidate_dir) {
     r_.stage = Stage::kBuild;
-    if (Status snap = SnapshotCandidate(candidate_dir, dirs_->src, env_.TemplateDir()); !snap.ok()) {
+    if (Status snap = SnapshotCandidate(candidate_dir, dirs_->src, env_.TemplateDir());
+        !snap.ok()) {
       return Internal(snap.message());
     }
-    BuildRequest req{dirs_->src, dirs_->build, cache_dir_, opt_.build_jobs, opt_.build_timeout_s,
-                     &sandbox_, base_policy_};
+    BuildRequest req{dirs_->src,           dirs_->build, cache_dir_,  opt_.build_jobs,
+                     opt_.build_timeout_s, &sandbox_,    base_policy_};
     req.policy.gpu = false;  // compilers need no GPU
     req.fast_math = opt_.policy.fast_math;
     BuildReport built = BuildExtension(req, toolchain_);
     Json errors = Json::array();
     for (const auto& e : built.errors) {
-      errors.push_back({{"file", e.file}, {"line", e.line}, {"column", e.column},
-                        {"message", e.message}, {"text", e.ToString()}});
+      errors.push_back({{"file", e.file},
+                        {"line", e.line},
+                        {"column", e.column},
+                        {"message", e.message},
+                        {"text", e.ToString()}});
     }
-    r_.build = {{"ok", built.ok}, {"seconds", built.seconds}, {"errors", errors},
-                {"log_tail", built.log_tail}, {"objects_compiled", built.objects_compiled},
-                {"objects_cached", built.objects_cached}, {"library_cached", built.library_cached},
+    r_.build = {{"ok", built.ok},
+                {"seconds", built.seconds},
+                {"errors", errors},
+                {"log_tail", built.log_tail},
+                {"objects_compiled", built.objects_compiled},
+                {"objects_cached", built.objects_cached},
+                {"library_cached", built.library_cached},
                 {"sources", built.sources}};
     r_.stage_seconds["build"] = built.seconds;
     if (!built.ok) return Fail(Stage::kBuild, "build", "build failed: " + built.failure);
@@ -276,23 +301,29 @@ class Pipeline {
   };
 
   // StartReference launches the reference job (trusted: secret seeds; scaled/shifted checks; with
-  // `timing`, the expected outputs of the candidate profile's spot-checked calls) on a thread of its
-  // own: it needs no build, so it runs while the candidate compiles. FinishReference collects it.
+  // `timing`, the expected outputs of the candidate profile's spot-checked calls) on a thread of
+  // its own: it needs no build, so it runs while the candidate compiles. FinishReference collects
+  // it.
   std::future<ReferenceRun> StartReference(int checks, bool timing) {
     r_.stage = Stage::kVerify;
     std::vector<int64_t> seeds = SecretSeeds(checks + 1);
     int64_t init_seed = seeds.back();
     seeds.pop_back();
     check_seeds_ = seeds;
-    Json spec = {{"task_path", dirs_->task_file.string()}, {"device", r_.device},
-                 {"data_dir", dirs_->shared.string()}, {"expected_dir", dirs_->private_.string()},
-                 {"init_seed", init_seed}, {"check_seeds", seeds},
+    Json spec = {{"task_path", dirs_->task_file.string()},
+                 {"device", r_.device},
+                 {"data_dir", dirs_->shared.string()},
+                 {"expected_dir", dirs_->private_.string()},
+                 {"init_seed", init_seed},
+                 {"check_seeds", seeds},
                  {"input_scales", InputTransforms(checks).first},
                  {"input_shifts", InputTransforms(checks).second},
                  {"backend_flags", opt_.policy.reference.ToJson()}};
     if (timing) {
       MakeTimingSecrets();
-      spec["timing"] = {{"seed", timing_seed_}, {"warmup", opt_.warmup}, {"iters", opt_.iters},
+      spec["timing"] = {{"seed", timing_seed_},
+                        {"warmup", opt_.warmup},
+                        {"iters", opt_.iters},
                         {"spot_check_calls", spot_calls_}};
     }
     JobSandbox box = Contain({dirs_->task_file}, {dirs_->shared, dirs_->private_});
@@ -321,13 +352,16 @@ class Pipeline {
     if (!ref.Ok()) {
       if (ref.has_result && ref.ErrorKind() == "task") return TaskError(ref.Reason());
       if (ref.has_result) return Internal("reference job: " + ref.Reason());
-      return TaskError("the reference run ended with " + ref.process.Describe() + ": " + ref.StderrTail(5));
+      return TaskError("the reference run ended with " + ref.process.Describe() + ": " +
+                       ref.StderrTail(5));
     }
     const Json& signature = ref.result.value("output_signature", Json());
-    output_signature_ = signature.is_string() ? signature.get<std::string>() : "";  // null: no checks ran
+    output_signature_ =
+        signature.is_string() ? signature.get<std::string>() : "";  // null: no checks ran
     input_scales_ = ref.result.value("input_scales", Json::array());
     input_shifts_ = ref.result.value("input_shifts", Json::array());
-    for (const auto& d : ref.result.value("float_dtypes", Json::array())) float_dtypes_.push_back(d);
+    for (const auto& d : ref.result.value("float_dtypes", Json::array()))
+      float_dtypes_.push_back(d);
     spot_expected_ = ref.result.value("spot_expected", Json::array());
     min_bytes_ = ref.result.value("min_bytes", Json());
     return Next::kContinue;
@@ -345,8 +379,8 @@ class Pipeline {
   }
 
   // StartInspect reads the built extension's kernels and their machine code (CUDA only) on a
-  // thread, while the candidate is verified: the kernel audit needs their names, and in an fp32 task
-  // the `strict` policy refuses reduced-precision tensor-core instructions (HACKS B11).
+  // thread, while the candidate is verified: the kernel audit needs their names, and in an fp32
+  // task the `strict` policy refuses reduced-precision tensor-core instructions (HACKS B11).
   std::future<BinaryInspection> StartInspect() {
     if (opt_.device != Device::kCuda) return {};
     JobSandbox box = Contain({dirs_->build}, {});
@@ -373,7 +407,8 @@ class Pipeline {
     r_.stage_seconds["inspect"] = inspect_seconds_;
     Json kernels = Json::array();
     for (const auto& k : inspection_.kernels) {
-      if (inspection_.source == "sass") kernels.push_back({{"name", k.name}, {"tensor_core", TensorCoreOpcodes(k)}});
+      if (inspection_.source == "sass")
+        kernels.push_back({{"name", k.name}, {"tensor_core", TensorCoreOpcodes(k)}});
       own_keys_.insert(KernelKey(k.name));
     }
     r_.build["inspection"] = {{"source", inspection_.source}, {"note", inspection_.note}};
@@ -382,8 +417,9 @@ class Pipeline {
       // The profile's stream-order fences are torch.cuda._sleep's spin_kernel, told apart by name.
       if (key.find("spin_kernel") != std::string::npos) {
         return Fail(Stage::kVerify, "kernel_audit",
-                    "kernel audit: the name " + key + " is reserved (the judge's stream-order fences "
-                    "use spin_kernel); rename the kernel");
+                    "kernel audit: the name " + key +
+                        " is reserved (the judge's stream-order fences "
+                        "use spin_kernel); rename the kernel");
       }
     }
     if (!opt_.policy.reject_reduced_precision_in_fp32 || !Fp32Task()) return Next::kContinue;
@@ -397,7 +433,8 @@ class Pipeline {
       return Fail(Stage::kVerify, "precision_downgrade",
                   "precision downgrade: kernel " + k.name + " uses " + ops.front() +
                       " (tensor-core instructions on half/TF32/int8 inputs) in an fp32 task; the " +
-                      opt_.policy.name + " policy requires fp32 arithmetic (--policy tf32-fair allows TF32)");
+                      opt_.policy.name +
+                      " policy requires fp32 arithmetic (--policy tf32-fair allows TF32)");
     }
     return Next::kContinue;
   }
@@ -423,7 +460,9 @@ class Pipeline {
     std::vector<std::string> expected, actual;
     for (int i = 0; i <= opt_.checks; ++i) {
       std::string n = std::to_string(i);
-      expected.push_back((dirs_->private_ / ("expected_" + std::to_string(i < opt_.checks ? i : 0) + ".pt")).string());
+      expected.push_back(
+          (dirs_->private_ / ("expected_" + std::to_string(i < opt_.checks ? i : 0) + ".pt"))
+              .string());
       actual.push_back((dirs_->outputs / ("output_" + n + ".pt")).string());
     }
     return {expected, actual};
@@ -433,9 +472,10 @@ class Pipeline {
   // jail and CUDA context overlap the build. Needs the check seeds (StartReference).
   void StartVerifyJobs() {
     // The candidate sees its weights, the task, its sources and extension; never dirs_->private_.
-    StartEarly("candidate", "candidate", CandidateSpec(),
-               Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {dirs_->outputs}),
-               opt_.candidate_timeout_s);
+    StartEarly(
+        "candidate", "candidate", CandidateSpec(),
+        Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {dirs_->outputs}),
+        opt_.candidate_timeout_s);
     auto [expected, actual] = VerifyPairs();
     StartEarly("compare", "compare", CompareSpec(expected, actual),
                CompareBox({dirs_->private_, dirs_->outputs}), opt_.trusted_timeout_s);
@@ -466,9 +506,12 @@ class Pipeline {
     if (!cmp->has_result) {
       return Internal("compare job: " + cmp->process.Describe() + ": " + cmp->StderrTail(5));
     }
-    r_.verify = {{"ok", cmp->Ok()}, {"checks", cmp->result.value("checks", Json::array())},
-                 {"num_checks", opt_.checks}, {"output_signature", output_signature_},
-                 {"input_scales", input_scales_}, {"input_shifts", input_shifts_},
+    r_.verify = {{"ok", cmp->Ok()},
+                 {"checks", cmp->result.value("checks", Json::array())},
+                 {"num_checks", opt_.checks},
+                 {"output_signature", output_signature_},
+                 {"input_scales", input_scales_},
+                 {"input_shifts", input_shifts_},
                  {"float_dtypes", float_dtypes_},
                  {"repeat_index", opt_.checks}};
     if (!cmp->Ok()) {
@@ -476,13 +519,17 @@ class Pipeline {
       for (const auto& c : r_.verify["checks"]) {
         if (c.value("ok", true)) continue;
         int index = c.value("index", 0);
-        std::string label = index == opt_.checks
-                                ? "repeat of check 1 (another allocator state)"
-                                : "check " + std::to_string(index + 1) + "/" + std::to_string(opt_.checks);
-        double scale = index < static_cast<int>(input_scales_.size()) && input_scales_[index].is_number()
-                           ? input_scales_[index].get<double>() : 1.0;
-        double shift = index < static_cast<int>(input_shifts_.size()) && input_shifts_[index].is_number()
-                           ? input_shifts_[index].get<double>() : 0.0;
+        std::string label = index == opt_.checks ? "repeat of check 1 (another allocator state)"
+                                                 : "check " + std::to_string(index + 1) + "/" +
+                                                       std::to_string(opt_.checks);
+        double scale =
+            index < static_cast<int>(input_scales_.size()) && input_scales_[index].is_number()
+                ? input_scales_[index].get<double>()
+                : 1.0;
+        double shift =
+            index < static_cast<int>(input_shifts_.size()) && input_shifts_[index].is_number()
+                ? input_shifts_[index].get<double>()
+                : 0.0;
         if (scale != 1.0 || shift != 0.0) {
           char buf[80];
           std::snprintf(buf, sizeof(buf), " (inputs x %g %+g)", scale, shift);
@@ -505,9 +552,12 @@ class Pipeline {
 
   // The trusted comparison of expected and actual output files; on the GPU for CUDA judgements (a
   // KernelBench output of a GiB compares in milliseconds there, in seconds on a CPU).
-  Json CompareSpec(const std::vector<std::string>& expected, const std::vector<std::string>& actual) const {
-    return {{"expected_paths", expected}, {"actual_paths", actual},
-            {"tolerance", opt_.policy.Tolerance()}, {"device", r_.device}};
+  Json CompareSpec(const std::vector<std::string>& expected,
+                   const std::vector<std::string>& actual) const {
+    return {{"expected_paths", expected},
+            {"actual_paths", actual},
+            {"tolerance", opt_.policy.Tolerance()},
+            {"device", r_.device}};
   }
 
   JobSandbox CompareBox(const std::vector<fs::path>& readable) const {
@@ -525,7 +575,8 @@ class Pipeline {
     fs::path tool = fs::path(toolchain_.cuda_home) / "bin" / "compute-sanitizer";
     if (!fs::exists(tool)) {
       Result<std::string> found = FindExecutable("compute-sanitizer");
-      if (!found.ok()) return Internal("--sanitize: compute-sanitizer not found under " + toolchain_.cuda_home);
+      if (!found.ok())
+        return Internal("--sanitize: compute-sanitizer not found under " + toolchain_.cuda_home);
       tool = found.value();
     }
     fs::path out = dirs_->root / "sanitize";
@@ -537,10 +588,16 @@ class Pipeline {
     spec["repeat_first_check"] = false;
     JobSandbox box = Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {out});
     constexpr int kSanitizerExit = 86;
-    box.wrapper = {tool.string(), "--tool", opt_.sanitizer, "--error-exitcode",
-                   std::to_string(kSanitizerExit), "--print-limit", "10"};
+    box.wrapper = {tool.string(),
+                   "--tool",
+                   opt_.sanitizer,
+                   "--error-exitcode",
+                   std::to_string(kSanitizerExit),
+                   "--print-limit",
+                   "10"};
     box.env_set = {"PYTORCH_NO_CUDA_MEMORY_CACHING=1"};
-    Result<JobOutcome> job = RunJob("sanitizer", "candidate", spec, opt_.candidate_timeout_s * 4, &box);
+    Result<JobOutcome> job =
+        RunJob("sanitizer", "candidate", spec, opt_.candidate_timeout_s * 4, &box);
     r_.stage_seconds["sanitize"] = SecondsSince(t);
     if (!job.ok()) return Internal(job.status().message());
     Track(job.value());
@@ -558,8 +615,10 @@ class Pipeline {
       }
       pos = eol + 1;
     }
-    r_.verify["sanitizer"] = {{"tool", opt_.sanitizer}, {"exit", p.exit_code},
-                              {"summary", errors_at == std::string::npos ? "" : p.out.substr(errors_at, 40)}};
+    r_.verify["sanitizer"] = {
+        {"tool", opt_.sanitizer},
+        {"exit", p.exit_code},
+        {"summary", errors_at == std::string::npos ? "" : p.out.substr(errors_at, 40)}};
     if (!p.timed_out && p.term_signal == 0 && p.exit_code == kSanitizerExit) {
       r_.correct = false;
       return Fail(Stage::kVerify, "sanitizer",
@@ -570,20 +629,23 @@ class Pipeline {
     }
     if (!job->Ok()) {
       r_.correct = false;
-      auto [kind, why] = DescribeCandidateFailure(job.value(), "the sanitizer run (" + opt_.sanitizer + ")");
+      auto [kind, why] =
+          DescribeCandidateFailure(job.value(), "the sanitizer run (" + opt_.sanitizer + ")");
       return Fail(Stage::kVerify, kind, why);
     }
     return Next::kContinue;
   }
 
-  // RunJob runs one harness job and records it in r_.jobs (where a judgement's time went): its name,
-  // start and end in seconds since the judgement began, the seconds it waited for its go (an early
-  // job) and the phases it reported.
+  // RunJob runs one harness job and records it in r_.jobs (where a judgement's time went): its
+  // name, start and end in seconds since the judgement began, the seconds it waited for its go (an
+  // early job) and the phases it reported.
   Result<JobOutcome> RunJob(const std::string& name, const std::string& job, const Json& spec,
-                            double timeout_s, const JobSandbox* box, std::atomic<pid_t>* pid = nullptr) {
+                            double timeout_s, const JobSandbox* box,
+                            std::atomic<pid_t>* pid = nullptr) {
     double started = SecondsSince(start_);
     Result<JobOutcome> out = RunHarnessJob(env_, job, spec, dirs_->jobs, timeout_s, box, pid);
-    Json entry = {{"name", name}, {"job", job}, {"start_s", started}, {"end_s", SecondsSince(start_)}};
+    Json entry = {
+        {"name", name}, {"job", job}, {"start_s", started}, {"end_s", SecondsSince(start_)}};
     if (out.ok() && out->has_result) {
       for (const char* key : {"go_wait_seconds", "phase_seconds", "error_kind"}) {
         if (out->result.contains(key) && !out->result[key].is_null()) entry[key] = out->result[key];
@@ -594,16 +656,16 @@ class Pipeline {
     return out;
   }
 
-  // An early job (python/cuda_agent_harness/go.py) starts at the beginning of a judgement, before its
-  // inputs exist: it forks, enters its jail and initialises CUDA (a profile job also starts its
-  // profiler: seconds of kineto/CUPTI start-up; a compile baseline imports dynamo and inductor), then
-  // waits for its go file, so that all of this overlaps the build. RunEarly gives the go; a judgement
-  // that stops earlier calls the rest off (CallOffEarly, also on destruction).
+  // An early job (python/cuda_agent_harness/go.py) starts at the beginning of a judgement, before
+  // its inputs exist: it forks, enters its jail and initialises CUDA (a profile job also starts its
+  // profiler: seconds of kineto/CUPTI start-up; a compile baseline imports dynamo and inductor),
+  // then waits for its go file, so that all of this overlaps the build. RunEarly gives the go; a
+  // judgement that stops earlier calls the rest off (CallOffEarly, also on destruction).
   struct EarlyJob {
     std::string job;
-    Json spec;          // without "wait_for": what a fresh run gets
-    JobSandbox box;     // without the signals folder
-    double timeout_s;   // of the work after the go
+    Json spec;         // without "wait_for": what a fresh run gets
+    JobSandbox box;    // without the signals folder
+    double timeout_s;  // of the work after the go
     std::future<Result<JobOutcome>> outcome;
     std::shared_ptr<std::atomic<pid_t>> pid = std::make_shared<std::atomic<pid_t>>(0);
   };
@@ -611,26 +673,28 @@ class Pipeline {
   fs::path GoFile(const std::string& name) const { return dirs_->signals / ("go_" + name); }
 
   // StartEarly starts the early job `name` unless one of that name waits already.
-  void StartEarly(const std::string& name, const std::string& job, const Json& spec, const JobSandbox& box,
-                  double timeout_s) {
+  void StartEarly(const std::string& name, const std::string& job, const Json& spec,
+                  const JobSandbox& box, double timeout_s) {
     if (early_.count(name)) return;
-    double wait_s = 2 * opt_.build_timeout_s + 2 * opt_.trusted_timeout_s + 6 * opt_.candidate_timeout_s;
+    double wait_s =
+        2 * opt_.build_timeout_s + 2 * opt_.trusted_timeout_s + 6 * opt_.candidate_timeout_s;
     Json waiting = spec;
-    waiting["wait_for"] = {{"go", GoFile(name).string()}, {"stop", (dirs_->signals / "stop").string()},
+    waiting["wait_for"] = {{"go", GoFile(name).string()},
+                           {"stop", (dirs_->signals / "stop").string()},
                            {"timeout_s", wait_s}};
     JobSandbox waiting_box = box;
     waiting_box.policy.read_only.push_back(dirs_->signals);
     EarlyJob& early = early_[name];
     early = EarlyJob{job, spec, box, timeout_s, {}};
-    early.outcome = std::async(std::launch::async,
-                               [this, name, job, waiting, waiting_box, wait_s, timeout_s, pid = early.pid]() {
-                                 return RunJob(name, job, waiting, wait_s + timeout_s, &waiting_box, pid.get());
-                               });
+    early.outcome = std::async(std::launch::async, [this, name, job, waiting, waiting_box, wait_s,
+                                                    timeout_s, pid = early.pid]() {
+      return RunJob(name, job, waiting, wait_s + timeout_s, &waiting_box, pid.get());
+    });
   }
 
   // RunEarly gives the early job `name` its go, with the spec fields known only now (`fields`), and
-  // waits for it: its time limit counts from the go (a job still running then is killed and reported
-  // as timed out). A job that gave up waiting ("not_started") is replaced by a fresh run.
+  // waits for it: its time limit counts from the go (a job still running then is killed and
+  // reported as timed out). A job that gave up waiting ("not_started") is replaced by a fresh run.
   Result<JobOutcome> RunEarly(const std::string& name, const Json& fields = Json::object()) {
     auto it = early_.find(name);
     if (it == early_.end()) return cuda_agent::Internal("no early job '" + name + "' was started");
@@ -641,7 +705,8 @@ class Pipeline {
     auto given = Clock::now();
     bool killed = false;
     if (early.timeout_s > 0 &&
-        early.outcome.wait_for(std::chrono::duration<double>(early.timeout_s)) != std::future_status::ready &&
+        early.outcome.wait_for(std::chrono::duration<double>(early.timeout_s)) !=
+            std::future_status::ready &&
         early.pid->load() > 0) {
       killed = kill(early.pid->load(), SIGKILL) == 0;
     }
@@ -664,7 +729,8 @@ class Pipeline {
     (void)WriteFileAtomic(dirs_->signals / "stop", "stop\n");
     for (auto& [name, early] : early_) {
       if (!early.outcome.valid()) continue;
-      if (early.outcome.wait_for(kEarlyStopGrace) != std::future_status::ready && early.pid->load() > 0) {
+      if (early.outcome.wait_for(kEarlyStopGrace) != std::future_status::ready &&
+          early.pid->load() > 0) {
         kill(early.pid->load(), SIGKILL);
       }
       early.outcome.wait();
@@ -680,13 +746,14 @@ class Pipeline {
     spec["extension_dir"] = fs::absolute(dirs_->build).string();
     spec["output_dir"] = dirs_->spot_candidate.string();
     StartEarly("profile_candidate", "profile", spec,
-               Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file}, {dirs_->spot_candidate}),
+               Contain({dirs_->shared, dirs_->src, dirs_->build, dirs_->task_file},
+                       {dirs_->spot_candidate}),
                opt_.candidate_timeout_s);
     StartSpotCompare();
   }
 
-  // StartSpotCompare: the comparison of the spot-checked timed calls' outputs (CheckTimedCalls), as an
-  // early job; their paths come with its go.
+  // StartSpotCompare: the comparison of the spot-checked timed calls' outputs (CheckTimedCalls), as
+  // an early job; their paths come with its go.
   void StartSpotCompare() {
     StartEarly("compare_spots", "compare", CompareSpec({}, {}),
                CompareBox({dirs_->private_, dirs_->spot_candidate}), opt_.trusted_timeout_s);
@@ -697,8 +764,8 @@ class Pipeline {
   void StartBaselineProfiles() {
     for (const std::string target : {"eager", "compile"}) {
       if (!(target == "eager" ? opt_.eager_baseline : opt_.compile_baseline)) continue;
-      StartEarly(target, "profile", BaselineSpec(target), Contain({dirs_->shared, dirs_->task_file}, {}),
-                 opt_.trusted_timeout_s);
+      StartEarly(target, "profile", BaselineSpec(target),
+                 Contain({dirs_->shared, dirs_->task_file}, {}), opt_.trusted_timeout_s);
     }
   }
 
@@ -708,7 +775,8 @@ class Pipeline {
     return spec;
   }
 
-  // RunBaselineJob gives the go to the job StartBaselineProfiles started for `target`, or runs one now.
+  // RunBaselineJob gives the go to the job StartBaselineProfiles started for `target`, or runs one
+  // now.
   Result<JobOutcome> RunBaselineJob(const std::string& target) {
     if (early_.count(target)) return RunEarly(target);
     JobSandbox box = Contain({dirs_->shared, dirs_->task_file}, {});
@@ -740,10 +808,10 @@ class Pipeline {
                         cp->result.value("call_kernels", Json::array()));
   }
 
-  // AuditKernels (HACKS C1, C3, B11): every device activity of the timed calls is the candidate's own
-  // kernel, an allowed library kernel (cuBLAS GEMM, cuDNN convolution) or a copy/fill; every timed
-  // call runs an own kernel; own and library kernels carry most of the device time; under `strict`
-  // an fp32 task uses no TF32/half library kernel.
+  // AuditKernels (HACKS C1, C3, B11): every device activity of the timed calls is the candidate's
+  // own kernel, an allowed library kernel (cuBLAS GEMM, cuDNN convolution) or a copy/fill; every
+  // timed call runs an own kernel; own and library kernels carry most of the device time; under
+  // `strict` an fp32 task uses no TF32/half library kernel.
   Next AuditKernels(const Json& table, const Json& per_call) {
     Json shown = Json::array();
     for (const auto& k : table) {
@@ -765,26 +833,31 @@ class Pipeline {
       by_origin[static_cast<int>(origin)] += k.value("total_us", 0.0);
       if (origin == KernelOrigin::kForeign) {
         return Fail(Stage::kProfile, "kernel_audit",
-                    "kernel audit: " + name + " ran during the timed calls but is neither one of the "
-                    "candidate's kernels nor a cuBLAS/cuDNN kernel");
+                    "kernel audit: " + name +
+                        " ran during the timed calls but is neither one of the "
+                        "candidate's kernels nor a cuBLAS/cuDNN kernel");
       }
       if (origin == KernelOrigin::kLibrary && opt_.policy.reject_reduced_precision_in_fp32 &&
           Fp32Task() && IsReducedPrecisionLibraryKernel(name)) {
         return Fail(Stage::kProfile, "precision_downgrade",
-                    "precision downgrade: library kernel " + name + " computes on tf32/half inputs in "
-                    "an fp32 task; the " + opt_.policy.name + " policy requires fp32 arithmetic");
+                    "precision downgrade: library kernel " + name +
+                        " computes on tf32/half inputs in "
+                        "an fp32 task; the " +
+                        opt_.policy.name + " policy requires fp32 arithmetic");
       }
     }
     double total = by_origin[0] + by_origin[1] + by_origin[2] + by_origin[3];
     double own = by_origin[static_cast<int>(KernelOrigin::kOwn)];
     double library = by_origin[static_cast<int>(KernelOrigin::kLibrary)];
-    r_.timing["kernel_audit"] = {{"own_us", own}, {"library_us", library},
+    r_.timing["kernel_audit"] = {{"own_us", own},
+                                 {"library_us", library},
                                  {"copy_us", by_origin[static_cast<int>(KernelOrigin::kCopy)]},
                                  {"own_kernels_in_binary", own_keys_.size()}};
     for (size_t i = 0; i < per_call.size(); ++i) {
       bool ran_own = false;
       for (const auto& name : per_call[i]) {
-        if (name.is_string() && Classify(name.get<std::string>()) == KernelOrigin::kOwn) ran_own = true;
+        if (name.is_string() && Classify(name.get<std::string>()) == KernelOrigin::kOwn)
+          ran_own = true;
       }
       if (!ran_own) {
         return Fail(Stage::kProfile, "kernel_audit",
@@ -795,10 +868,11 @@ class Pipeline {
     }
     if (total > 0 && (own + library) < kOwnShareMin * total) {
       char buf[240];
-      std::snprintf(buf, sizeof(buf),
-                    "kernel audit: the candidate's own and library kernels carry only %.0f%% of the "
-                    "device time (copies and fills carry the rest; at least %.0f%% is required)",
-                    100 * (own + library) / total, 100 * kOwnShareMin);
+      std::snprintf(
+          buf, sizeof(buf),
+          "kernel audit: the candidate's own and library kernels carry only %.0f%% of the "
+          "device time (copies and fills carry the rest; at least %.0f%% is required)",
+          100 * (own + library) / total, 100 * kOwnShareMin);
       return Fail(Stage::kProfile, "kernel_audit", buf);
     }
     return Next::kContinue;
@@ -807,10 +881,14 @@ class Pipeline {
   enum class KernelOrigin { kOwn = 0, kLibrary = 1, kCopy = 2, kForeign = 3 };
   static const char* KernelOriginName(KernelOrigin o) {
     switch (o) {
-      case KernelOrigin::kOwn: return "own";
-      case KernelOrigin::kLibrary: return "library";
-      case KernelOrigin::kCopy: return "copy";
-      case KernelOrigin::kForeign: return "foreign";
+      case KernelOrigin::kOwn:
+        return "own";
+      case KernelOrigin::kLibrary:
+        return "library";
+      case KernelOrigin::kCopy:
+        return "copy";
+      case KernelOrigin::kForeign:
+        return "foreign";
     }
     return "foreign";
   }
@@ -830,9 +908,9 @@ class Pipeline {
 
   // ProfileBaselines: eager and torch.compile times. From the store when it holds them for this
   // task × GPU × torch × policy × settings, they are younger than --baseline-max-age and the device
-  // has not drifted since (this judgement's calibration, taken in the candidate's profile before its
-  // code loaded, against the one stored with them); else measured now — each in a process that never
-  // saw candidate code, under the exclusive lease — and stored. `reuse` false re-measures.
+  // has not drifted since (this judgement's calibration, taken in the candidate's profile before
+  // its code loaded, against the one stored with them); else measured now — each in a process that
+  // never saw candidate code, under the exclusive lease — and stored. `reuse` false re-measures.
   Next ProfileBaselines(bool reuse) {
     r_.stage = Stage::kProfile;
     auto t = Clock::now();
@@ -868,7 +946,8 @@ class Pipeline {
       r_.timing[target] = ProfileSummary(bp.value());
       r_.timing[target]["calibration"] = bp->result.value("calibration", Json());
       r_.timing[target]["measured_unix"] = static_cast<int64_t>(std::time(nullptr));
-      if (r_.timing.contains("baseline_store")) r_.timing["baseline_store"][target] = "measured (" + why + ")";
+      if (r_.timing.contains("baseline_store"))
+        r_.timing["baseline_store"][target] = "measured (" + why + ")";
       if (store_) {
         if (Status put = store_->Put(Key(target), r_.timing[target]); !put.ok()) {
           notes_.push_back("baseline store: " + put.message());
@@ -901,8 +980,10 @@ class Pipeline {
       double before = then.value(key, 0.0), now = calibration_.value(key, 0.0);
       if (before > 0 && now > 0 && Drifted(before, now, bound)) {
         char buf[200];
-        std::snprintf(buf, sizeof(buf), "the device's %s calibration moved from %.2f to %.2f us since "
-                      "they were measured (more than %.0f%%)", key, before, now, 100 * bound);
+        std::snprintf(buf, sizeof(buf),
+                      "the device's %s calibration moved from %.2f to %.2f us since "
+                      "they were measured (more than %.0f%%)",
+                      key, before, now, 100 * bound);
         return buf;
       }
     }
@@ -948,7 +1029,8 @@ class Pipeline {
       Result<DeviceLease> lease = Lease(LeaseMode::kShared);
       if (!lease.ok()) return Internal(lease.status().message());
       if (!early_.count("compare_spots")) StartSpotCompare();
-      Result<JobOutcome> cmp = RunEarly("compare_spots", {{"expected_paths", expected}, {"actual_paths", actual}});
+      Result<JobOutcome> cmp =
+          RunEarly("compare_spots", {{"expected_paths", expected}, {"actual_paths", actual}});
       if (!cmp.ok()) return Internal(cmp.status().message());
       Track(cmp.value());
       if (!cmp->has_result) return Internal("spot-check compare: " + cmp->process.Describe());
@@ -958,7 +1040,8 @@ class Pipeline {
         const Json checks = cmp->result.value("checks", Json::array());
         for (size_t i = 0; i < checks.size() && i < calls.size(); ++i) {
           if (checks[i].value("ok", true)) continue;
-          why = "timed call " + std::to_string(calls[i] + 1) + ": " + checks[i].value("reason", why);
+          why =
+              "timed call " + std::to_string(calls[i] + 1) + ": " + checks[i].value("reason", why);
           break;
         }
         return Fail(Stage::kProfile, "timed_mismatch",
@@ -977,8 +1060,8 @@ class Pipeline {
         char buf[200];
         std::snprintf(buf, sizeof(buf),
                       "impossible time: %.2f us is below %.2f us, half the time the task's %.0f "
-                      "bytes take at the measured peak bandwidth", cand.get<double>(), floor_us,
-                      min_bytes_.get<double>());
+                      "bytes take at the measured peak bandwidth",
+                      cand.get<double>(), floor_us, min_bytes_.get<double>());
         return Fail(Stage::kProfile, "impossible_time", buf);
       }
     }
@@ -1010,7 +1093,9 @@ class Pipeline {
     return Next::kStop;
   }
 
-  void StartTiming() { r_.timing = {{"measure", opt_.device == Device::kCuda ? "device" : "wall"}}; }
+  void StartTiming() {
+    r_.timing = {{"measure", opt_.device == Device::kCuda ? "device" : "wall"}};
+  }
   const std::vector<std::string>& Notes() const { return notes_; }
 
  private:
@@ -1021,26 +1106,34 @@ class Pipeline {
     std::vector<int64_t> secret = SecretSeeds(3);
     timing_seed_ = secret[0] | 1;
     int a = static_cast<int>(secret[1] % opt_.iters);
-    int b = opt_.iters > 1 ? static_cast<int>((a + 1 + secret[2] % (opt_.iters - 1)) % opt_.iters) : a;
+    int b =
+        opt_.iters > 1 ? static_cast<int>((a + 1 + secret[2] % (opt_.iters - 1)) % opt_.iters) : a;
     spot_calls_ = a == b ? Json::array({a}) : Json::array({std::min(a, b), std::max(a, b)});
   }
 
   Json ProfileSpec(const std::string& target) {
     MakeTimingSecrets();
-    const BackendFlags& flags = target == "candidate" ? opt_.policy.candidate : opt_.policy.baselines;
-    return {{"target", target}, {"device", r_.device}, {"task_path", dirs_->task_file.string()},
+    const BackendFlags& flags =
+        target == "candidate" ? opt_.policy.candidate : opt_.policy.baselines;
+    return {{"target", target},
+            {"device", r_.device},
+            {"task_path", dirs_->task_file.string()},
             {"backend_flags", flags.ToJson()},
-            {"init_inputs_path", dirs_->InitInputs()}, {"state_dict_path", dirs_->StateDict()},
-            {"seed", timing_seed_}, {"warmup", opt_.warmup}, {"iters", opt_.iters},
-            {"flush_l2", true}, {"spot_check_calls", spot_calls_}};
+            {"init_inputs_path", dirs_->InitInputs()},
+            {"state_dict_path", dirs_->StateDict()},
+            {"seed", timing_seed_},
+            {"warmup", opt_.warmup},
+            {"iters", opt_.iters},
+            {"flush_l2", true},
+            {"spot_check_calls", spot_calls_}};
   }
 
   Json ProfileSummary(const JobOutcome& job) const {
     const Json& res = job.result;
     Json s = Json::object();
-    for (const char* key : {"median_wall_us", "median_device_us", "mean_device_us", "wall_us",
-                            "device_us", "iters", "warmup", "num_threads", "compile_seconds",
-                            "phase_seconds", "profiler_seconds"}) {
+    for (const char* key :
+         {"median_wall_us", "median_device_us", "mean_device_us", "wall_us", "device_us", "iters",
+          "warmup", "num_threads", "compile_seconds", "phase_seconds", "profiler_seconds"}) {
       if (res.contains(key)) s[key] = res[key];
     }
     s["time_us"] = opt_.device == Device::kCuda ? s.value("median_device_us", Json())
@@ -1078,14 +1171,14 @@ class Pipeline {
   Json input_shifts_ = Json::array();
   std::vector<std::string> float_dtypes_;
   BinaryInspection inspection_;
-  std::set<std::string> own_keys_;     // KernelKey of every kernel the built extension contains
+  std::set<std::string> own_keys_;  // KernelKey of every kernel the built extension contains
   std::vector<int64_t> check_seeds_;
   int64_t timing_seed_ = 0;
   Json spot_calls_ = Json::array();
   Json candidate_spots_ = Json::array();
   Json spot_expected_ = Json::array();  // the reference's outputs of the spot-checked timed calls
   Json min_bytes_;                      // bytes of one timed call's inputs and output (reference)
-  Json calibration_;                    // the device calibration of this judgement's candidate profile
+  Json calibration_;  // the device calibration of this judgement's candidate profile
   double inspect_seconds_ = 0;
   std::map<std::string, EarlyJob> early_;  // by name: started, not yet given their go
   std::mutex jobs_mu_;                     // r_.jobs: jobs run on several threads
@@ -1116,17 +1209,8 @@ BaselineKey BaselineKeyFor(const Toolchain& toolchain, const std::string& task_i
   char host[256] = {0};
   gethostname(host, sizeof(host) - 1);
   std::string device = toolchain.gpu ? toolchain.gpu->name : "cpu:" + std::string(host);
-  return {task_id, device, toolchain.torch_version, options.policy.name, target, options.warmup,
-          options.iters};
-}
-
-int ExitStatusFor(const JudgeResult& result) {
-  switch (result.outcome) {
-    case Outcome::kVerdict: return kExitVerdict;
-    case Outcome::kTaskError: return kExitTaskError;
-    case Outcome::kInternalError: return kExitInternal;
-  }
-  return kExitInternal;
+  return {task_id,        device,       toolchain.torch_version, options.policy.name, target,
+          options.warmup, options.iters};
 }
 
 JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const JudgeOptions& opt) {
@@ -1182,7 +1266,8 @@ JudgeResult Judge::Baselines(const Task& task, const JudgeOptions& opt) {
     std::future<Pipeline::ReferenceRun> reference = p.StartReference(0, /*timing=*/false);
     if (p.FinishReference(reference) == Next::kStop) return Next::kStop;
     p.StartTiming();
-    if (p.ProfileBaselines(/*reuse=*/false) == Next::kStop) return Next::kStop;  // re-measures the store
+    if (p.ProfileBaselines(/*reuse=*/false) == Next::kStop)
+      return Next::kStop;  // re-measures the store
     r.stage = Stage::kDone;
     r.reason = "baselines measured";
     for (const auto& n : p.Notes()) r.reason += "; " + n;

@@ -1,9 +1,9 @@
 // judge.h — orchestrates one judgement: task check → static checks → build (while the trusted
 // reference job makes the expected outputs) → verify (candidate in its own process while the
 // extension's machine code is read, comparison in a trusted process) → profile (the candidate under
-// the exclusive device lease; eager and torch.compile from the baseline store, measured in processes
-// of their own when missing or drifted) → reward. Never throws; every failure is a JudgeResult with a
-// reason.
+// the exclusive device lease; eager and torch.compile from the baseline store, measured in
+// processes of their own when missing or drifted) → reward. Never throws; every failure is a
+// JudgeResult with a reason.
 //
 //   JudgeOptions opt; opt.device = Device::kCpu;
 //   JudgeResult r = Judge(env).Run(task, "examples/relu_scale/candidates/cpu_correct", opt);
@@ -11,7 +11,7 @@
 
 #include <string>
 
-#include "build/toolchain.h"
+#include "builder/toolchain.h"
 #include "judge/judge_result.h"
 #include "judge/precision.h"
 #include "sandbox/sandbox.h"
@@ -20,37 +20,31 @@
 
 namespace cuda_agent {
 
-// Exit statuses of `cuda-agent judge` (docs/cli.md).
-inline constexpr int kExitVerdict = 0;
-inline constexpr int kExitBuildFailed = 1;  // `cuda-agent build` only
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitTaskError = 3;
-inline constexpr int kExitInternal = 4;
-
 struct JudgeOptions {
   Device device = Device::kCuda;
-  Stage until = Stage::kDone;        // kBuild, kVerify or kProfile/kDone
+  Stage until = Stage::kDone;  // kBuild, kVerify or kProfile/kDone
   bool eager_baseline = true;
   bool compile_baseline = true;
-  int checks = 5;                    // verification input sets
+  int checks = 5;  // verification input sets
   int warmup = 5;
   int iters = 20;
   double candidate_timeout_s = 180;  // each job that runs candidate code
   double trusted_timeout_s = 900;    // reference and baselines (torch.compile can be slow)
   double build_timeout_s = 600;      // each compiler invocation
   int build_jobs = 0;
-  fs::path cache_dir;                // objects, toolchain, work folders
-  bool keep_work = false;            // keep the job folder (its path is in the result)
-  fs::path export_library;           // when set, a successful build's cuda_extension.so is copied here
+  fs::path cache_dir;       // objects, toolchain, work folders
+  bool keep_work = false;   // keep the job folder (its path is in the result)
+  fs::path export_library;  // when set, a successful build's cuda_extension.so is copied here
   PrecisionPolicy policy = MakePrecisionPolicy("strict").value();  // judge/precision.h
   std::string reward_schedule = "paper";
   // CUDA: after verification, check 1 runs once more under compute-sanitizer with this tool
-  // (memcheck, racecheck, initcheck, synccheck); any error it reports fails the candidate (HACKS B12).
+  // (memcheck, racecheck, initcheck, synccheck); any error it reports fails the candidate (HACKS
+  // B12).
   std::string sanitizer;
   // Eager/compile timings kept per task × device × torch × policy × warmup/iters (store/); empty:
   // <cache_dir>/store.sqlite. Stored baselines are used unless older than baseline_max_age_hours or
-  // the device drifted: its calibration (timing.calibrate, taken in the candidate's profile) moved by
-  // more than baseline_drift (relative) from the one stored with them.
+  // the device drifted: its calibration (timing.calibrate, taken in the candidate's profile) moved
+  // by more than baseline_drift (relative) from the one stored with them.
   fs::path baseline_store;
   bool use_baseline_store = true;
   double baseline_drift = 0.10;
@@ -81,8 +75,5 @@ class Judge {
 // "cpu:<host>"), torch version, precision policy and warm-up/iterations of `options`.
 BaselineKey BaselineKeyFor(const Toolchain& toolchain, const std::string& task_id,
                            const JudgeOptions& options, const std::string& target);
-
-// ExitStatusFor maps a result to the process exit status.
-int ExitStatusFor(const JudgeResult& result);
 
 }  // namespace cuda_agent

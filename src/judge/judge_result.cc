@@ -8,12 +8,18 @@ namespace cuda_agent {
 
 const char* StageName(Stage stage) {
   switch (stage) {
-    case Stage::kTask: return "task";
-    case Stage::kStatic: return "static";
-    case Stage::kBuild: return "build";
-    case Stage::kVerify: return "verify";
-    case Stage::kProfile: return "profile";
-    case Stage::kDone: return "done";
+    case Stage::kTask:
+      return "task";
+    case Stage::kStatic:
+      return "static";
+    case Stage::kBuild:
+      return "build";
+    case Stage::kVerify:
+      return "verify";
+    case Stage::kProfile:
+      return "profile";
+    case Stage::kDone:
+      return "done";
   }
   return "unknown";
 }
@@ -98,7 +104,8 @@ std::string JudgeResult::ToText() const {
   }
   if (verify.is_object() && verify.contains("checks")) {
     for (const auto& c : verify["checks"]) {
-      if (!c.value("ok", true)) s << "  check " << c.value("index", 0) + 1 << ": " << c.value("reason", "") << "\n";
+      if (!c.value("ok", true))
+        s << "  check " << c.value("index", 0) + 1 << ": " << c.value("reason", "") << "\n";
     }
   }
   if (timing.is_object()) {

@@ -30,7 +30,7 @@ struct JudgeResult {
   std::optional<bool> correct;  // absent before verification
   Stage stage = Stage::kStatic;
   std::string reason;
-  std::string error_kind;       // short machine word when something failed
+  std::string error_kind;  // short machine word when something failed
 
   Json task = Json::object();
   Json candidate = Json::object();
@@ -42,7 +42,8 @@ struct JudgeResult {
   Json violations = Json::array();  // static rules broken: [{rule, file, line, message}]
   Json env = Json::object();
   Json stage_seconds = Json::object();
-  // The harness jobs that ran: {name, job, start_s, end_s, go_wait_seconds, phase_seconds, error_kind}.
+  // The harness jobs that ran: {name, job, start_s, end_s, go_wait_seconds, phase_seconds,
+  // error_kind}.
   Json jobs = Json::array();
   std::string device;
   std::string reward_schedule = "paper";

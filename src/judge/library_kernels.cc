@@ -24,7 +24,8 @@ bool IsLibraryKernel(const std::string& name) {
   // GEMM and convolution kernels as cuBLAS/cuBLASLt/cuDNN name them across architectures, and their
   // helpers (split-K reductions, layout transforms, Winograd/FFT stages).
   static const std::regex kLibrary(
-      "(gemm|gemv|xmma|cutlass|cublas|cudnn|conv|winograd|fft|splitk|split_k|nchw|nhwc|implicit|fprop|"
+      "(gemm|gemv|xmma|cutlass|cublas|cudnn|conv|winograd|fft|splitk|split_k|nchw|nhwc|implicit|"
+      "fprop|"
       "dgrad|wgrad|im2col|cask|^(sm[0-9]+|ampere|volta|turing|hopper|maxwell|blackwell)_)");
   return std::regex_search(lower, kLibrary);
 }

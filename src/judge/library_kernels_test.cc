@@ -1,4 +1,5 @@
-// library_kernels_test.cc — which kernel names count as cuBLAS/cuDNN, and which say reduced precision.
+// library_kernels_test.cc — which kernel names count as cuBLAS/cuDNN, and which say reduced
+// precision.
 #include "judge/library_kernels.h"
 
 #include <gtest/gtest.h>
@@ -7,28 +8,39 @@ namespace cuda_agent {
 namespace {
 
 TEST(LibraryKernelsTest, CublasAndCudnnNamesAreLibraryKernels) {
-  EXPECT_TRUE(IsLibraryKernel("sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_warpgroupsize1x1x1"));
+  EXPECT_TRUE(
+      IsLibraryKernel("sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8_warpgroupsize1x1x1"));
   EXPECT_TRUE(IsLibraryKernel("ampere_sgemm_128x64_nn"));
-  EXPECT_TRUE(IsLibraryKernel("void cudnn::cnn::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int, int)"));
-  EXPECT_TRUE(IsLibraryKernel("void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(Params)"));
-  EXPECT_TRUE(IsLibraryKernel("void splitKreduce_kernel<32, 16, int, float, float, float, float, true, false, false>(cublasSplitKParams<float>)"));
+  EXPECT_TRUE(
+      IsLibraryKernel("void cudnn::cnn::implicit_convolve_sgemm<float, float, 1024, 5, 5, 3, 3, 3, "
+                      "1, false, false, true>(int, int)"));
+  EXPECT_TRUE(IsLibraryKernel(
+      "void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_64x64_32x6_nn_align4>(Params)"));
+  EXPECT_TRUE(
+      IsLibraryKernel("void splitKreduce_kernel<32, 16, int, float, float, float, float, true, "
+                      "false, false>(cublasSplitKParams<float>)"));
 }
 
 TEST(LibraryKernelsTest, TorchKernelsAndPlainNamesAreNot) {
-  EXPECT_FALSE(IsLibraryKernel("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::gemm_stub>(int)"));
+  EXPECT_FALSE(
+      IsLibraryKernel("void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+                      "namespace)::gemm_stub>(int)"));
   EXPECT_FALSE(IsLibraryKernel("triton_poi_fused_relu_0"));
   EXPECT_FALSE(IsLibraryKernel("relu_scale_kernel(float const*, float*, float, long)"));
   EXPECT_FALSE(IsLibraryKernel("void c10::cuda::fill_kernel<float>(float*, long)"));
 }
 
 TEST(PrecisionTest, LibraryKernelNamesThatSayReducedPrecision) {
-  EXPECT_TRUE(IsReducedPrecisionLibraryKernel("sm90_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32"));
+  EXPECT_TRUE(IsReducedPrecisionLibraryKernel(
+      "sm90_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32"));
   EXPECT_TRUE(IsReducedPrecisionLibraryKernel("ampere_s1688gemm_fp16_128x128_ldg8_f2f_nn"));
   EXPECT_TRUE(IsReducedPrecisionLibraryKernel("sm80_xmma_gemm_bf16bf16_bf16f32_f32_nn_n"));
   EXPECT_TRUE(IsReducedPrecisionLibraryKernel("volta_h884gemm_HMMA_64x64"));
-  EXPECT_FALSE(IsReducedPrecisionLibraryKernel("sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8"));
+  EXPECT_FALSE(
+      IsReducedPrecisionLibraryKernel("sm90_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize64x64x8"));
   EXPECT_FALSE(IsReducedPrecisionLibraryKernel("ampere_sgemm_128x64_nn"));
-  EXPECT_FALSE(IsReducedPrecisionLibraryKernel("void cudnn::cnn::implicit_convolve_sgemm<float, 1024, 5>"));
+  EXPECT_FALSE(
+      IsReducedPrecisionLibraryKernel("void cudnn::cnn::implicit_convolve_sgemm<float, 1024, 5>"));
 }
 
 }  // namespace

@@ -21,12 +21,14 @@ Json PrecisionPolicy::Tolerance() const {
 Json PrecisionPolicy::ToJson() const {
   Json j = {{"name", name},
             {"tolerance", Tolerance()},
-            {"backend_flags", {{"reference", reference.ToJson()},
-                               {"candidate", candidate.ToJson()},
-                               {"baselines", baselines.ToJson()}}},
+            {"backend_flags",
+             {{"reference", reference.ToJson()},
+              {"candidate", candidate.ToJson()},
+              {"baselines", baselines.ToJson()}}},
             {"reject_reduced_precision_in_fp32", reject_reduced_precision_in_fp32},
             {"fast_math", fast_math}};
-  if (name == "paper") j["note"] = "published harness settings (atol = rtol = 1e-2, torch defaults)";
+  if (name == "paper")
+    j["note"] = "published harness settings (atol = rtol = 1e-2, torch defaults)";
   return j;
 }
 
@@ -47,11 +49,10 @@ Result<PrecisionPolicy> MakePrecisionPolicy(const std::string& name) {
   // fp32: a TF32 GEMM lands near rnorm 3e-4 and max |err| ≈ 1.2e-3 × RMS, a reordered fp32 sum
   // of 8192 terms near 2e-6 and 1e-5 × RMS (docs/precision.md has the measurements).
   p.limits = {
-      {"float64", {1e-11, 1e-11, 1e-12}},
-      {"float32", {2e-4, 2e-4, 5e-5}},
-      {"float16", {2e-3, 4e-3, 1e-3}},    // 4–8 units in the last place (u = 4.9e-4)
+      {"float64", {1e-11, 1e-11, 1e-12}},   {"float32", {2e-4, 2e-4, 5e-5}},
+      {"float16", {2e-3, 4e-3, 1e-3}},       // 4–8 units in the last place (u = 4.9e-4)
       {"bfloat16", {1.6e-2, 3.2e-2, 8e-3}},  // u = 3.9e-3
-      {"default", {1e-2, 1e-2, 1e-2}},    // fp8 and anything newer: the published bound, scaled
+      {"default", {1e-2, 1e-2, 1e-2}},       // fp8 and anything newer: the published bound, scaled
   };
   BackendFlags strict{true, false, "highest"};
   p.reference = p.candidate = p.baselines = strict;

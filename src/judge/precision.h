@@ -5,9 +5,9 @@
 //   paper      as published: atol = rtol = 1e-2 for every dtype, torch's default flags, nvcc
 //              --use_fast_math. Exists to reproduce published numbers; every report labels it.
 //   strict     (default) IEEE builds (no --use_fast_math); TF32 off in every process; tolerance per
-//              dtype scaled to the output's RMS plus a relative-norm bound; fp32 tasks whose candidate
-//              uses reduced-precision tensor-core instructions (SASS) or cuBLAS/cuDNN TF32/half
-//              kernels are rejected.
+//              dtype scaled to the output's RMS plus a relative-norm bound; fp32 tasks whose
+//              candidate uses reduced-precision tensor-core instructions (SASS) or cuBLAS/cuDNN
+//              TF32/half kernels are rejected.
 //   tf32-fair  like strict for the reference and the candidate, but the baselines run with TF32 on,
 //              and fp32 outputs get a tolerance that TF32 meets (the candidate may use TF32 too).
 #pragma once
@@ -22,27 +22,27 @@
 namespace cuda_agent {
 
 struct DtypeLimits {
-  double atol = 0;                // absolute; a factor of the expected RMS when the policy is scaled
+  double atol = 0;  // absolute; a factor of the expected RMS when the policy is scaled
   double rtol = 0;
-  std::optional<double> rnorm;    // bound on ||actual - expected|| / ||expected||
+  std::optional<double> rnorm;  // bound on ||actual - expected|| / ||expected||
 };
 
 // BackendFlags are set in a harness process before any task or candidate code runs. Unpinned: the
 // process keeps torch's defaults (the published harness).
 struct BackendFlags {
   bool pinned = false;
-  bool allow_tf32 = false;                  // torch.backends.cuda.matmul and cudnn
+  bool allow_tf32 = false;  // torch.backends.cuda.matmul and cudnn
   std::string float32_matmul_precision = "highest";
-  Json ToJson() const;                      // null when unpinned
+  Json ToJson() const;  // null when unpinned
 };
 
 struct PrecisionPolicy {
   std::string name = "strict";
-  bool scaled = true;                                // atol relative to the output's RMS
-  std::map<std::string, DtypeLimits> limits;         // by dtype name; "default" always present
+  bool scaled = true;                         // atol relative to the output's RMS
+  std::map<std::string, DtypeLimits> limits;  // by dtype name; "default" always present
   BackendFlags reference, candidate, baselines;
-  bool reject_reduced_precision_in_fp32 = true;      // tensor-core SASS, TF32/half library kernels
-  bool fast_math = false;                            // build with nvcc --use_fast_math (paper only)
+  bool reject_reduced_precision_in_fp32 = true;  // tensor-core SASS, TF32/half library kernels
+  bool fast_math = false;                        // build with nvcc --use_fast_math (paper only)
 
   // Tolerance is the compare job's spec ({"mode", "limits"}).
   Json Tolerance() const;

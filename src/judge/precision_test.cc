@@ -26,7 +26,8 @@ TEST(PrecisionTest, StrictPinsTf32OffEverywhereAndScales) {
   for (const char* side : {"reference", "candidate", "baselines"}) {
     EXPECT_EQ(p->ToJson()["backend_flags"][side]["allow_tf32"], false) << side;
   }
-  EXPECT_LT(p->limits.at("float32").rnorm.value(), 3e-4) << "a TF32 GEMM's relative norm error must fail";
+  EXPECT_LT(p->limits.at("float32").rnorm.value(), 3e-4)
+      << "a TF32 GEMM's relative norm error must fail";
   EXPECT_TRUE(p->reject_reduced_precision_in_fp32);
   EXPECT_FALSE(p->fast_math);
 }

@@ -12,7 +12,7 @@ namespace cuda_agent {
 struct RewardInputs {
   bool correct = false;
   double candidate_us = 0;
-  std::optional<double> eager_us;    // absent when that baseline was not measured
+  std::optional<double> eager_us;  // absent when that baseline was not measured
   std::optional<double> compile_us;
 };
 

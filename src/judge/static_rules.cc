@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "build/extension_builder.h"
+#include "builder/extension_builder.h"
 #include "judge/cpp_lexer.h"
 
 namespace cuda_agent {
@@ -343,14 +343,16 @@ const std::unordered_map<std::string, IdentRule>& IdentRules() {
     auto add = [&](Rule rule, Use use, const char* why, std::string_view names) {
       for (const std::string& n : WordSet(names)) (*m)[n] = {rule, use, why};
     };
-    add(kSideStream, Use::kName, "changes the caller's current stream or uses the per-thread stream",
+    add(kSideStream, Use::kName,
+        "changes the caller's current stream or uses the per-thread stream",
         "cuStreamCreate cuStreamCreateWithPriority cudaStreamPerThread CU_STREAM_PER_THREAD "
         "getStreamFromExternal setCurrentCUDAStream CUDAStreamGuard OptionalCUDAStreamGuard "
         "CUDAMultiStreamGuard");
     add(kHostThread, Use::kName, "runs host work outside the call",
         "pthread_create thrd_create cudaLaunchHostFunc cuLaunchHostFunc cudaStreamAddCallback "
         "cuStreamAddCallback");
-    add(kGlobalState, Use::kName, "reads a device symbol back or takes its address: state across calls",
+    add(kGlobalState, Use::kName,
+        "reads a device symbol back or takes its address: state across calls",
         "cudaMemcpyFromSymbol cudaMemcpyFromSymbolAsync cudaGetSymbolAddress cuModuleGetGlobal "
         "cuModuleGetGlobal_v2");
     add(kHostRoundtrip, Use::kName, "moves the work to the host, where device time cannot see it",

@@ -274,7 +274,8 @@ TEST(StaticRules, SymbolReadBackIsGlobalState) {
   EXPECT_FIRES("global_state",
                "__constant__ int calls;\nvoid f() { int n; cudaMemcpyFromSymbol(&n, calls, 4); }");
   EXPECT_FIRES("global_state", "void f() { void* p; cudaGetSymbolAddress(&p, calls); }");
-  EXPECT_CLEAN("__constant__ float w[16];\nvoid f(const float* h) { cudaMemcpyToSymbol(w, h, 64); }");
+  EXPECT_CLEAN(
+      "__constant__ float w[16];\nvoid f(const float* h) { cudaMemcpyToSymbol(w, h, 64); }");
 }
 
 TEST(StaticRules, SideStream) {

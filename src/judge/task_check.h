@@ -12,6 +12,8 @@
 //   opt.device = Device::kCpu;
 //   Result<Json> report = RunTaskCheck(env, "examples", SelectTasks(suite, "", 0), opt);
 //   if (report.ok()) std::cout << FormatTaskCheckMarkdown(report.value());
+//
+// The command itself (`cuda-agent tasks check`) is cli/task_check_command.h.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "build/toolchain.h"
+#include "builder/toolchain.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"
@@ -87,18 +89,5 @@ std::string FormatTaskCheckMarkdown(const Json& report);
 // DescribeRecord is one line about a record, for progress output: "flagged: zeros (paper)", "ok",
 // ...
 std::string DescribeRecord(const Json& record);
-
-// TaskCheckRequest is what `cuda-agent tasks check` asks for; TaskCheckCommand runs it and returns
-// the exit status: 0 when the check ran (flagged tasks are findings), 2 usage, 3 the suite cannot
-// be read, 4 an internal failure.
-struct TaskCheckRequest {
-  fs::path suite;
-  std::string select;
-  int limit = 0;
-  fs::path out;       // the markdown report (rewritten as tasks finish); empty: stdout unless json
-  bool json = false;  // the report as JSON on stdout
-  TaskCheckOptions options;
-};
-int TaskCheckCommand(const TaskCheckRequest& request);
 
 }  // namespace cuda_agent

@@ -8,10 +8,11 @@
 //                               from $ANTHROPIC_BASE_URL (default https://api.anthropic.com)
 //   replay:<file>               plays a recorded script (JSONL, docs/agent.md), no network
 //
-//   Result<std::unique_ptr<LlmClient>> client = MakeLlmClient("openai:http://127.0.0.1:8000/v1#qwen", {});
-//   ChatRequest request{.system = skill_md, .messages = history, .tools = ToolSpecs()};
-//   Result<ChatResponse> reply = client.value()->Chat(request);
-//   if (!reply.ok()) EndRun(reply.status());      // retries already spent, or a non-retryable error
+//   Result<std::unique_ptr<LlmClient>> client =
+//   MakeLlmClient("openai:http://127.0.0.1:8000/v1#qwen", {}); ChatRequest request{.system =
+//   skill_md, .messages = history, .tools = ToolSpecs()}; Result<ChatResponse> reply =
+//   client.value()->Chat(request); if (!reply.ok()) EndRun(reply.status());      // retries already
+//   spent, or a non-retryable error
 #pragma once
 
 #include <functional>
@@ -27,7 +28,7 @@ namespace cuda_agent {
 // ToolCall is one call the model asked for. `arguments_text` is exactly what the model sent (it may
 // be invalid JSON: the agent answers that with an error observation, it never crashes on it).
 struct ToolCall {
-  std::string id;              // provider's call id (generated when the provider gives none)
+  std::string id;  // provider's call id (generated when the provider gives none)
   std::string name;
   std::string arguments_text;  // JSON object text as sent by the model
 };
@@ -63,26 +64,28 @@ struct ChatRequest {
   std::vector<ChatMessage> messages;  // the conversation so far (no system entry)
   std::vector<ToolSpec> tools;
   int max_output_tokens = 8192;
-  double temperature = -1;            // < 0: the provider's default
+  double temperature = -1;  // < 0: the provider's default
 };
 
 struct ChatResponse {
-  ChatMessage message;        // role "assistant"
-  std::string stop_reason;    // provider's reason, normalised: "end_turn", "tool_use", "max_tokens", other
+  ChatMessage message;  // role "assistant"
+  std::string
+      stop_reason;  // provider's reason, normalised: "end_turn", "tool_use", "max_tokens", other
   TokenUsage usage;
-  int attempts = 1;           // HTTP attempts this answer took (retries included)
-  double seconds = 0;         // wall time, retries included
+  int attempts = 1;    // HTTP attempts this answer took (retries included)
+  double seconds = 0;  // wall time, retries included
 };
 
 // LlmOptions are the transport settings shared by the providers.
 struct LlmOptions {
-  double request_timeout_s = 600;    // one attempt, streaming included
+  double request_timeout_s = 600;  // one attempt, streaming included
   double connect_timeout_s = 20;
-  double stall_timeout_s = 120;      // no byte received for this long: the attempt fails (retried)
-  int max_attempts = 6;              // retries on 429, 5xx, connection errors, broken streams
-  double backoff_initial_s = 1.0;    // doubled each retry, capped at backoff_max_s; Retry-After honoured
+  double stall_timeout_s = 120;  // no byte received for this long: the attempt fails (retried)
+  int max_attempts = 6;          // retries on 429, 5xx, connection errors, broken streams
+  double backoff_initial_s =
+      1.0;  // doubled each retry, capped at backoff_max_s; Retry-After honoured
   double backoff_max_s = 60.0;
-  bool stream = true;                // SSE streaming where the provider supports it
+  bool stream = true;  // SSE streaming where the provider supports it
   // Called with each piece of streamed assistant text (progress display); may be empty.
   std::function<void(const std::string&)> on_text;
 };
@@ -100,7 +103,9 @@ class LlmClient {
 };
 
 // MakeLlmClient parses a spec (above) and builds its client; kInvalidArgument names what is wrong
-// with the spec; kFailedPrecondition when the HTTP library cannot be loaded or a required key is unset.
-Result<std::unique_ptr<LlmClient>> MakeLlmClient(const std::string& spec, const LlmOptions& options);
+// with the spec; kFailedPrecondition when the HTTP library cannot be loaded or a required key is
+// unset.
+Result<std::unique_ptr<LlmClient>> MakeLlmClient(const std::string& spec,
+                                                 const LlmOptions& options);
 
 }  // namespace cuda_agent

@@ -41,7 +41,8 @@ std::string OwnCgroup(const std::string& controller) {
   return "";
 }
 
-// RelativeCgroup is our path in a hierarchy without its leading '/', or nullopt when we are in none.
+// RelativeCgroup is our path in a hierarchy without its leading '/', or nullopt when we are in
+// none.
 std::optional<std::string> RelativeCgroup(const std::string& controller) {
   std::string path = OwnCgroup(controller);
   if (path.empty()) return std::nullopt;
@@ -133,8 +134,10 @@ const Cgroups& Cgroups::Detect() {
     fs::path pids = fs::path("/sys/fs/cgroup/pids") / own_pids.value_or("");
     if (own_mem && fs::exists(mem / "memory.limit_in_bytes", ec) && CanMakeChild(mem)) {
       c.memory_parent_ = mem;
-      if (own_pids && fs::exists(pids / "pids.max", ec) && CanMakeChild(pids)) c.pids_parent_ = pids;
-      c.why_ = "cgroup v1 at " + mem.string() + (c.pids_parent_.empty() ? "" : " and " + pids.string());
+      if (own_pids && fs::exists(pids / "pids.max", ec) && CanMakeChild(pids))
+        c.pids_parent_ = pids;
+      c.why_ =
+          "cgroup v1 at " + mem.string() + (c.pids_parent_.empty() ? "" : " and " + pids.string());
       return c;
     }
     c.why_ = "no writable cgroup hierarchy with a memory controller";

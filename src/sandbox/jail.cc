@@ -102,10 +102,10 @@ Status RemountReadOnly(const std::string& path) {
   struct statvfs sv;
   unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
   if (statvfs(path.c_str(), &sv) == 0) {
-    for (auto f : {statvfs_flags{ST_NOSUID, MS_NOSUID}, statvfs_flags{ST_NODEV, MS_NODEV},
-                   statvfs_flags{ST_NOEXEC, MS_NOEXEC}, statvfs_flags{ST_NOATIME, MS_NOATIME},
-                   statvfs_flags{ST_NODIRATIME, MS_NODIRATIME},
-                   statvfs_flags{ST_RELATIME, MS_RELATIME}}) {
+    for (auto f :
+         {statvfs_flags{ST_NOSUID, MS_NOSUID}, statvfs_flags{ST_NODEV, MS_NODEV},
+          statvfs_flags{ST_NOEXEC, MS_NOEXEC}, statvfs_flags{ST_NOATIME, MS_NOATIME},
+          statvfs_flags{ST_NODIRATIME, MS_NODIRATIME}, statvfs_flags{ST_RELATIME, MS_RELATIME}}) {
       if (sv.f_flag & f.st) flags |= f.ms;
     }
   }
@@ -169,18 +169,25 @@ std::string TmpfsOptions(uint64_t bytes, const char* mode) {
 
 // MinimalDev: a tmpfs /dev with the harmless nodes bound from the host, plus the GPU's.
 Status MinimalDev(const JailSpec& spec, const std::string& dev) {
-  if (Status s = Mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755"); !s.ok()) return s;
+  if (Status s = Mount("tmpfs", dev, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755"); !s.ok())
+    return s;
   for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
-    if (Status s = Bind(std::string("/oldroot/dev/") + node, dev + "/" + node, false); !s.ok()) return s;
+    if (Status s = Bind(std::string("/oldroot/dev/") + node, dev + "/" + node, false); !s.ok())
+      return s;
   }
-  for (const auto& [name, target] : {std::pair{"fd", "/proc/self/fd"}, {"stdin", "/proc/self/fd/0"},
-                                     {"stdout", "/proc/self/fd/1"}, {"stderr", "/proc/self/fd/2"},
-                                     {"ptmx", "pts/ptmx"}, {"core", "/proc/kcore"}}) {
-    if (symlink(target, (dev + "/" + name).c_str()) != 0) return Errno(std::string("symlink /dev/") + name);
+  for (const auto& [name, target] : {std::pair{"fd", "/proc/self/fd"},
+                                     {"stdin", "/proc/self/fd/0"},
+                                     {"stdout", "/proc/self/fd/1"},
+                                     {"stderr", "/proc/self/fd/2"},
+                                     {"ptmx", "pts/ptmx"},
+                                     {"core", "/proc/kcore"}}) {
+    if (symlink(target, (dev + "/" + name).c_str()) != 0)
+      return Errno(std::string("symlink /dev/") + name);
   }
   if (Status s = MakeMountPoint(dev + "/shm", false); !s.ok()) return s;
   std::string shm = TmpfsOptions(spec.tmp_bytes, "1777");
-  if (Status s = Mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, shm.c_str()); !s.ok()) return s;
+  if (Status s = Mount("tmpfs", dev + "/shm", "tmpfs", MS_NOSUID | MS_NODEV, shm.c_str()); !s.ok())
+    return s;
   if (Status s = MakeMountPoint(dev + "/pts", false); !s.ok()) return s;
   // A private pty instance; not every kernel allows it in a user namespace, and jobs need none.
   (void)mount("devpts", (dev + "/pts").c_str(), "devpts", MS_NOSUID | MS_NOEXEC,
@@ -210,14 +217,16 @@ Status BuildRoot(const JailSpec& spec) {
   for (const char* d : {"/tmp/newroot", "/tmp/oldroot"}) {
     if (mkdir(d, 0755) != 0) return Errno(std::string("mkdir ") + d);
   }
-  if (syscall(SYS_pivot_root, kBase, "/tmp/oldroot") != 0) return Errno("pivot_root into the staging tmpfs");
+  if (syscall(SYS_pivot_root, kBase, "/tmp/oldroot") != 0)
+    return Errno("pivot_root into the staging tmpfs");
   if (chdir("/") != 0) return Errno("chdir /");
 
   if (Status s = Mount("/oldroot", "/newroot", nullptr, MS_BIND | MS_REC); !s.ok()) return s;
   if (Status s = MakeTreeReadOnly("/newroot", "/oldroot/proc/self/mountinfo"); !s.ok()) return s;
 
   if (Status s = MinimalDev(spec, "/newroot/dev"); !s.ok()) return s;
-  if (Status s = Mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC); !s.ok()) {
+  if (Status s = Mount("proc", "/newroot/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC);
+      !s.ok()) {
     return s;
   }
   for (const char* sub : {"/newroot/proc/sys", "/newroot/proc/sysrq-trigger", "/newroot/proc/irq",
@@ -227,7 +236,8 @@ Status BuildRoot(const JailSpec& spec) {
     if (Status s = RemountReadOnly(sub); !s.ok()) return s;
   }
   std::string tmp = TmpfsOptions(spec.tmp_bytes, "1777");
-  if (Status s = Mount("tmpfs", "/newroot/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp.c_str()); !s.ok()) {
+  if (Status s = Mount("tmpfs", "/newroot/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp.c_str());
+      !s.ok()) {
     return s;
   }
   std::vector<std::string> hidden = {"/tmp", "/dev/shm"};
@@ -448,13 +458,23 @@ Result<JailSpec> JailSpecFromJson(const Json& j) {
 
 Json JailSpecToJson(const JailSpec& s) {
   const ResourceLimits& l = s.limits;
-  return {{"writable", s.writable}, {"read_only", s.read_only}, {"hidden", s.hidden},
-          {"protected_files", s.protected_files}, {"cgroup_procs", s.cgroup_procs},
-          {"gpu", s.gpu}, {"network", s.network}, {"drop_host_uid", s.drop_host_uid},
-          {"tmp_bytes", s.tmp_bytes}, {"cwd", s.cwd},
-          {"limits", {{"address_space_bytes", l.address_space_bytes}, {"cpu_seconds", l.cpu_seconds},
-                      {"open_files", l.open_files}, {"processes", l.processes},
-                      {"file_size_bytes", l.file_size_bytes}, {"core_file_bytes", l.core_file_bytes}}}};
+  return {{"writable", s.writable},
+          {"read_only", s.read_only},
+          {"hidden", s.hidden},
+          {"protected_files", s.protected_files},
+          {"cgroup_procs", s.cgroup_procs},
+          {"gpu", s.gpu},
+          {"network", s.network},
+          {"drop_host_uid", s.drop_host_uid},
+          {"tmp_bytes", s.tmp_bytes},
+          {"cwd", s.cwd},
+          {"limits",
+           {{"address_space_bytes", l.address_space_bytes},
+            {"cpu_seconds", l.cpu_seconds},
+            {"open_files", l.open_files},
+            {"processes", l.processes},
+            {"file_size_bytes", l.file_size_bytes},
+            {"core_file_bytes", l.core_file_bytes}}}};
 }
 
 Status EnterJail(const JailSpec& spec, int ready_fd) {
@@ -475,12 +495,15 @@ Status EnterJail(const JailSpec& spec, int ready_fd) {
   }
   int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
   if (!spec.network) flags |= CLONE_NEWNET;
-  if (unshare(flags | CLONE_NEWCGROUP) != 0 && unshare(flags) != 0) return Errno("unshare namespaces");
+  if (unshare(flags | CLONE_NEWCGROUP) != 0 && unshare(flags) != 0)
+    return Errno("unshare namespaces");
   if (Status s = WriteText("/proc/self/setgroups", "deny"); !s.ok()) return s;
-  if (Status s = WriteText("/proc/self/uid_map", "65534 " + std::to_string(outer_uid) + " 1\n"); !s.ok()) {
+  if (Status s = WriteText("/proc/self/uid_map", "65534 " + std::to_string(outer_uid) + " 1\n");
+      !s.ok()) {
     return s;
   }
-  if (Status s = WriteText("/proc/self/gid_map", "65534 " + std::to_string(outer_gid) + " 1\n"); !s.ok()) {
+  if (Status s = WriteText("/proc/self/gid_map", "65534 " + std::to_string(outer_gid) + " 1\n");
+      !s.ok()) {
     return s;
   }
   int msg[2];

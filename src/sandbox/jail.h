@@ -3,10 +3,10 @@
 // torch its parent imported and still runs as contained as a bubblewrap job (sandbox.h):
 //   own user, mount, pid, net, ipc, uts and cgroup namespaces; the root filesystem bound read-only;
 //   a private /tmp and /dev/shm; a minimal /dev (plus the GPU nodes for GPU jobs); a fresh /proc;
-//   home folders and `hidden` folders replaced by empty tmpfs; `writable` folders bound read-write and
-//   `read_only`/`protected_files` read-only on top; no network; uid/gid 65534 (also on the host when
-//   the caller drops the host uid first); no capabilities, no new privileges; rlimits; the cgroup the
-//   caller chose joined before anything else.
+//   home folders and `hidden` folders replaced by empty tmpfs; `writable` folders bound read-write
+//   and `read_only`/`protected_files` read-only on top; no network; uid/gid 65534 (also on the host
+//   when the caller drops the host uid first); no capabilities, no new privileges; rlimits; the
+//   cgroup the caller chose joined before anything else.
 //
 // Process layout (as bubblewrap's): the caller C stays on the host and waits; G is pid 1 of the new
 // pid namespace (it builds the mounts and reaps); H (pid 2) is the job and the only one that
@@ -14,9 +14,8 @@
 // signal) and with G the whole namespace.
 //
 //   JailSpec spec = JailSpecFromJson(json).value();
-//   Status s = EnterJail(spec, ready_fd);   // returns only in H (OK) or in C before any fork (error)
-//   if (!s.ok()) { report(s); _exit(1); }
-//   run_the_job();
+//   Status s = EnterJail(spec, ready_fd);   // returns only in H (OK) or in C before any fork
+//   (error) if (!s.ok()) { report(s); _exit(1); } run_the_job();
 //
 // The calling process must be single-threaded (unshare(CLONE_NEWUSER) requires it).
 #pragma once
@@ -39,9 +38,9 @@ struct JailSpec {
   bool network = false;                      // keep the host's network (default: none)
   uint64_t tmp_bytes = 0;                    // private /tmp and /dev/shm size; 0: 1 GiB
   ResourceLimits limits;
-  std::vector<std::string> cgroup_procs;     // cgroup.procs / tasks files joined first
-  bool drop_host_uid = false;                // as root: become uid 65534 on the host too
-  std::string cwd;                           // working folder inside (default "/")
+  std::vector<std::string> cgroup_procs;  // cgroup.procs / tasks files joined first
+  bool drop_host_uid = false;             // as root: become uid 65534 on the host too
+  std::string cwd;                        // working folder inside (default "/")
 };
 
 // JailSpecFromJson reads the fork server's request field "jail" (keys as the fields above).

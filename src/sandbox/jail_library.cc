@@ -19,10 +19,12 @@ void CopyMessage(const std::string& text, char* out, int out_len) {
 // returns 1 with `error` filled when the jail could not be entered (nothing was forked yet). The
 // waiting outer process never returns (jail.h).
 extern "C" __attribute__((visibility("default"))) int cuda_agent_enter_jail(const char* spec_json,
-                                                                            int ready_fd, char* error,
+                                                                            int ready_fd,
+                                                                            char* error,
                                                                             int error_len) {
   try {
-    cuda_agent::Result<cuda_agent::Json> parsed = cuda_agent::ParseJson(spec_json ? spec_json : "", "jail spec");
+    cuda_agent::Result<cuda_agent::Json> parsed =
+        cuda_agent::ParseJson(spec_json ? spec_json : "", "jail spec");
     if (!parsed.ok()) {
       CopyMessage(parsed.status().message(), error, error_len);
       return 1;

@@ -1,17 +1,15 @@
 // sandbox.cc — the bubblewrap backend and the unisolated fallback.
 #include "sandbox/sandbox.h"
 
+#include <grp.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
-
-#include <grp.h>
+#include <cstring>
 
 #include "common/hash.h"
 #include "common/log.h"
@@ -59,7 +57,8 @@ void GiveToNobody(const std::vector<fs::path>& dirs) {
   std::error_code ec;
   for (const auto& dir : dirs) {
     if (lchown(dir.c_str(), kNobody, kNobody) != 0) continue;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it); it.increment(ec)) {
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
       (void)!lchown(it->path().c_str(), kNobody, kNobody);
     }
   }
@@ -68,7 +67,8 @@ void GiveToNobody(const std::vector<fs::path>& dirs) {
 // HiddenFolders: the home folders and the policy's hidden folders.
 std::vector<fs::path> HiddenFolders(const SandboxPolicy& policy) {
   std::vector<fs::path> hidden = {"/root", "/home"};
-  if (const char* home = std::getenv("HOME"); home && *home && fs::path(home) != "/") hidden.push_back(home);
+  if (const char* home = std::getenv("HOME"); home && *home && fs::path(home) != "/")
+    hidden.push_back(home);
   hidden.insert(hidden.end(), policy.hidden.begin(), policy.hidden.end());
   return hidden;
 }
@@ -78,7 +78,8 @@ std::string FindBubblewrap() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
-    for (const fs::path& candidate : {exe.parent_path() / "bwrap", exe.parent_path().parent_path() / "dist" / "bin" / "bwrap"}) {
+    for (const fs::path& candidate : {exe.parent_path() / "bwrap",
+                                      exe.parent_path().parent_path() / "dist" / "bin" / "bwrap"}) {
       if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
     }
   }
@@ -90,9 +91,12 @@ std::string FindBubblewrap() {
 
 const char* IsolationName(Isolation level) {
   switch (level) {
-    case Isolation::kFull: return "full";
-    case Isolation::kDegraded: return "degraded";
-    case Isolation::kNone: return "none";
+    case Isolation::kFull:
+      return "full";
+    case Isolation::kDegraded:
+      return "degraded";
+    case Isolation::kNone:
+      return "none";
   }
   return "none";
 }
@@ -140,7 +144,8 @@ const Sandbox& Sandbox::Default() {
     Sandbox jail = WithJail(self.string());
     std::string jail_why;
     if (!ec && BubblewrapWorks(jail, &jail_why)) return jail;
-    return Unisolated((why.empty() ? "" : why + "; ") + "the jail does not work here either: " + jail_why);
+    return Unisolated((why.empty() ? "" : why + "; ") +
+                      "the jail does not work here either: " + jail_why);
   }();
   static std::atomic<bool> warned{false};
   if (sandbox.Level() != Isolation::kFull && !warned.exchange(true)) {
@@ -160,9 +165,12 @@ std::string Sandbox::Describe() const {
   }
   std::string backend = bwrap_.empty() ? "jail (cuda-agent's own namespaces, " + jail_ + " __jail)"
                                        : "bubblewrap " + bwrap_;
-  std::string text = std::string(IsolationName(Level())) + ": " + backend + "; " + Cgroups::Detect().Why();
+  std::string text =
+      std::string(IsolationName(Level())) + ": " + backend + "; " + Cgroups::Detect().Why();
   if (geteuid() == 0) {
-    text += "; uid 65534 in its namespace, and on the host too when the job's paths are reachable by it";
+    text +=
+        "; uid 65534 in its namespace, and on the host too when the job's paths are reachable by "
+        "it";
   }
   return text;
 }
@@ -171,9 +179,9 @@ std::vector<std::string> Sandbox::BubblewrapArgs(const SandboxPolicy& policy,
                                                  const RunOptions& inner) const {
   // A private /tmp and /dev/shm, bounded (the cgroup memory limit bounds them too).
   std::string tmp_size = std::to_string(policy.tmp_bytes ? policy.tmp_bytes : (1ull << 30));
-  std::vector<std::string> a = {bwrap_, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                                "--size", tmp_size, "--tmpfs", "/tmp", "--size", tmp_size,
-                                "--tmpfs", "/dev/shm"};
+  std::vector<std::string> a = {bwrap_,   "--ro-bind", "/",       "/",       "--dev",   "/dev",
+                                "--proc", "/proc",     "--size",  tmp_size,  "--tmpfs", "/tmp",
+                                "--size", tmp_size,    "--tmpfs", "/dev/shm"};
   // Home folders and caches disappear; what the job needs is bound back below.
   std::vector<fs::path> hidden = HiddenFolders(policy);
   std::error_code ec;
@@ -196,12 +204,14 @@ std::vector<std::string> Sandbox::BubblewrapArgs(const SandboxPolicy& policy,
     if (fs::exists(p, ec)) a.insert(a.end(), {"--bind", p.string(), p.string()});
   }
   for (const auto& p : policy.read_only) {
-    if (fs::exists(p, ec) && under_hidden(p)) a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
+    if (fs::exists(p, ec) && under_hidden(p))
+      a.insert(a.end(), {"--ro-bind", p.string(), p.string()});
   }
   if (policy.gpu) {
     for (const auto& entry : fs::directory_iterator("/dev", ec)) {
       std::string name = entry.path().filename().string();
-      if (name.rfind("nvidia", 0) == 0) a.insert(a.end(), {"--dev-bind", entry.path().string(), entry.path().string()});
+      if (name.rfind("nvidia", 0) == 0)
+        a.insert(a.end(), {"--dev-bind", entry.path().string(), entry.path().string()});
     }
   }
   a.insert(a.end(), {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
@@ -222,7 +232,8 @@ Result<JobContainment> Sandbox::PrepareJail(const SandboxPolicy& policy,
   // land in the sandbox's tmpfs and vanish: refuse instead.
   for (const auto& dir : policy.writable) {
     std::error_code ec;
-    if (!fs::exists(dir, ec)) return Internal("sandbox: writable folder does not exist: " + dir.string());
+    if (!fs::exists(dir, ec))
+      return Internal("sandbox: writable folder does not exist: " + dir.string());
   }
   JobContainment c;
   c.isolation = Cgroups::Detect().Available() ? Isolation::kFull : Isolation::kDegraded;
@@ -243,7 +254,8 @@ Result<JobContainment> Sandbox::PrepareJail(const SandboxPolicy& policy,
   if (cgroups.Available() && (policy.memory_bytes || policy.max_pids)) {
     static std::atomic<int> counter{0};
     std::string name = "cuda-agent-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-    Result<std::unique_ptr<CgroupJob>> job = cgroups.Create(name, policy.memory_bytes, policy.max_pids);
+    Result<std::unique_ptr<CgroupJob>> job =
+        cgroups.Create(name, policy.memory_bytes, policy.max_pids);
     if (job.ok()) {
       c.cgroup = std::move(job).value();
     } else {
@@ -321,7 +333,8 @@ Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& i
   } else {
     for (const auto& dir : policy.writable) {
       std::error_code ec;
-      if (!fs::exists(dir, ec)) return Internal("sandbox: writable folder does not exist: " + dir.string());
+      if (!fs::exists(dir, ec))
+        return Internal("sandbox: writable folder does not exist: " + dir.string());
     }
   }
   out.isolation = bwrap_.empty() && jail_.empty() ? Isolation::kNone : c.isolation;
@@ -334,7 +347,8 @@ Result<SandboxRun> Sandbox::Run(const SandboxPolicy& policy, const RunOptions& i
   out.process = std::move(r).value();
   // bubblewrap reports a child killed by signal N as exit status 128 + N.
   RunResult& p = out.process;
-  if (!bwrap_.empty() && !p.timed_out && p.term_signal == 0 && p.exit_code > 128 && p.exit_code <= 128 + 64) {
+  if (!bwrap_.empty() && !p.timed_out && p.term_signal == 0 && p.exit_code > 128 &&
+      p.exit_code <= 128 + 64) {
     p.term_signal = p.exit_code - 128;
     p.exit_code = -1;
   }
@@ -348,7 +362,8 @@ int RunJailed(const std::vector<std::string>& args) {
     (void)!write(STDERR_FILENO, line.data(), line.size());
     return kJailSetupExit;
   };
-  if (args.size() < 3 || args[1] != "--") return fail("usage: cuda-agent __jail SPEC_JSON -- COMMAND...");
+  if (args.size() < 3 || args[1] != "--")
+    return fail("usage: cuda-agent __jail SPEC_JSON -- COMMAND...");
   Result<Json> parsed = ParseJson(args[0], "jail spec");
   if (!parsed.ok()) return fail(parsed.status().message());
   Result<JailSpec> spec = JailSpecFromJson(parsed.value());
@@ -359,7 +374,8 @@ int RunJailed(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   signal(SIGPIPE, SIG_DFL);
   execvp(argv[0], argv.data());
-  std::string line = std::string("cuda-agent jail: cannot run ") + argv[0] + ": " + std::strerror(errno) + "\n";
+  std::string line =
+      std::string("cuda-agent jail: cannot run ") + argv[0] + ": " + std::strerror(errno) + "\n";
   (void)!write(STDERR_FILENO, line.data(), line.size());
   _exit(127);
 }

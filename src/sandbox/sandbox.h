@@ -31,26 +31,26 @@ struct SandboxPolicy {
   std::vector<fs::path> hidden;     // replaced by an empty tmpfs (caches, other work folders)
   std::vector<fs::path> protected_files;  // bound read-only, hashed before and checked after
   bool network = false;
-  bool gpu = false;                 // bind /dev/nvidia* (the job holds a GPU lease)
-  uint64_t memory_bytes = 0;        // cgroup memory limit; 0: none
-  uint64_t max_pids = 0;            // cgroup pids limit; 0: none
-  uint64_t tmp_bytes = 0;           // size of the private /tmp and /dev/shm; 0: 1 GiB
-  ResourceLimits limits;            // rlimits inside
+  bool gpu = false;           // bind /dev/nvidia* (the job holds a GPU lease)
+  uint64_t memory_bytes = 0;  // cgroup memory limit; 0: none
+  uint64_t max_pids = 0;      // cgroup pids limit; 0: none
+  uint64_t tmp_bytes = 0;     // size of the private /tmp and /dev/shm; 0: 1 GiB
+  ResourceLimits limits;      // rlimits inside
 };
 
 struct SandboxRun {
   RunResult process;
   Isolation isolation = Isolation::kNone;
-  bool oom_killed = false;          // the cgroup memory limit was hit
-  bool host_uid_dropped = false;    // the job ran as uid 65534 on the host, not only inside
+  bool oom_killed = false;            // the cgroup memory limit was hit
+  bool host_uid_dropped = false;      // the job ran as uid 65534 on the host, not only inside
   std::vector<std::string> tampered;  // protected files whose content changed during the run
 };
 
 // JobContainment is the host side of containing one job: what Run does around the command, shared
 // with jobs that enter the jail themselves (the fork server's children, harness/fork_server.h).
 struct JobContainment {
-  JailSpec jail;                                // the policy, as the jail reads it
-  std::unique_ptr<CgroupJob> cgroup;            // the job's cgroup; removed with this object
+  JailSpec jail;                      // the policy, as the jail reads it
+  std::unique_ptr<CgroupJob> cgroup;  // the job's cgroup; removed with this object
   std::vector<std::pair<fs::path, std::string>> fingerprints;  // protected files before the run
   Isolation isolation = Isolation::kNone;
   bool host_uid_dropped = false;
@@ -76,16 +76,18 @@ class Sandbox {
   bool JailAllowed() const { return jail_allowed_; }
   // PrepareJail does, for a job that will enter the jail itself, what Run does around a command:
   // refuses missing writable folders, fingerprints protected files, drops the host uid when
-  // everything in `needed` (and the policy's folders) is reachable by uid 65534 (giving the writable
-  // folders to it), creates the cgroup, and fills `jail` (cwd inside: `cwd`).
-  Result<JobContainment> PrepareJail(const SandboxPolicy& policy, const std::vector<fs::path>& needed,
+  // everything in `needed` (and the policy's folders) is reachable by uid 65534 (giving the
+  // writable folders to it), creates the cgroup, and fills `jail` (cwd inside: `cwd`).
+  Result<JobContainment> PrepareJail(const SandboxPolicy& policy,
+                                     const std::vector<fs::path>& needed,
                                      const std::string& cwd) const;
   // Settle reports, once the job ended, whether the cgroup's memory limit killed it and which
   // protected files changed.
   static void Settle(const JobContainment& containment, SandboxRun* run);
 
   // BubblewrapArgs builds the bwrap command line for `policy` around `inner_argv` (for tests).
-  std::vector<std::string> BubblewrapArgs(const SandboxPolicy& policy, const RunOptions& inner) const;
+  std::vector<std::string> BubblewrapArgs(const SandboxPolicy& policy,
+                                          const RunOptions& inner) const;
 
  private:
   std::string bwrap_;  // bubblewrap's path; empty: another backend

@@ -42,9 +42,11 @@ TEST(Sandbox, BubblewrapArgsFollowThePolicy) {
   ASSERT_NE(ro, -1);
   EXPECT_LT(hide, rw) << "hide first, then bind back";
   EXPECT_LT(rw, ro) << "a protected file inside a writable folder stays read-only";
-  EXPECT_EQ(Find(a, "--ro-bind", (dir / "missing").string()), -1) << "missing read-only paths are skipped";
+  EXPECT_EQ(Find(a, "--ro-bind", (dir / "missing").string()), -1)
+      << "missing read-only paths are skipped";
   EXPECT_NE(Find(a, "--chdir", (dir / "out").string()), -1);
-  EXPECT_EQ(std::vector<std::string>(a.end() - 3, a.end()), (std::vector<std::string>{"--", "/bin/echo", "hi"}));
+  EXPECT_EQ(std::vector<std::string>(a.end() - 3, a.end()),
+            (std::vector<std::string>{"--", "/bin/echo", "hi"}));
   p.network = true;
   a = sb.BubblewrapArgs(p, inner);
   EXPECT_EQ(std::find(a.begin(), a.end(), "--unshare-net"), a.end());

@@ -7,7 +7,8 @@ namespace cuda_agent {
 namespace {
 
 std::vector<SqlValue> KeyValues(const BaselineKey& k) {
-  return {k.task_id, k.device, k.torch_version, k.policy, k.target, int64_t{k.warmup}, int64_t{k.iters}};
+  return {k.task_id, k.device,          k.torch_version, k.policy,
+          k.target,  int64_t{k.warmup}, int64_t{k.iters}};
 }
 
 constexpr const char* kWhere =
@@ -22,7 +23,8 @@ Result<BaselineStore> BaselineStore::Open(const fs::path& path) {
   Status made = db->Exec(
       "CREATE TABLE IF NOT EXISTS baselines ("
       " task_id TEXT NOT NULL, device TEXT NOT NULL, torch_version TEXT NOT NULL,"
-      " policy TEXT NOT NULL, target TEXT NOT NULL, warmup INTEGER NOT NULL, iters INTEGER NOT NULL,"
+      " policy TEXT NOT NULL, target TEXT NOT NULL, warmup INTEGER NOT NULL, iters INTEGER NOT "
+      "NULL,"
       " summary TEXT NOT NULL, measured_at TEXT NOT NULL,"
       " PRIMARY KEY (task_id, device, torch_version, policy, target, warmup, iters))");
   if (!made.ok()) return made;
@@ -30,15 +32,16 @@ Result<BaselineStore> BaselineStore::Open(const fs::path& path) {
 }
 
 std::optional<StoredBaseline> BaselineStore::Get(const BaselineKey& key) {
-  Result<std::vector<Row>> rows =
-      db_.Query(std::string("SELECT summary, measured_at FROM baselines WHERE ") + kWhere, KeyValues(key));
+  Result<std::vector<Row>> rows = db_.Query(
+      std::string("SELECT summary, measured_at FROM baselines WHERE ") + kWhere, KeyValues(key));
   if (!rows.ok() || rows->empty()) return std::nullopt;
   const Row& row = rows->front();
   const auto* text = std::get_if<std::string>(&row[0]);
   const auto* when = std::get_if<std::string>(&row[1]);
   if (!text || !when) return std::nullopt;
   Json summary = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (summary.is_discarded() || !summary.is_object() || !summary.value("time_us", Json()).is_number()) {
+  if (summary.is_discarded() || !summary.is_object() ||
+      !summary.value("time_us", Json()).is_number()) {
     return std::nullopt;  // an unreadable entry is a miss: it will be measured and replaced
   }
   return StoredBaseline{summary, *when};
@@ -52,12 +55,14 @@ Status BaselineStore::Import(const BaselineEntry& entry) {
   return Write(entry.key, entry.stored.summary, entry.stored.measured_at);
 }
 
-Status BaselineStore::Write(const BaselineKey& key, const Json& summary, const std::string& measured_at) {
+Status BaselineStore::Write(const BaselineKey& key, const Json& summary,
+                            const std::string& measured_at) {
   std::vector<SqlValue> values = KeyValues(key);
   values.emplace_back(summary.dump());
   values.emplace_back(measured_at);
   return db_.Exec(
-      "INSERT OR REPLACE INTO baselines (task_id, device, torch_version, policy, target, warmup, iters,"
+      "INSERT OR REPLACE INTO baselines (task_id, device, torch_version, policy, target, warmup, "
+      "iters,"
       " summary, measured_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
       values);
 }
@@ -90,17 +95,26 @@ Result<std::vector<BaselineEntry>> BaselineStore::List() {
 }
 
 Json BaselineEntryToJson(const BaselineEntry& e) {
-  return {{"task_id", e.key.task_id}, {"device", e.key.device}, {"torch_version", e.key.torch_version},
-          {"policy", e.key.policy}, {"target", e.key.target}, {"warmup", e.key.warmup},
-          {"iters", e.key.iters}, {"summary", e.stored.summary}, {"measured_at", e.stored.measured_at}};
+  return {{"task_id", e.key.task_id},
+          {"device", e.key.device},
+          {"torch_version", e.key.torch_version},
+          {"policy", e.key.policy},
+          {"target", e.key.target},
+          {"warmup", e.key.warmup},
+          {"iters", e.key.iters},
+          {"summary", e.stored.summary},
+          {"measured_at", e.stored.measured_at}};
 }
 
 Result<BaselineEntry> BaselineEntryFromJson(const Json& line) {
   if (!line.is_object()) return InvalidArgument("a baseline entry must be a JSON object");
   BaselineEntry e;
-  for (auto [name, field] : {std::pair{"task_id", &e.key.task_id}, {"device", &e.key.device},
-                             {"torch_version", &e.key.torch_version}, {"policy", &e.key.policy},
-                             {"target", &e.key.target}, {"measured_at", &e.stored.measured_at}}) {
+  for (auto [name, field] : {std::pair{"task_id", &e.key.task_id},
+                             {"device", &e.key.device},
+                             {"torch_version", &e.key.torch_version},
+                             {"policy", &e.key.policy},
+                             {"target", &e.key.target},
+                             {"measured_at", &e.stored.measured_at}}) {
     if (!line.contains(name) || !line[name].is_string()) {
       return InvalidArgument(std::string("a baseline entry needs a string \"") + name + "\"");
     }

@@ -19,17 +19,17 @@ namespace cuda_agent {
 
 struct BaselineKey {
   std::string task_id;
-  std::string device;         // GPU model name, or "cpu:<host>"
+  std::string device;  // GPU model name, or "cpu:<host>"
   std::string torch_version;
   std::string policy;
-  std::string target;         // eager | compile
+  std::string target;  // eager | compile
   int warmup = 0;
   int iters = 0;
 };
 
 struct StoredBaseline {
-  Json summary;               // the JudgeResult timing entry as measured (time_us, device_us, ...)
-  std::string measured_at;    // UTC, ISO 8601
+  Json summary;             // the JudgeResult timing entry as measured (time_us, device_us, ...)
+  std::string measured_at;  // UTC, ISO 8601
 };
 
 // BaselineEntry is one stored baseline with its key: a line of an exported JSONL file.

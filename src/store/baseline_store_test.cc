@@ -13,8 +13,9 @@ namespace {
 class BaselineStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("baseline-store-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("baseline-store-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -42,10 +43,11 @@ TEST_F(BaselineStoreTest, EveryKeyFieldSeparatesEntries) {
   ASSERT_TRUE(store.ok());
   ASSERT_TRUE(store->Put(key_, {{"time_us", 1.0}}).ok());
   for (auto change : std::vector<void (*)(BaselineKey&)>{
-           [](BaselineKey& k) { k.task_id = "other"; }, [](BaselineKey& k) { k.device = "NVIDIA H100"; },
-           [](BaselineKey& k) { k.torch_version = "2.13.0"; }, [](BaselineKey& k) { k.policy = "paper"; },
-           [](BaselineKey& k) { k.target = "eager"; }, [](BaselineKey& k) { k.warmup = 3; },
-           [](BaselineKey& k) { k.iters = 10; }}) {
+           [](BaselineKey& k) { k.task_id = "other"; },
+           [](BaselineKey& k) { k.device = "NVIDIA H100"; },
+           [](BaselineKey& k) { k.torch_version = "2.13.0"; },
+           [](BaselineKey& k) { k.policy = "paper"; }, [](BaselineKey& k) { k.target = "eager"; },
+           [](BaselineKey& k) { k.warmup = 3; }, [](BaselineKey& k) { k.iters = 10; }}) {
     BaselineKey other = key_;
     change(other);
     EXPECT_FALSE(store->Get(other).has_value());
@@ -71,10 +73,12 @@ TEST_F(BaselineStoreTest, AnEntryWithoutATimeIsAMiss) {
 
 TEST_F(BaselineStoreTest, AFileThatIsNotADatabaseIsRefusedWithItsPath) {
   fs::create_directories(dir_);
-  std::ofstream(dir_ / "junk.sqlite") << "this is not an SQLite file, just text that is long enough";
+  std::ofstream(dir_ / "junk.sqlite")
+      << "this is not an SQLite file, just text that is long enough";
   Result<BaselineStore> store = BaselineStore::Open(dir_ / "junk.sqlite");
   ASSERT_FALSE(store.ok());
-  EXPECT_NE(store.status().message().find("junk.sqlite"), std::string::npos) << store.status().message();
+  EXPECT_NE(store.status().message().find("junk.sqlite"), std::string::npos)
+      << store.status().message();
 }
 
 TEST_F(BaselineStoreTest, ExportedEntriesImportElsewhereWithTheirTimes) {
@@ -104,9 +108,9 @@ TEST_F(BaselineStoreTest, ExportedEntriesImportElsewhereWithTheirTimes) {
 }
 
 TEST(BaselineEntryTest, MalformedLinesNameTheField) {
-  Json line = {{"task_id", "t"}, {"device", "d"}, {"torch_version", "v"}, {"policy", "strict"},
-               {"target", "eager"}, {"warmup", 5}, {"iters", 20}, {"measured_at", "x"},
-               {"summary", {{"time_us", 1.0}}}};
+  Json line = {{"task_id", "t"},     {"device", "d"},      {"torch_version", "v"},
+               {"policy", "strict"}, {"target", "eager"},  {"warmup", 5},
+               {"iters", 20},        {"measured_at", "x"}, {"summary", {{"time_us", 1.0}}}};
   EXPECT_TRUE(BaselineEntryFromJson(line).ok());
   Json no_iters = line;
   no_iters.erase("iters");

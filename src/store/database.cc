@@ -20,7 +20,8 @@ Status SqlError(sqlite3* db, const std::string& what) {
   return Internal(what + ": " + (db ? sqlite3_errmsg(db) : "no database"));
 }
 
-Result<Statement> Prepare(sqlite3* db, const std::string& sql, const std::vector<SqlValue>& params) {
+Result<Statement> Prepare(sqlite3* db, const std::string& sql,
+                          const std::vector<SqlValue>& params) {
   sqlite3_stmt* raw = nullptr;
   if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) {
     return SqlError(db, "cannot prepare '" + sql + "'");
@@ -29,9 +30,12 @@ Result<Statement> Prepare(sqlite3* db, const std::string& sql, const std::vector
   for (size_t i = 0; i < params.size(); ++i) {
     int at = static_cast<int>(i) + 1, rc = SQLITE_OK;
     const SqlValue& v = params[i];
-    if (std::holds_alternative<std::nullptr_t>(v)) rc = sqlite3_bind_null(raw, at);
-    else if (auto* n = std::get_if<int64_t>(&v)) rc = sqlite3_bind_int64(raw, at, *n);
-    else if (auto* d = std::get_if<double>(&v)) rc = sqlite3_bind_double(raw, at, *d);
+    if (std::holds_alternative<std::nullptr_t>(v))
+      rc = sqlite3_bind_null(raw, at);
+    else if (auto* n = std::get_if<int64_t>(&v))
+      rc = sqlite3_bind_int64(raw, at, *n);
+    else if (auto* d = std::get_if<double>(&v))
+      rc = sqlite3_bind_double(raw, at, *d);
     else {
       const std::string& s = std::get<std::string>(v);
       rc = sqlite3_bind_text(raw, at, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
@@ -78,7 +82,8 @@ Status Database::Exec(const std::string& sql, const std::vector<SqlValue>& param
   return rows.ok() ? Status() : rows.status();
 }
 
-Result<std::vector<Row>> Database::Query(const std::string& sql, const std::vector<SqlValue>& params) {
+Result<std::vector<Row>> Database::Query(const std::string& sql,
+                                         const std::vector<SqlValue>& params) {
   Result<Statement> stmt = Prepare(db_.get(), sql, params);
   if (!stmt.ok()) return stmt.status();
   std::vector<Row> rows;
@@ -90,9 +95,15 @@ Result<std::vector<Row>> Database::Query(const std::string& sql, const std::vect
     int columns = sqlite3_column_count(stmt->get());
     for (int c = 0; c < columns; ++c) {
       switch (sqlite3_column_type(stmt->get(), c)) {
-        case SQLITE_INTEGER: row.emplace_back(static_cast<int64_t>(sqlite3_column_int64(stmt->get(), c))); break;
-        case SQLITE_FLOAT: row.emplace_back(sqlite3_column_double(stmt->get(), c)); break;
-        case SQLITE_NULL: row.emplace_back(nullptr); break;
+        case SQLITE_INTEGER:
+          row.emplace_back(static_cast<int64_t>(sqlite3_column_int64(stmt->get(), c)));
+          break;
+        case SQLITE_FLOAT:
+          row.emplace_back(sqlite3_column_double(stmt->get(), c));
+          break;
+        case SQLITE_NULL:
+          row.emplace_back(nullptr);
+          break;
         default: {
           const unsigned char* text = sqlite3_column_text(stmt->get(), c);
           row.emplace_back(std::string(text ? reinterpret_cast<const char*>(text) : ""));

@@ -56,7 +56,8 @@ Result<size_t> CountRows(const fs::path& path) {
   }
   size_t rows = 0;
   std::istringstream in(body);
-  for (std::string line; std::getline(in, line);) rows += line.find_first_not_of(" \t\r") != std::string::npos;
+  for (std::string line; std::getline(in, line);)
+    rows += line.find_first_not_of(" \t\r") != std::string::npos;
   return rows;
 }
 
@@ -71,7 +72,8 @@ Status AppendRow(const fs::path& path, const Json& row) {
 
 Result<CatalogOps> ComposableOps(const fs::path& catalog_path) {
   Result<std::string> text = ReadFile(catalog_path);
-  if (!text.ok()) return Internal("the op catalog " + catalog_path.string() + ": " + text.status().message());
+  if (!text.ok())
+    return Internal("the op catalog " + catalog_path.string() + ": " + text.status().message());
   Json catalog = Json::parse(text.value(), nullptr, false);
   if (!catalog.is_object() || !catalog.contains("ops") || !catalog["ops"].is_array()) {
     return Internal("the op catalog " + catalog_path.string() + " holds no \"ops\" list");
@@ -81,8 +83,9 @@ Result<CatalogOps> ComposableOps(const fs::path& catalog_path) {
     const Json dtypes = op.value("dtypes", Json::array());
     const bool f32 = std::find(dtypes.begin(), dtypes.end(), Json("float32")) != dtypes.end();
     const Json warning = op.value("warning", Json());
-    const bool warns = !(warning.is_null() || (warning.is_string() && warning.get<std::string>().empty()) ||
-                         (warning.is_boolean() && !warning.get<bool>()));
+    const bool warns =
+        !(warning.is_null() || (warning.is_string() && warning.get<std::string>().empty()) ||
+          (warning.is_boolean() && !warning.get<bool>()));
     if (f32 && op.value("finite", false) && !op.value("identity", false) && !warns &&
         !op.value("stochastic", false) && op.contains("name")) {
       (op.value("source", "") == "transformers" ? ops.transformers : ops.torch).push_back(op);
@@ -91,9 +94,10 @@ Result<CatalogOps> ComposableOps(const fs::path& catalog_path) {
   return ops;
 }
 
-std::vector<Json> SampleOps(const CatalogOps& catalog, const std::map<int, double>& mix, int max_ops,
-                            int64_t seed, int64_t index) {
-  SplitMix64 rng{static_cast<uint64_t>(seed) * 0x100000001B3ULL ^ (static_cast<uint64_t>(index) + 0x5EED)};
+std::vector<Json> SampleOps(const CatalogOps& catalog, const std::map<int, double>& mix,
+                            int max_ops, int64_t seed, int64_t index) {
+  SplitMix64 rng{static_cast<uint64_t>(seed) * 0x100000001B3ULL ^
+                 (static_cast<uint64_t>(index) + 0x5EED)};
   for (int i = 0; i < 4; ++i) rng.Next();
   auto drawable = [&](int n, double w) {
     const bool single = n == kTransformersMixKey;
@@ -122,15 +126,18 @@ std::vector<Json> SampleOps(const CatalogOps& catalog, const std::map<int, doubl
   return chosen;
 }
 
-std::string ComposerPrompt(const std::vector<Json>& ops, Device device, double min_ms, double max_ms) {
+std::string ComposerPrompt(const std::vector<Json>& ops, Device device, double min_ms,
+                           double max_ms) {
   std::ostringstream p;
   p << "Write a PyTorch program in KernelBench form that applies these " << ops.size()
-    << " operation" << (ops.size() == 1 ? "" : "s") << " one after another, in this order, each to the "
+    << " operation" << (ops.size() == 1 ? "" : "s")
+    << " one after another, in this order, each to the "
     << "output of the previous one:\n\n";
   for (size_t i = 0; i < ops.size(); ++i) {
     const Json& op = ops[i];
     p << i + 1 << ". " << op.value("name", "") << " (" << op.value("kind", "op");
-    if (op.contains("template") && op["template"].is_string()) p << ", e.g. `" << op["template"].get<std::string>() << "`";
+    if (op.contains("template") && op["template"].is_string())
+      p << ", e.g. `" << op["template"].get<std::string>() << "`";
     if (op.contains("ranks") && op["ranks"].is_array() && !op["ranks"].empty()) {
       p << "; accepts inputs of rank " << Join(op["ranks"], ", ");
     }
@@ -140,17 +147,22 @@ std::string ComposerPrompt(const std::vector<Json>& ops, Device device, double m
     p << ")\n";
   }
   p << "\nRequirements:\n"
-    << "- `import torch`, `import torch.nn as nn`, `import torch.nn.functional as F` at the top, and the "
+    << "- `import torch`, `import torch.nn as nn`, `import torch.nn.functional as F` at the top, "
+       "and the "
     << "imports named above.\n"
-    << "- A class `Model(nn.Module)` whose `__init__` creates the layers (taking their sizes as arguments) "
+    << "- A class `Model(nn.Module)` whose `__init__` creates the layers (taking their sizes as "
+       "arguments) "
     << "and whose `forward` applies the operations above in order and returns the result.\n"
-    << "- Module-level size constants (e.g. `batch_size = 128`), a function `get_inputs()` returning a list "
-    << "of input tensors made on the CPU with `torch.randn`, and a function `get_init_inputs()` returning "
+    << "- Module-level size constants (e.g. `batch_size = 128`), a function `get_inputs()` "
+       "returning a list "
+    << "of input tensors made on the CPU with `torch.randn`, and a function `get_init_inputs()` "
+       "returning "
     << "the list of arguments of `Model(...)`.\n"
     << "- Choose sizes so that one eager forward pass takes between " << FormatMs(min_ms) << " and "
-    << FormatMs(max_ms) << " ms on " << (device == Device::kCuda ? "a modern data-center GPU" : "a CPU core")
-    << ".\n"
-    << "- The forward pass must be deterministic: no dropout, no random numbers, no in-place changes to "
+    << FormatMs(max_ms) << " ms on "
+    << (device == Device::kCuda ? "a modern data-center GPU" : "a CPU core") << ".\n"
+    << "- The forward pass must be deterministic: no dropout, no random numbers, no in-place "
+       "changes to "
     << "parameters; it must return a tensor with finite values that depends on the input.\n"
     << "- No comments, prints, tests or a `__main__` block.\n\n"
     << "Answer with the whole program in one ```python fenced block.";
@@ -163,12 +175,15 @@ std::optional<std::string> ExtractPython(const std::string& answer) {
     size_t eol = answer.find('\n', pos);
     if (eol == std::string::npos) return std::nullopt;
     std::string lang = answer.substr(pos + 3, eol - pos - 3);
-    lang.erase(std::remove_if(lang.begin(), lang.end(), [](char c) { return c == ' ' || c == '\t' || c == '\r'; }),
+    lang.erase(std::remove_if(lang.begin(), lang.end(),
+                              [](char c) { return c == ' ' || c == '\t' || c == '\r'; }),
                lang.end());
-    std::transform(lang.begin(), lang.end(), lang.begin(), [](unsigned char c) { return std::tolower(c); });
+    std::transform(lang.begin(), lang.end(), lang.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
     size_t close = answer.find("\n```", eol);
     if (lang == "python" || lang == "py" || lang == "python3") {
-      std::string code = close == std::string::npos ? std::string() : answer.substr(eol + 1, close - eol);
+      std::string code =
+          close == std::string::npos ? std::string() : answer.substr(eol + 1, close - eol);
       if (code.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
       return code;
     }
@@ -178,13 +193,15 @@ std::optional<std::string> ExtractPython(const std::string& answer) {
   return std::nullopt;
 }
 
-Result<Json> RunLlmComposer(const SynthOptions& opt, const fs::path& out, Json spec, const std::map<int, double>& mix,
-                            int max_candidates, const std::function<Result<Json>(const Json&)>& run_job) {
+Result<Json> RunLlmComposer(const SynthOptions& opt, const fs::path& out, Json spec,
+                            const std::map<int, double>& mix, int max_candidates,
+                            const std::function<Result<Json>(const Json&)>& run_job) {
   const std::string model = opt.composer.substr(4);
   Result<std::unique_ptr<LlmClient>> client = MakeLlmClient(model, LlmOptions{});
   if (!client.ok()) {
-    return Status(client.status().code() == StatusCode::kInvalidArgument ? StatusCode::kInvalidArgument
-                                                                          : StatusCode::kFailedPrecondition,
+    return Status(client.status().code() == StatusCode::kInvalidArgument
+                      ? StatusCode::kInvalidArgument
+                      : StatusCode::kFailedPrecondition,
                   "--composer " + opt.composer + ": " + client.status().message());
   }
   const fs::path rows_path = out / "llm_candidates.jsonl";
@@ -198,7 +215,8 @@ Result<Json> RunLlmComposer(const SynthOptions& opt, const fs::path& out, Json s
   if (Result<Json> r = run_job(catalog_spec); !r.ok()) return r.status();
   Result<CatalogOps> ops = ComposableOps(out / "catalog.json");
   if (!ops.ok()) return ops.status();
-  if (ops->torch.empty() && ops->transformers.empty()) return Internal("the op catalog has no composable op");
+  if (ops->torch.empty() && ops->transformers.empty())
+    return Internal("the op catalog has no composable op");
 
   const double min_ms = spec.value("min_ms", 0.0), max_ms = spec.value("max_ms", 100.0);
   Json summary = Json::object();
@@ -210,7 +228,8 @@ Result<Json> RunLlmComposer(const SynthOptions& opt, const fs::path& out, Json s
     }
     const int kept = summary.value("kept", 0);
     if (kept >= opt.count || static_cast<int>(rows.value()) >= max_candidates) return summary;
-    if (summary.value("run", Json::object()).contains("stopped")) return summary;  // --time-limit: resume later
+    if (summary.value("run", Json::object()).contains("stopped"))
+      return summary;  // --time-limit: resume later
     const int want = std::min(opt.count - kept, max_candidates - static_cast<int>(rows.value()));
     for (int i = 0; i < want; ++i) {
       const int64_t index = static_cast<int64_t>(rows.value());
@@ -224,12 +243,14 @@ Result<Json> RunLlmComposer(const SynthOptions& opt, const fs::path& out, Json s
       request.messages.push_back(message);
       Result<ChatResponse> reply = client.value()->Chat(request);
       if (!reply.ok()) {
-        std::string message = "the model (" + client.value()->Describe() + ") failed on candidate " +
-                              std::to_string(index) + ": " + reply.status().message();
+        std::string message = "the model (" + client.value()->Describe() +
+                              ") failed on candidate " + std::to_string(index) + ": " +
+                              reply.status().message();
         if (i > 0) {  // filter what this run already wrote, so its decisions are kept
           if (Result<Json> r = run_job(spec); !r.ok()) return r.status();
         }
-        return Internal(message + "; the candidates written so far are decided in " + (out / "decisions.jsonl").string() +
+        return Internal(message + "; the candidates written so far are decided in " +
+                        (out / "decisions.jsonl").string() +
                         "; run the same command again to resume");
       }
       Json row = {{"ops", names}, {"name", "llm-" + std::to_string(index)}};

@@ -13,7 +13,8 @@ namespace {
 
 std::vector<Json> SomeOps(int n) {
   std::vector<Json> ops;
-  for (int i = 0; i < n; ++i) ops.push_back({{"name", "F.op" + std::to_string(i)}, {"kind", "functional"}});
+  for (int i = 0; i < n; ++i)
+    ops.push_back({{"name", "F.op" + std::to_string(i)}, {"kind", "functional"}});
   return ops;
 }
 
@@ -33,7 +34,8 @@ TEST(LlmComposerTest, SamplesDistinctOpsReproducibly) {
   }
   EXPECT_EQ(sizes, (std::set<size_t>{1, 2, 3}));
   bool differs = false;
-  for (int k = 0; k < 20; ++k) differs |= SampleOps(ops, mix, 3, 7, k) != SampleOps(ops, mix, 3, 8, k);
+  for (int k = 0; k < 20; ++k)
+    differs |= SampleOps(ops, mix, 3, 7, k) != SampleOps(ops, mix, 3, 8, k);
   EXPECT_TRUE(differs);
   EXPECT_EQ(SampleOps(ops, {{2, 1}}, 5, 1, 0).size(), 2u);
   // no transformers op in the catalog: its share is never drawn
@@ -42,7 +44,8 @@ TEST(LlmComposerTest, SamplesDistinctOpsReproducibly) {
 
 TEST(LlmComposerTest, TransformersOpsStaySingle) {
   CatalogOps ops{SomeOps(10), {}};
-  for (int i = 0; i < 3; ++i) ops.transformers.push_back({{"name", "transformers.T" + std::to_string(i)}});
+  for (int i = 0; i < 3; ++i)
+    ops.transformers.push_back({{"name", "transformers.T" + std::to_string(i)}});
   const std::map<int, double> mix = {{kTransformersMixKey, 1}, {3, 1}};
   int single = 0;
   for (int k = 0; k < 100; ++k) {
@@ -53,19 +56,23 @@ TEST(LlmComposerTest, TransformersOpsStaySingle) {
       EXPECT_EQ(a.size(), 1u) << "a transformers op is never chained";
     } else {
       EXPECT_EQ(a.size(), 3u);
-      for (const Json& op : a) EXPECT_EQ(op["name"].get<std::string>().rfind("transformers.", 0), std::string::npos);
+      for (const Json& op : a)
+        EXPECT_EQ(op["name"].get<std::string>().rfind("transformers.", 0), std::string::npos);
     }
   }
   EXPECT_GT(single, 25);
   EXPECT_LT(single, 75);
-  const std::string p = ComposerPrompt({{{"name", "transformers.LlamaMLP"}, {"kind", "module"},
+  const std::string p = ComposerPrompt({{{"name", "transformers.LlamaMLP"},
+                                         {"kind", "module"},
                                          {"imports", "from a import B\nfrom c import D"}}},
                                        Device::kCuda, 1, 100);
   EXPECT_NE(p.find("imported with `from a import B`, `from c import D`"), std::string::npos) << p;
 }
 
 TEST(LlmComposerTest, PromptNamesTheOpsInOrder) {
-  std::vector<Json> ops = {{{"name", "nn.Linear"}, {"kind", "module"}, {"template", "nn.Linear({i}, {o})"},
+  std::vector<Json> ops = {{{"name", "nn.Linear"},
+                            {"kind", "module"},
+                            {"template", "nn.Linear({i}, {o})"},
                             {"ranks", {2, 3}}},
                            {{"name", "F.gelu"}, {"kind", "functional"}}};
   const std::string p = ComposerPrompt(ops, Device::kCuda, 1, 100);
@@ -78,24 +85,28 @@ TEST(LlmComposerTest, PromptNamesTheOpsInOrder) {
 }
 
 TEST(LlmComposerTest, ExtractsTheFirstPythonBlock) {
-  EXPECT_EQ(ExtractPython("text\n```python\nx = 1\n```\nmore\n```python\ny = 2\n```\n").value(), "x = 1\n");
+  EXPECT_EQ(ExtractPython("text\n```python\nx = 1\n```\nmore\n```python\ny = 2\n```\n").value(),
+            "x = 1\n");
   EXPECT_EQ(ExtractPython("```bash\nls\n```\n```py\nz = 3\n```").value(), "z = 3\n");
   EXPECT_EQ(ExtractPython("```Python \r\nw = 4\n```").value(), "w = 4\n");
   EXPECT_FALSE(ExtractPython("no code at all").has_value());
-  EXPECT_FALSE(ExtractPython("```\nx = 1\n```").has_value());       // no language: not python
-  EXPECT_FALSE(ExtractPython("```python\nx = 1\n").has_value());    // never closed
-  EXPECT_FALSE(ExtractPython("```python\n\n```").has_value());      // empty
+  EXPECT_FALSE(ExtractPython("```\nx = 1\n```").has_value());     // no language: not python
+  EXPECT_FALSE(ExtractPython("```python\nx = 1\n").has_value());  // never closed
+  EXPECT_FALSE(ExtractPython("```python\n\n```").has_value());    // empty
 }
 
 TEST(LlmComposerTest, ComposableOpsMirrorsTheCatalogRule) {
   TestDir dir("llm_composer");
-  Json ok = {{"name", "F.gelu"}, {"dtypes", {"float32"}}, {"finite", true}, {"identity", false},
-             {"warning", nullptr}, {"stochastic", false}};
+  Json ok = {{"name", "F.gelu"},  {"dtypes", {"float32"}}, {"finite", true},
+             {"identity", false}, {"warning", nullptr},    {"stochastic", false}};
   Json catalog = {{"ops", Json::array()}};
   catalog["ops"].push_back(ok);
-  for (auto [key, value] : std::vector<std::pair<std::string, Json>>{
-           {"dtypes", Json::array({"float64"})}, {"finite", false}, {"identity", true},
-           {"warning", "implicit dim"}, {"stochastic", true}}) {
+  for (auto [key, value] :
+       std::vector<std::pair<std::string, Json>>{{"dtypes", Json::array({"float64"})},
+                                                 {"finite", false},
+                                                 {"identity", true},
+                                                 {"warning", "implicit dim"},
+                                                 {"stochastic", true}}) {
     Json bad = ok;
     bad["name"] = "bad_" + key;
     bad[key] = value;

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "common/fs.h"
 #include "judge/job_policy.h"
@@ -31,7 +31,8 @@ size_t DecisionLines(const fs::path& path) {
 Result<Json> WriteSuite(const fs::path& suite_path, const fs::path& dir) {
   Result<std::vector<Task>> suite = LoadSuite(suite_path);
   if (!suite.ok()) return InvalidArgument("--decontaminate: " + suite.status().message());
-  if (suite->empty()) return InvalidArgument("--decontaminate: " + suite_path.string() + " holds no task");
+  if (suite->empty())
+    return InvalidArgument("--decontaminate: " + suite_path.string() + " holds no task");
   fs::create_directories(dir);
   Json tasks = Json::array();
   for (size_t i = 0; i < suite->size(); ++i) {
@@ -58,12 +59,16 @@ Result<std::map<int, double>> ParseMix(const std::string& text) {
     size_t colon = part.find(':');
     char* end = nullptr;
     const bool transformers = colon == 1 && part[0] == 't';
-    long n = colon == std::string::npos ? 0 : transformers ? kTransformersMixKey : std::strtol(part.c_str(), &end, 10);
-    bool count_ok = colon != std::string::npos && (transformers || (end == part.c_str() + colon && n >= 1 && n <= 5));
+    long n = colon == std::string::npos ? 0
+             : transformers             ? kTransformersMixKey
+                                        : std::strtol(part.c_str(), &end, 10);
+    bool count_ok = colon != std::string::npos &&
+                    (transformers || (end == part.c_str() + colon && n >= 1 && n <= 5));
     double w = count_ok ? std::strtod(part.c_str() + colon + 1, &end) : -1;
     if (!count_ok || *end != '\0' || !(w >= 0) || !std::isfinite(w)) {
-      return InvalidArgument("--mix entry '" + part +
-                             "' is not COUNT:WEIGHT (counts 1..5 or t for single transformers ops, weights >= 0)");
+      return InvalidArgument(
+          "--mix entry '" + part +
+          "' is not COUNT:WEIGHT (counts 1..5 or t for single transformers ops, weights >= 0)");
     }
     mix[static_cast<int>(n)] = w;
     total += w;
@@ -76,8 +81,8 @@ std::pair<double, double> RuntimeWindow(Device device) {
   return device == Device::kCuda ? std::pair{1.0, 100.0} : std::pair{0.1, 100.0};
 }
 
-// DefaultWorkers: --jobs, else one on the CPU (the filters time wall-clock there) and on CUDA one per
-// spare CPU up to 12 (compilation runs on the CPUs; timed measurements take turns per GPU).
+// DefaultWorkers: --jobs, else one on the CPU (the filters time wall-clock there) and on CUDA one
+// per spare CPU up to 12 (compilation runs on the CPUs; timed measurements take turns per GPU).
 int DefaultWorkers(const SynthOptions& opt) {
   if (opt.workers > 0) return opt.workers;
   if (opt.device != Device::kCuda) return 1;
@@ -89,14 +94,18 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
   if (opt.out_dir.empty()) return InvalidArgument("--out is required");
   const bool llm = opt.composer.rfind("llm:", 0) == 0;
   if (opt.composer != "random" && !(llm && opt.composer.size() > 4)) {
-    return InvalidArgument("--composer '" + opt.composer + "' is not available: use 'random' or 'llm:<model spec>'");
+    return InvalidArgument("--composer '" + opt.composer +
+                           "' is not available: use 'random' or 'llm:<model spec>'");
   }
-  if (llm && !opt.candidates.empty()) return InvalidArgument("--candidates and --composer llm:... exclude each other");
+  if (llm && !opt.candidates.empty())
+    return InvalidArgument("--candidates and --composer llm:... exclude each other");
   if (opt.count < 1) return InvalidArgument("--count must be at least 1");
-  if (opt.workers < 0) return InvalidArgument("--jobs must be at least 1 (0: the device's default)");
+  if (opt.workers < 0)
+    return InvalidArgument("--jobs must be at least 1 (0: the device's default)");
   if (opt.max_ops < 1 || opt.max_ops > 5) return InvalidArgument("--max-ops must be 1..5");
   if (opt.compile_check != "on" && opt.compile_check != "off" && opt.compile_check != "auto") {
-    return InvalidArgument("--compile-check expects on, off or auto, got '" + opt.compile_check + "'");
+    return InvalidArgument("--compile-check expects on, off or auto, got '" + opt.compile_check +
+                           "'");
   }
   auto [min_default, max_default] = RuntimeWindow(opt.device);
   const double min_ms = opt.min_ms >= 0 ? opt.min_ms : min_default;
@@ -114,7 +123,8 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
 
   std::error_code ec;
   fs::create_directories(opt.out_dir, ec);
-  if (ec) return InvalidArgument("cannot create --out " + opt.out_dir.string() + ": " + ec.message());
+  if (ec)
+    return InvalidArgument("cannot create --out " + opt.out_dir.string() + ": " + ec.message());
   const fs::path out = fs::absolute(opt.out_dir);
   const fs::path jobs_dir = out / "work" / "jobs";
   fs::create_directories(jobs_dir);
@@ -131,7 +141,9 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
   JobSandbox box{&sandbox,
                  BaseJobPolicy(toolchain.value(), {opt.device, cache_dir, 0, 4096,
                                                    std::max(opt.candidate_timeout_s, 60.0)}),
-                 PythonInside(toolchain.value()), {}, {"TORCHINDUCTOR_CACHE_DIR=" + (out / "work" / "inductor").string()}};
+                 PythonInside(toolchain.value()),
+                 {},
+                 {"TORCHINDUCTOR_CACHE_DIR=" + (out / "work" / "inductor").string()}};
   box.policy.writable.push_back(out);
   if (!opt.candidates.empty()) box.policy.read_only.push_back(fs::absolute(opt.candidates));
 
@@ -139,8 +151,10 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
   for (auto [n, w] : mix) {
     if (n != kTransformersMixKey) mix_json[std::to_string(n)] = w;
   }
-  const double transformers_share = mix.count(kTransformersMixKey) ? mix.at(kTransformersMixKey) : 0.0;
-  const bool compile = opt.compile_check == "on" || (opt.compile_check == "auto" && opt.device == Device::kCuda);
+  const double transformers_share =
+      mix.count(kTransformersMixKey) ? mix.at(kTransformersMixKey) : 0.0;
+  const bool compile =
+      opt.compile_check == "on" || (opt.compile_check == "auto" && opt.device == Device::kCuda);
   Json spec = {{"out_dir", out.string()},
                {"device", DeviceName(opt.device)},
                {"seed", opt.seed},
@@ -159,9 +173,11 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
                {"workers", DefaultWorkers(opt)},
                {"time_limit_s", opt.time_limit_s},
                {"suite", suite},
-               {"candidates_path", opt.candidates.empty() ? Json() : Json(fs::absolute(opt.candidates).string())}};
+               {"candidates_path",
+                opt.candidates.empty() ? Json() : Json(fs::absolute(opt.candidates).string())}};
   const fs::path decisions = out / "decisions.jsonl";
-  // run_job runs the job to its end and returns its result, restarting it when it dies on a candidate.
+  // run_job runs the job to its end and returns its result, restarting it when it dies on a
+  // candidate.
   auto run_job = [&](const Json& job_spec) -> Result<Json> {
     int stalled = 0;
     while (true) {
@@ -170,8 +186,9 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
       if (!job.ok()) return job.status();
       if (job->Ok()) return job->result;
       if (job->has_result) {
-        Status failed(job->ErrorKind() == "task" ? StatusCode::kInvalidArgument : StatusCode::kInternal,
-                      "the synth job failed: " + job->Reason());
+        Status failed(
+            job->ErrorKind() == "task" ? StatusCode::kInvalidArgument : StatusCode::kInternal,
+            "the synth job failed: " + job->Reason());
         return failed;
       }
       // The process died on a candidate; the next run records it as dropped ("crash") and goes on.
@@ -181,12 +198,13 @@ Result<Json> RunSynth(const HarnessEnv& env, const SynthOptions& opt) {
       }
     }
   };
-  Result<Json> summary = llm ? RunLlmComposer(opt, out, spec, mix, spec["max_candidates"].get<int>(), run_job)
-                             : [&]() -> Result<Json> {
-                                 Result<Json> r = run_job(spec);
-                                 if (!r.ok()) return r.status();
-                                 return r->value("summary", Json::object());
-                               }();
+  Result<Json> summary =
+      llm ? RunLlmComposer(opt, out, spec, mix, spec["max_candidates"].get<int>(), run_job)
+          : [&]() -> Result<Json> {
+    Result<Json> r = run_job(spec);
+    if (!r.ok()) return r.status();
+    return r->value("summary", Json::object());
+  }();
   if (summary.ok()) fs::remove_all(out / "work" / "suite", ec);
   return summary;
 }

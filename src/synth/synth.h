@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-#include "build/toolchain.h"
+#include "builder/toolchain.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"
@@ -29,26 +29,26 @@ struct SynthOptions {
   int max_ops = 5;
   int64_t seed = 0;
   Device device = Device::kCuda;
-  std::string composer = "random";     // random | llm:<model spec> (llm/llm_client.h)
-  std::map<int, double> mix;           // op count -> weight (kTransformersMixKey: single transformers
-                                       // ops); empty: the published mix
-  fs::path decontaminate;              // suite whose tasks no kept task may resemble; empty: none
-  fs::path candidates;                 // JSONL of {"code", "ops"} filtered instead of composing
-  double min_ms = -1, max_ms = -1;     // eager runtime window; < 0: the device's default
+  std::string composer = "random";  // random | llm:<model spec> (llm/llm_client.h)
+  std::map<int, double> mix;        // op count -> weight (kTransformersMixKey: single transformers
+                                    // ops); empty: the published mix
+  fs::path decontaminate;           // suite whose tasks no kept task may resemble; empty: none
+  fs::path candidates;              // JSONL of {"code", "ops"} filtered instead of composing
+  double min_ms = -1, max_ms = -1;  // eager runtime window; < 0: the device's default
   std::string compile_check = "auto";  // on | off | auto (on for cuda)
   double contamination_threshold = 0.9;
   double dedup_threshold = 0.95;
-  int max_candidates = 0;              // 0: 20 × count
+  int max_candidates = 0;  // 0: 20 × count
   double candidate_timeout_s = 300;
-  double time_limit_s = 0;             // stop after this long (resumable); 0: none
-  int workers = 0;                     // candidates filtered at once; 0: 1 on cpu, min(CPUs - 2, 12) on cuda
-  std::string policy = "strict";       // the judge's precision policy for every comparison
-  fs::path cache_dir;                  // toolchain cache and work folder; empty: DefaultCacheDir()
-  const Sandbox* sandbox = nullptr;    // null: Sandbox::Default()
+  double time_limit_s = 0;  // stop after this long (resumable); 0: none
+  int workers = 0;          // candidates filtered at once; 0: 1 on cpu, min(CPUs - 2, 12) on cuda
+  std::string policy = "strict";     // the judge's precision policy for every comparison
+  fs::path cache_dir;                // toolchain cache and work folder; empty: DefaultCacheDir()
+  const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
 };
 
-// The mix key of single transformers ops ("t" in --mix): as published, a transformers op is a task of
-// its own, never composed with others.
+// The mix key of single transformers ops ("t" in --mix): as published, a transformers op is a task
+// of its own, never composed with others.
 constexpr int kTransformersMixKey = 0;
 
 // PaperMix is the published mix of Ops-6K: torch programs of 1..5 ops 3.4, 83.8, 7.6, 2.8, 1.2 %

@@ -134,7 +134,8 @@ class JsonlSource : public TaskSource {
     if (auto it = row.find("ops"); it != row.end()) {
       // Published rows store ops as a list, or as the text of a Python/JSON list.
       if (it->is_array()) {
-        for (const auto& op : *it) task.ops.push_back(op.is_string() ? op.get<std::string>() : op.dump());
+        for (const auto& op : *it)
+          task.ops.push_back(op.is_string() ? op.get<std::string>() : op.dump());
       } else if (it->is_string()) {
         static const std::regex quoted("['\"]([^'\"]+)['\"]");
         std::string s = it->get<std::string>();

@@ -16,11 +16,11 @@
 namespace cuda_agent {
 
 struct Task {
-  std::string id;           // stable: the first 16 hex digits of SHA-256 of `code`, or the dataset's id
-  std::string name;         // human name: "level1/19_ReLU", a file stem, or the dataset id
-  std::string code;         // the whole program
-  fs::path source_path;     // the file it came from (for a JSONL row: the dataset file)
-  int level = 0;            // KernelBench level, 0 when unknown
+  std::string id;    // stable: the first 16 hex digits of SHA-256 of `code`, or the dataset's id
+  std::string name;  // human name: "level1/19_ReLU", a file stem, or the dataset id
+  std::string code;  // the whole program
+  fs::path source_path;          // the file it came from (for a JSONL row: the dataset file)
+  int level = 0;                 // KernelBench level, 0 when unknown
   std::vector<std::string> ops;  // JSONL `ops` column
   std::string data_source;       // JSONL `data_source` column, e.g. "torch#2"
 };

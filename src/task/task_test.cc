@@ -51,7 +51,9 @@ TEST_F(TaskTest, ShapeCheckNamesWhatIsMissing) {
 }
 
 TEST_F(TaskTest, JsonlDatasetWithPublishedColumns) {
-  std::string row1 = Json{{"code", kGood}, {"ops", "['torch.relu', 'torch.mul']"}, {"data_source", "torch#2"}}.dump();
+  std::string row1 =
+      Json{{"code", kGood}, {"ops", "['torch.relu', 'torch.mul']"}, {"data_source", "torch#2"}}
+          .dump();
   std::string row2 = Json{{"task_id", "t2"}, {"code", "x"}, {"ops", Json::array({"a"})}}.dump();
   ASSERT_TRUE(WriteFileAtomic(dir_ / "d.jsonl", row1 + "\n\n" + row2 + "\n").ok());
   Result<std::vector<Task>> all = LoadSuite(dir_ / "d.jsonl");
@@ -72,7 +74,8 @@ TEST_F(TaskTest, JsonlErrorsNameTheLine) {
   ASSERT_FALSE(all.ok());
   EXPECT_NE(all.status().message().find("bad.jsonl:2"), std::string::npos);
   ASSERT_TRUE(WriteFileAtomic(dir_ / "nocode.jsonl", "{\"ops\": []}\n").ok());
-  EXPECT_NE(LoadSuite(dir_ / "nocode.jsonl").status().message().find("\"code\""), std::string::npos);
+  EXPECT_NE(LoadSuite(dir_ / "nocode.jsonl").status().message().find("\"code\""),
+            std::string::npos);
 }
 
 TEST_F(TaskTest, KernelBenchDirectory) {

@@ -3,9 +3,9 @@
 
 #include <sys/stat.h>
 
-#include "build/extension_builder.h"
 #include "common/hash.h"
 #include "common/json.h"
+#include "workspace/layout.h"
 
 namespace cuda_agent {
 namespace {
@@ -17,7 +17,8 @@ bool IsCandidateFile(const fs::path& rel) {
   std::string first = rel.begin() == rel.end() ? "" : rel.begin()->string();
   if (rel == "model_new.py") return true;
   if (first != "kernels") return false;
-  static const std::vector<std::string> kExts = {".cu", ".cuh", ".cpp", ".cc", ".h", ".hpp", ".inl"};
+  static const std::vector<std::string> kExts = {".cu", ".cuh", ".cpp", ".cc",
+                                                 ".h",  ".hpp", ".inl"};
   return std::find(kExts.begin(), kExts.end(), rel.extension().string()) != kExts.end();
 }
 
@@ -55,8 +56,8 @@ Status InitWorkspace(const WorkspaceSpec& spec) {
   if (!copied.ok()) return copied;
   Result<std::string> skill = ReadFile(spec.dir / "SKILL.md");
   if (!skill.ok()) return skill.status();
-  Status written = WriteFileAtomic(spec.dir / "SKILL.md",
-                                   ReplaceAll(skill.value(), "{{DEVICE}}", DeviceName(spec.device)));
+  Status written = WriteFileAtomic(
+      spec.dir / "SKILL.md", ReplaceAll(skill.value(), "{{DEVICE}}", DeviceName(spec.device)));
   if (!written.ok()) return written;
   written = WriteFileAtomic(spec.dir / "model.py", spec.task.code);
   if (!written.ok()) return written;
@@ -90,8 +91,9 @@ Status SnapshotCandidate(const fs::path& candidate_dir, const fs::path& dest,
   Status s = CopyFiles(candidate_dir, dest, CandidateFiles(candidate_dir));
   if (!s.ok()) return s;
   // The binding files always come from our template, never from the candidate.
-  return CopyFiles(template_dir, dest,
-                   std::vector<fs::path>(std::begin(kInfrastructureFiles), std::end(kInfrastructureFiles)));
+  return CopyFiles(
+      template_dir, dest,
+      std::vector<fs::path>(std::begin(kInfrastructureFiles), std::end(kInfrastructureFiles)));
 }
 
 std::string CandidateHash(const fs::path& candidate_dir) {
@@ -110,7 +112,8 @@ Status VerifyProtectedFiles(const fs::path& workspace_dir) {
   Result<Json> meta = ReadJsonFile(workspace_dir / kMetaDir / kMetaFile);
   if (!meta.ok()) return meta.status();
   const Json recorded = meta->value("protected", Json::object());
-  if (!recorded.is_object()) return InvalidArgument("workspace.json: \"protected\" is not an object");
+  if (!recorded.is_object())
+    return InvalidArgument("workspace.json: \"protected\" is not an object");
   for (const auto& [rel, digest] : recorded.items()) {
     Result<std::string> now = Sha256File(workspace_dir / rel);
     if (!now.ok() || !digest.is_string() || now.value() != digest.get<std::string>()) {

@@ -9,7 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "build/toolchain.h"
+#include "common/device.h"
+#include "harness/client.h"
 #include "task/task.h"
 
 namespace cuda_agent {

@@ -12,7 +12,8 @@ class WorkspaceTest : public ::testing::Test {
   void SetUp() override {
     root_ = MakeTempDir(fs::temp_directory_path(), "ws-test").value();
     env_.home = CUDA_AGENT_SOURCE_DIR;
-    task_.code = "class Model: pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n";
+    task_.code =
+        "class Model: pass\ndef get_inputs(): return []\ndef get_init_inputs(): return []\n";
     task_.id = TaskIdForCode(task_.code);
     task_.name = "t";
   }
@@ -33,9 +34,9 @@ class WorkspaceTest : public ::testing::Test {
 TEST_F(WorkspaceTest, InitWritesTemplateTaskAndMetadata) {
   fs::path ws = root_ / "ws";
   ASSERT_TRUE(InitWorkspace(Spec(ws)).ok());
-  for (const char* f : {"SKILL.md", "binding.cpp", "binding_registry.h", "plain_binding.h", "model.py",
-                        "utils/compile.sh",
-                        "utils/verification.py", "utils/profiling.py", ".cuda-agent/workspace.json"}) {
+  for (const char* f : {"SKILL.md", "binding.cpp", "binding_registry.h", "plain_binding.h",
+                        "model.py", "utils/compile.sh", "utils/verification.py",
+                        "utils/profiling.py", ".cuda-agent/workspace.json"}) {
     EXPECT_TRUE(fs::exists(ws / f)) << f;
   }
   EXPECT_TRUE(fs::is_directory(ws / "kernels"));
@@ -58,7 +59,8 @@ TEST_F(WorkspaceTest, TamperingIsDetected) {
   fs::path ws = root_ / "ws";
   ASSERT_TRUE(InitWorkspace(Spec(ws)).ok());
   chmod((ws / "utils" / "verification.py").c_str(), 0644);
-  ASSERT_TRUE(WriteFileAtomic(ws / "utils" / "verification.py", "print('[PASS] verify success')\n").ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(ws / "utils" / "verification.py", "print('[PASS] verify success')\n").ok());
   Status s = VerifyProtectedFiles(ws);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("utils/verification.py"), std::string::npos);
@@ -69,7 +71,8 @@ TEST_F(WorkspaceTest, SnapshotTakesOnlyCandidateFilesAndOurBindings) {
   ASSERT_TRUE(WriteFileAtomic(cand / "model_new.py", "class ModelNew: pass\n").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "kernels" / "k.cu", "__global__ void k() {}\n").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "kernels" / "k.cuh", "#pragma once\n").ok());
-  ASSERT_TRUE(WriteFileAtomic(cand / "binding.cpp", "// a candidate's own binding.cpp is ignored\n").ok());
+  ASSERT_TRUE(
+      WriteFileAtomic(cand / "binding.cpp", "// a candidate's own binding.cpp is ignored\n").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "plain_binding.h", "// and so is its plain_binding.h\n").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "notes.txt", "x").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "cuda_extension.so", "stale").ok());
@@ -80,7 +83,8 @@ TEST_F(WorkspaceTest, SnapshotTakesOnlyCandidateFilesAndOurBindings) {
   EXPECT_TRUE(fs::exists(snap / "model_new.py"));
   EXPECT_FALSE(fs::exists(snap / "notes.txt"));
   EXPECT_FALSE(fs::exists(snap / "cuda_extension.so"));
-  EXPECT_EQ(ReadFile(snap / "binding.cpp").value(), ReadFile(env_.TemplateDir() / "binding.cpp").value());
+  EXPECT_EQ(ReadFile(snap / "binding.cpp").value(),
+            ReadFile(env_.TemplateDir() / "binding.cpp").value());
   EXPECT_EQ(ReadFile(snap / "plain_binding.h").value(),
             ReadFile(env_.TemplateDir() / "plain_binding.h").value());
 }

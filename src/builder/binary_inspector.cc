@@ -1,7 +1,5 @@
 // binary_inspector.cc — cuobjdump/nm output parsing and kernel-name normalisation.
-#include "build/binary_inspector.h"
-
-#include "common/hash.h"
+#include "builder/binary_inspector.h"
 
 #include <cxxabi.h>
 
@@ -10,6 +8,8 @@
 #include <memory>
 #include <sstream>
 
+#include "common/hash.h"
+
 namespace cuda_agent {
 namespace {
 
@@ -17,8 +17,10 @@ constexpr size_t kMaxToolOutput = 256u << 20;  // SASS of a large extension runs
 constexpr double kToolTimeoutSeconds = 120;
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -31,7 +33,8 @@ std::string Mnemonic(std::string_view line) {
   size_t close = line.find("*/", open);
   if (close == std::string_view::npos) return "";
   std::string_view addr = line.substr(open + 2, close - open - 2);
-  if (addr.empty() || addr.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) return "";
+  if (addr.empty() || addr.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
+    return "";
   std::string_view rest = Trim(line.substr(close + 2));
   if (!rest.empty() && rest.front() == '@') {  // predicate guard
     size_t space = rest.find(' ');
@@ -39,8 +42,9 @@ std::string Mnemonic(std::string_view line) {
     rest = Trim(rest.substr(space));
   }
   size_t end = 0;
-  while (end < rest.size() && (std::isupper(static_cast<unsigned char>(rest[end])) ||
-                               std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '_')) {
+  while (end < rest.size() &&
+         (std::isupper(static_cast<unsigned char>(rest[end])) ||
+          std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '_')) {
     ++end;
   }
   return end == 0 ? "" : std::string(rest.substr(0, end));
@@ -131,9 +135,14 @@ std::string KernelKey(std::string_view name) {
   size_t params = s.size();
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    if (c == '<') ++depth;
-    else if (c == '>') --depth;
-    else if (c == '(' && depth == 0 && i > 0) { params = i; break; }
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      --depth;
+    else if (c == '(' && depth == 0 && i > 0) {
+      params = i;
+      break;
+    }
   }
   std::string_view head = Trim(s.substr(0, params));
   // A return type ("void ") precedes template functions; the name is the last top-level token.
@@ -141,15 +150,19 @@ std::string KernelKey(std::string_view name) {
   size_t start = 0;
   for (size_t i = 0; i < head.size(); ++i) {
     char c = head[i];
-    if (c == '<') ++depth;
-    else if (c == '>') --depth;
-    else if (c == ' ' && depth == 0) start = i + 1;
+    if (c == '<')
+      ++depth;
+    else if (c == '>')
+      --depth;
+    else if (c == ' ' && depth == 0)
+      start = i + 1;
   }
   std::string key;
   for (char c : head.substr(start)) {
     if (c != ' ') key += c;  // "relu_k<float >" and "relu_k<float>" are one kernel
   }
-  for (size_t at = key.find("{anonymous}"); at != std::string::npos; at = key.find("{anonymous}", at)) {
+  for (size_t at = key.find("{anonymous}"); at != std::string::npos;
+       at = key.find("{anonymous}", at)) {
     key.replace(at, 11, "(anonymous)");
   }
   return key;
@@ -157,11 +170,11 @@ std::string KernelKey(std::string_view name) {
 
 std::vector<std::string> TensorCoreOpcodes(const DeviceKernel& kernel) {
   // Matrix instructions on reduced-precision inputs, Volta to Blackwell: HMMA (fp16/bf16/tf32),
-  // HGMMA (Hopper warpgroup), IMMA/IGMMA (int8/int4), QGMMA/QMMA/OMMA (fp8/fp4), BMMA/BGMMA (1-bit),
-  // and the tcgen05 UTC*MMA family. DMMA (fp64) is full precision.
-  static const char* kFamilies[] = {"HMMA", "HGMMA", "IMMA", "IGMMA", "QGMMA", "QMMA", "OMMA",
-                                    "BMMA", "BGMMA", "UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCIMMA",
-                                    "UTCMMA"};
+  // HGMMA (Hopper warpgroup), IMMA/IGMMA (int8/int4), QGMMA/QMMA/OMMA (fp8/fp4), BMMA/BGMMA
+  // (1-bit), and the tcgen05 UTC*MMA family. DMMA (fp64) is full precision.
+  static const char* kFamilies[] = {"HMMA",    "HGMMA",   "IMMA",    "IGMMA", "QGMMA",
+                                    "QMMA",    "OMMA",    "BMMA",    "BGMMA", "UTCHMMA",
+                                    "UTCQMMA", "UTCOMMA", "UTCIMMA", "UTCMMA"};
   std::vector<std::string> found;
   for (const auto& op : kernel.opcodes) {
     for (const char* f : kFamilies) {
@@ -223,7 +236,8 @@ Result<BinaryInspection> InspectionFromJson(const Json& j) {
     DeviceKernel kernel;
     kernel.mangled = k.value("mangled", std::string());
     kernel.name = k.value("name", std::string());
-    for (const auto& op : k.value("opcodes", Json::array())) kernel.opcodes.insert(op.get<std::string>());
+    for (const auto& op : k.value("opcodes", Json::array()))
+      kernel.opcodes.insert(op.get<std::string>());
     out.kernels.push_back(std::move(kernel));
   }
   return out;
@@ -231,9 +245,10 @@ Result<BinaryInspection> InspectionFromJson(const Json& j) {
 
 BinaryInspection InspectExtensionCached(const fs::path& library, const std::string& cuda_home,
                                         const ToolRunner& run, const fs::path& cache_dir) {
-  Result<std::string> digest = cache_dir.empty() ? Result<std::string>(NotFound("no cache"))
-                                                 : Sha256File(library.string());
-  fs::path record = digest.ok() ? cache_dir / "inspections" / (digest.value() + ".json") : fs::path();
+  Result<std::string> digest =
+      cache_dir.empty() ? Result<std::string>(NotFound("no cache")) : Sha256File(library.string());
+  fs::path record =
+      digest.ok() ? cache_dir / "inspections" / (digest.value() + ".json") : fs::path();
   if (!record.empty()) {
     Result<Json> stored = ReadJsonFile(record);
     if (stored.ok()) {

@@ -1,9 +1,9 @@
 // extension_builder.h — the compiler driver: compiles every kernels/*.cu with nvcc and every .cpp
 // with g++ in parallel (binding files with the precompiled header of torch's includes,
 // build/precompiled_header.h), links cuda_extension.so against the installed torch, and caches
-// objects by the hash of their source, the candidate's headers, the flags and the toolchain, and the
-// linked library by the hash of its objects' keys (an unchanged candidate is neither compiled nor
-// linked again).
+// objects by the hash of their source, the candidate's headers, the flags and the toolchain, and
+// the linked library by the hash of its objects' keys (an unchanged candidate is neither compiled
+// nor linked again).
 //
 //   BuildRequest req{.source_dir = snapshot, .out_dir = build, .cache_dir = cache, ...};
 //   BuildReport report = BuildExtension(req, toolchain);
@@ -13,26 +13,20 @@
 #include <string>
 #include <vector>
 
-#include "build/diagnostics.h"
-#include "build/toolchain.h"
+#include "builder/diagnostics.h"
+#include "builder/toolchain.h"
 #include "sandbox/sandbox.h"
+#include "workspace/layout.h"
 
 namespace cuda_agent {
 
-// The fixed infrastructure files every build uses, from the project's template (never the
-// candidate's copies).
-inline constexpr const char* kBindingSource = "binding.cpp";
-inline constexpr const char* kBindingHeader = "binding_registry.h";
-inline constexpr const char* kPlainBindingHeader = "plain_binding.h";  // bindings without torch headers
-// Every fixed file a build takes from the template: a candidate's copies are never used.
-inline constexpr const char* kInfrastructureFiles[] = {kBindingSource, kBindingHeader, kPlainBindingHeader};
 inline constexpr const char* kExtensionName = "cuda_extension";
 
 struct BuildRequest {
-  fs::path source_dir;   // holds binding.cpp, binding_registry.h and kernels/
-  fs::path out_dir;      // objects and cuda_extension.so go here
-  fs::path cache_dir;    // object cache (cache_dir/objects); empty: no cache
-  int jobs = 0;          // parallel compilations; 0: the number of CPUs
+  fs::path source_dir;           // holds binding.cpp, binding_registry.h and kernels/
+  fs::path out_dir;              // objects and cuda_extension.so go here
+  fs::path cache_dir;            // object cache (cache_dir/objects); empty: no cache
+  int jobs = 0;                  // parallel compilations; 0: the number of CPUs
   double timeout_seconds = 300;  // per compiler invocation
   // When set, every compiler and linker invocation runs in this sandbox: `policy` plus out_dir
   // writable and source_dir readable.
@@ -43,15 +37,15 @@ struct BuildRequest {
 
 struct BuildReport {
   bool ok = false;
-  std::string failure;                 // one line when !ok: what failed
-  std::vector<Diagnostic> errors;      // the first compiler errors
-  std::string log_tail;                // the compilers' output (paths made relative), capped
+  std::string failure;             // one line when !ok: what failed
+  std::vector<Diagnostic> errors;  // the first compiler errors
+  std::string log_tail;            // the compilers' output (paths made relative), capped
   double seconds = 0;
   int objects_compiled = 0;
   int objects_cached = 0;
-  bool library_cached = false;         // nothing changed: the linked library came from the cache
-  std::vector<std::string> sources;    // relative paths that were compiled
-  fs::path library;                    // out_dir/cuda_extension.so when ok
+  bool library_cached = false;       // nothing changed: the linked library came from the cache
+  std::vector<std::string> sources;  // relative paths that were compiled
+  fs::path library;                  // out_dir/cuda_extension.so when ok
 };
 
 // BuildExtension never throws; every failure is in the report.

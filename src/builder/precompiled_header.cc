@@ -1,6 +1,6 @@
 // precompiled_header.cc — the binding files' precompiled header: made once in the background, used
 // when ready.
-#include "build/precompiled_header.h"
+#include "builder/precompiled_header.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -32,7 +32,8 @@ double AgeSeconds(const fs::path& p) {
 }  // namespace
 
 PchVariant PchVariantFor(const std::string& source) {
-  for (const char* full : {"<torch/extension.h>", "<torch/torch.h>", "<torch/all.h>", "<torch/script.h>"}) {
+  for (const char* full :
+       {"<torch/extension.h>", "<torch/torch.h>", "<torch/all.h>", "<torch/script.h>"}) {
     if (source.find(full) != std::string::npos) return PchVariant::kFull;
   }
   for (const char* prefix : {"<torch/", "<ATen/", "<c10/", "<pybind11/"}) {
@@ -43,23 +44,30 @@ PchVariant PchVariantFor(const std::string& source) {
 
 std::string PchHeaderText(Device device, PchVariant variant) {
   std::string text =
-      "// cuda_agent_pch.h — precompiled by the judge (build/precompiled_header.h); not a candidate file.\n"
+      "// cuda_agent_pch.h — precompiled by the judge (build/precompiled_header.h); not a "
+      "candidate file.\n"
       "#pragma once\n";
   if (variant == PchVariant::kFull) text += "#include <torch/extension.h>\n";
-  text += "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\n#include <pybind11/pybind11.h>\n";
+  text +=
+      "#include <torch/types.h>\n#include <torch/csrc/utils/pybind.h>\n#include "
+      "<pybind11/pybind11.h>\n";
   if (device == Device::kCuda) {
-    text += "#include <cuda_runtime.h>\n#include <c10/cuda/CUDAGuard.h>\n#include <c10/cuda/CUDAStream.h>\n";
+    text +=
+        "#include <cuda_runtime.h>\n#include <c10/cuda/CUDAGuard.h>\n#include "
+        "<c10/cuda/CUDAStream.h>\n";
   }
   return text;
 }
 
-std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir, const std::vector<std::string>& flags,
+std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir,
+                                          const std::vector<std::string>& flags,
                                           const Toolchain& toolchain, PchVariant variant) {
   if (cache_dir.empty() || flags.empty() || variant == PchVariant::kNone) return std::nullopt;
   std::string header = PchHeaderText(toolchain.device, variant);
   std::string joined;
   for (const auto& f : flags) joined += f + "\x1f";
-  fs::path dir = cache_dir / "pch" / Sha256Hex(joined + toolchain.Fingerprint() + header).substr(0, 16);
+  fs::path dir =
+      cache_dir / "pch" / Sha256Hex(joined + toolchain.Fingerprint() + header).substr(0, 16);
   fs::path gch = dir / (std::string(kPchHeader) + ".gch");
   std::error_code ec;
   if (fs::exists(gch, ec)) return dir;
@@ -77,8 +85,9 @@ std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir, const std::
   std::string command = "exec >" + ShellQuote((dir / "log.txt").string()) + " 2>&1; ";
   for (const auto& f : flags) command += ShellQuote(f) + " ";
   fs::path tmp = dir / (std::string(kPchHeader) + ".gch.tmp");
-  command += "-x c++-header " + ShellQuote(header_path.string()) + " -o " + ShellQuote(tmp.string()) +
-             " && mv -f " + ShellQuote(tmp.string()) + " " + ShellQuote(gch.string());
+  command += "-x c++-header " + ShellQuote(header_path.string()) + " -o " +
+             ShellQuote(tmp.string()) + " && mv -f " + ShellQuote(tmp.string()) + " " +
+             ShellQuote(gch.string());
   RunOptions env;
   Status spawned = SpawnDetached({"/bin/sh", "-c", command}, BuildEnvironment(env), "/dev/null");
   if (!spawned.ok()) LogWarn("precompiled header not started: " + spawned.message());

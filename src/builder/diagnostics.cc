@@ -1,5 +1,5 @@
 // diagnostics.cc — regular expressions for the compilers' error formats.
-#include "build/diagnostics.h"
+#include "builder/diagnostics.h"
 
 #include <regex>
 #include <set>

@@ -1,9 +1,9 @@
 // diagnostics_test.cc — compiler error extraction for g++, nvcc and the linker.
-#include "build/diagnostics.h"
+#include "builder/diagnostics.h"
 
 #include <gtest/gtest.h>
 
-#include "build/extension_builder.h"
+#include "builder/extension_builder.h"
 
 namespace cuda_agent {
 namespace {
@@ -19,7 +19,8 @@ TEST(ParseCompilerErrors, Gcc) {
   EXPECT_EQ(errors[0].file, "kernels/relu.cpp");
   EXPECT_EQ(errors[0].line, 12);
   EXPECT_EQ(errors[0].column, 5);
-  EXPECT_EQ(errors[0].ToString(), "kernels/relu.cpp:12:5: error: 'x' was not declared in this scope");
+  EXPECT_EQ(errors[0].ToString(),
+            "kernels/relu.cpp:12:5: error: 'x' was not declared in this scope");
   EXPECT_EQ(errors[1].line, 20);
 }
 
@@ -54,7 +55,8 @@ TEST(CollectSources, RulesPerDevice) {
   EXPECT_NE(CollectSources(dir, Device::kCpu).status().message().find("no kernel sources"),
             std::string::npos);
   ASSERT_TRUE(WriteFileAtomic(dir / "kernels" / "a.cu", "").ok());
-  EXPECT_NE(CollectSources(dir, Device::kCpu).status().message().find("cpu mode"), std::string::npos);
+  EXPECT_NE(CollectSources(dir, Device::kCpu).status().message().find("cpu mode"),
+            std::string::npos);
   Result<std::vector<fs::path>> cuda = CollectSources(dir, Device::kCuda);
   ASSERT_TRUE(cuda.ok());
   EXPECT_EQ(cuda->size(), 2u);

@@ -44,7 +44,8 @@ BinaryInspection InspectExtension(const fs::path& library, const std::string& cu
                                   const ToolRunner& run);
 
 // InspectExtensionCached: InspectExtension, remembered under `cache_dir`/inspections by the
-// library's SHA-256 (an unchanged candidate's library is not read again). Empty cache_dir: no cache.
+// library's SHA-256 (an unchanged candidate's library is not read again). Empty cache_dir: no
+// cache.
 BinaryInspection InspectExtensionCached(const fs::path& library, const std::string& cuda_home,
                                         const ToolRunner& run, const fs::path& cache_dir);
 

@@ -1,5 +1,5 @@
 // precompiled_header_test.cc — which files get which precompiled header, and what is in it.
-#include "build/precompiled_header.h"
+#include "builder/precompiled_header.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,8 @@ namespace {
 
 TEST(PrecompiledHeader, VariantFollowsTheIncludes) {
   EXPECT_EQ(PchVariantFor("#include <cuda_runtime.h>\nint f();"), PchVariant::kNone);
-  EXPECT_EQ(PchVariantFor("#include <torch/types.h>\n#include <c10/cuda/CUDAStream.h>"), PchVariant::kCore);
+  EXPECT_EQ(PchVariantFor("#include <torch/types.h>\n#include <c10/cuda/CUDAStream.h>"),
+            PchVariant::kCore);
   EXPECT_EQ(PchVariantFor("#include <pybind11/pybind11.h>"), PchVariant::kCore);
   EXPECT_EQ(PchVariantFor("#include <torch/extension.h>"), PchVariant::kFull);
 }

@@ -1,5 +1,5 @@
 // extension_builder.cc — compile, cache, link.
-#include "build/extension_builder.h"
+#include "builder/extension_builder.h"
 
 #include <algorithm>
 #include <atomic>
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "build/precompiled_header.h"
+#include "builder/precompiled_header.h"
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/subprocess.h"
@@ -47,8 +47,8 @@ std::string KeyFlags(const std::vector<std::string>& flags, const std::string& s
 }
 
 struct CompileStep {
-  fs::path source;   // relative
-  fs::path object;   // absolute, in out_dir
+  fs::path source;  // relative
+  fs::path object;  // absolute, in out_dir
   std::vector<std::string> argv;
   std::string cache_key;
   fs::path pch_dir;  // the precompiled header this step includes, if any
@@ -71,12 +71,12 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
   std::vector<std::string> flags = CommonFlags(req, tc);
   bool cuda = rel.extension() == ".cu";
   if (cuda) {
-    step.argv = {NvccPath(tc), "-c", "-O3", "-std=c++17",
-                 "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
-                 // The defaults of torch's extension loader, which published candidates were built with.
-                 "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
-                 "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
-                 "-gencode", CudaGencode(tc.gpu ? tc.gpu->capability : "9.0")};
+    step.argv = {
+        NvccPath(tc), "-c", "-O3", "-std=c++17", "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
+        // The defaults of torch's extension loader, which published candidates were built with.
+        "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+        "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "-gencode",
+        CudaGencode(tc.gpu ? tc.gpu->capability : "9.0")};
     // Approximate tanh/exp/division and flushed denormals, as published; off under the strict
     // precision policies (docs/precision.md).
     if (req.fast_math) step.argv.insert(step.argv.begin() + 3, "--use_fast_math");
@@ -208,7 +208,8 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   std::string infrastructure_hash = HashHeaders(req.source_dir, true);
   std::vector<CompileStep> steps;
   for (const fs::path& rel : sources.value()) {
-    steps.push_back(MakeStep(req, tc, rel, rel == kBindingSource ? infrastructure_hash : headers_hash));
+    steps.push_back(
+        MakeStep(req, tc, rel, rel == kBindingSource ? infrastructure_hash : headers_hash));
     report.sources.push_back(rel.generic_string());
   }
 
@@ -221,8 +222,8 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   auto worker = [&] {
     for (size_t i = next++; i < steps.size(); i = next++) {
       const CompileStep& step = steps[i];
-      fs::path cached = req.cache_dir.empty() ? fs::path()
-                                              : req.cache_dir / "objects" / (step.cache_key + ".o");
+      fs::path cached =
+          req.cache_dir.empty() ? fs::path() : req.cache_dir / "objects" / (step.cache_key + ".o");
       std::error_code wec;
       if (!cached.empty() && fs::exists(cached, wec)) {
         fs::copy_file(cached, step.object, fs::copy_options::overwrite_existing, wec);
@@ -245,8 +246,8 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       }
       if (!run->Succeeded()) {
         std::string out = run->err + run->out;
-        if (run->timed_out || run->term_signal) out += "\n" + step.source.generic_string() +
-                                                       ": compiler " + run->Describe();
+        if (run->timed_out || run->term_signal)
+          out += "\n" + step.source.generic_string() + ": compiler " + run->Describe();
         failures.emplace_back(i, out);
         continue;
       }
@@ -289,7 +290,8 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
     link.argv.push_back("-L" + dir);
     link.argv.push_back("-Wl,-rpath," + dir);
   }
-  for (const char* lib : {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"}) link.argv.push_back(lib);
+  for (const char* lib : {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"})
+    link.argv.push_back(lib);
   if (tc.device == Device::kCuda) {
     for (const char* lib : {"-lc10_cuda", "-ltorch_cuda", "-lcudart"}) link.argv.push_back(lib);
     // cuBLAS (GEMM) and cuDNN (convolution) are the libraries the rules allow; link them when used.
@@ -306,9 +308,11 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   // An unchanged candidate is not linked again: the library is cached under the objects' keys.
   Sha256 link_key;
   for (const auto& step : steps) link_key.Update(step.cache_key + "|");
-  for (const auto& a : link.argv) link_key.Update(StripPrefixEverywhere(a, req.out_dir.string()) + "\x1f");
-  fs::path cached_library = req.cache_dir.empty() ? fs::path()
-                                                  : req.cache_dir / "libraries" / (link_key.HexDigest() + ".so");
+  for (const auto& a : link.argv)
+    link_key.Update(StripPrefixEverywhere(a, req.out_dir.string()) + "\x1f");
+  fs::path cached_library = req.cache_dir.empty()
+                                ? fs::path()
+                                : req.cache_dir / "libraries" / (link_key.HexDigest() + ".so");
   if (!cached_library.empty() && fs::exists(cached_library, ec)) {
     fs::copy_file(cached_library, report.library, fs::copy_options::overwrite_existing, ec);
     if (!ec) {
@@ -322,8 +326,8 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
     std::string out = linked.ok() ? linked->err + linked->out : linked.status().message();
     report.errors = ParseCompilerErrors(out, strip, kMaxErrors);
     report.log_tail = StripPrefixEverywhere(out, strip).substr(0, kMaxLogBytes);
-    report.failure = "link failed" + (report.errors.empty() ? std::string()
-                                                            : ": " + report.errors.front().message);
+    report.failure = "link failed" +
+                     (report.errors.empty() ? std::string() : ": " + report.errors.front().message);
     return finish(report);
   }
   if (!cached_library.empty() && !CopyIntoCache(report.library, cached_library)) {

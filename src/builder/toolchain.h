@@ -7,14 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "common/device.h"
 #include "common/json.h"
 #include "harness/client.h"
 
 namespace cuda_agent {
-
-enum class Device { kCpu, kCuda };
-const char* DeviceName(Device device);
-Result<Device> ParseDevice(const std::string& name);
 
 struct GpuInfo {
   std::string name;        // "NVIDIA H100 80GB HBM3"

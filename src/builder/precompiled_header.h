@@ -1,26 +1,27 @@
-// precompiled_header.h — precompiled headers of the heavy includes of binding files, per toolchain ×
-// compile flags × variant, in the judge's cache. A binding file that includes torch or pybind11
-// headers is compiled with `-include <pch>/cuda_agent_pch.h`, which g++ satisfies from the .gch: the
-// headers are not parsed again. g++ still instantiates, in every file, the templates those headers'
-// inline code uses, and that grows with what is included — so there are two variants: `core`
-// (torch/types.h, torch's pybind11 glue, the CUDA stream/guard headers: what SKILL.md's binding
-// example includes) and `full` (torch/extension.h on top, for files that include it). g++ falls
-// back to parsing the header itself when a .gch does not match, so a stale one costs time, never
-// correctness.
+// precompiled_header.h — precompiled headers of the heavy includes of binding files, per toolchain
+// × compile flags × variant, in the judge's cache. A binding file that includes torch or pybind11
+// headers is compiled with `-include <pch>/cuda_agent_pch.h`, which g++ satisfies from the .gch:
+// the headers are not parsed again. g++ still instantiates, in every file, the templates those
+// headers' inline code uses, and that grows with what is included — so there are two variants:
+// `core` (torch/types.h, torch's pybind11 glue, the CUDA stream/guard headers: what SKILL.md's
+// binding example includes) and `full` (torch/extension.h on top, for files that include it). g++
+// falls back to parsing the header itself when a .gch does not match, so a stale one costs time,
+// never correctness.
 //
 // Making the .gch takes about as long as three binding compiles, so it is made in the background
 // the first time it is asked for (a detached compiler, so a short-lived `cuda-agent judge` need not
 // wait) and used by the builds that come after.
 //
-//   std::optional<fs::path> pch = PrecompiledHeader(cache_dir, flags, toolchain, PchVariantFor(source));
-//   if (pch) argv.insert(argv.end(), {"-include", (*pch / "cuda_agent_pch.h").string()});
+//   std::optional<fs::path> pch = PrecompiledHeader(cache_dir, flags, toolchain,
+//   PchVariantFor(source)); if (pch) argv.insert(argv.end(), {"-include", (*pch /
+//   "cuda_agent_pch.h").string()});
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "build/toolchain.h"
+#include "builder/toolchain.h"
 #include "common/fs.h"
 
 namespace cuda_agent {
@@ -36,7 +37,8 @@ PchVariant PchVariantFor(const std::string& source);
 // PrecompiledHeader returns the folder holding cuda_agent_pch.h and its ready .gch for g++ invoked
 // with `flags` (the compile flags without source and output), or nothing while it is not made yet
 // (then it starts making it, once, in the background). Empty `cache_dir`: never.
-std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir, const std::vector<std::string>& flags,
+std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir,
+                                          const std::vector<std::string>& flags,
                                           const Toolchain& toolchain, PchVariant variant);
 
 // PchHeaderText: the header's content for a device and variant.

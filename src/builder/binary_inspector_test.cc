@@ -1,5 +1,6 @@
-// binary_inspector_test.cc — parsing cuobjdump output, normalising kernel names, tensor-core opcodes.
-#include "build/binary_inspector.h"
+// binary_inspector_test.cc — parsing cuobjdump output, normalising kernel names, tensor-core
+// opcodes.
+#include "builder/binary_inspector.h"
 
 #include <gtest/gtest.h>
 
@@ -74,7 +75,8 @@ TEST(BinaryInspectorTest, TensorCoreOpcodesAreReducedPrecisionOnly) {
 }
 
 TEST(BinaryInspectorTest, SameFunctionForTwoArchitecturesIsOneKernel) {
-  std::string twice = std::string(kSass) + "\n\tcode for sm_80\n\t\tFunction : _Z5tf32kPKfS0_Pf\n"
+  std::string twice = std::string(kSass) +
+                      "\n\tcode for sm_80\n\t\tFunction : _Z5tf32kPKfS0_Pf\n"
                       "        /*0000*/                   IMMA.8816.S8.S8 R4, R8, R12, RZ ;\n";
   std::vector<DeviceKernel> k = ParseCuobjdumpSass(twice);
   ASSERT_EQ(k.size(), 2u);

@@ -1,5 +1,5 @@
 // toolchain.cc — discovery through the harness, with a cache that is checked against torch's files.
-#include "build/toolchain.h"
+#include "builder/toolchain.h"
 
 #include <unistd.h>
 
@@ -8,19 +8,11 @@
 
 namespace cuda_agent {
 
-const char* DeviceName(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
-
-Result<Device> ParseDevice(const std::string& name) {
-  if (name == "cuda" || name == "gpu") return Device::kCuda;
-  if (name == "cpu") return Device::kCpu;
-  return InvalidArgument("unknown device '" + name + "' (expected cuda or cpu)");
-}
-
 std::string Toolchain::Fingerprint() const {
-  Json key = {{"device", DeviceName(device)}, {"torch", torch_version},
+  Json key = {{"device", DeviceName(device)},     {"torch", torch_version},
               {"torch_cuda", torch_cuda_version}, {"abi", cxx11_abi},
-              {"include", include_dirs}, {"python_include", python_include},
-              {"cuda_home", cuda_home}, {"arch", gpu ? gpu->arch : ""}};
+              {"include", include_dirs},          {"python_include", python_include},
+              {"cuda_home", cuda_home},           {"arch", gpu ? gpu->arch : ""}};
   return Sha256Hex(key.dump());
 }
 
@@ -45,7 +37,8 @@ Result<Toolchain> ToolchainFromJson(const Json& raw, Device device) {
       const Json& g = raw["gpu"];
       tc.gpu = GpuInfo{g.value("name", ""), g.value("capability", ""), g.value("arch", "")};
     }
-    if (tc.torch_version.empty()) return FailedPrecondition("the harness reported no torch version");
+    if (tc.torch_version.empty())
+      return FailedPrecondition("the harness reported no torch version");
     if (device == Device::kCuda && tc.torch_cuda_version.empty()) {
       return FailedPrecondition("device cuda requested, but torch " + tc.torch_version +
                                 " is a CPU-only build");
@@ -83,14 +76,16 @@ Result<Toolchain> DiscoverToolchain(const HarnessEnv& env, Device device, const 
                               DeviceName(device) + "|" + host)
                         .substr(0, 16);
   fs::path cache_file = cache_dir / "toolchain" / (key + ".json");
-  if (Result<Json> cached = ReadJsonFile(cache_file); cached.ok() && CacheStillValid(cached.value())) {
+  if (Result<Json> cached = ReadJsonFile(cache_file);
+      cached.ok() && CacheStillValid(cached.value())) {
     return ToolchainFromJson(cached.value(), device);
   }
   Result<JobOutcome> job =
       RunHarnessJob(env, "toolchain", Json{{"device", DeviceName(device)}}, scratch_dir, 180);
   if (!job.ok()) return job.status();
   if (!job->Ok()) {
-    std::string why = job->has_result ? job->Reason() : job->process.Describe() + ": " + job->StderrTail(5);
+    std::string why =
+        job->has_result ? job->Reason() : job->process.Describe() + ": " + job->StderrTail(5);
     return FailedPrecondition("toolchain discovery failed: " + why);
   }
   Json raw = job->result;
