@@ -41,9 +41,6 @@ function(cuda_agent_component name)
   target_include_directories(${target} ${scope} ${CMAKE_SOURCE_DIR}/src)
   target_link_libraries(${target} ${scope} nlohmann_json::nlohmann_json Threads::Threads
                         ${CMAKE_DL_LIBS} m)
-  target_compile_definitions(${target} ${scope}
-    CUDA_AGENT_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
-    CUDA_AGENT_VERSION="${PROJECT_VERSION}")
   # The closure: the declared components and everything they may use.
   set(closure ${name})
   foreach(dep ${arg_DEPS})

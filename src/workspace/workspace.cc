@@ -5,6 +5,7 @@
 
 #include "common/hash.h"
 #include "common/json.h"
+#include "workspace/candidate.h"
 #include "workspace/layout.h"
 
 namespace cuda_agent {
@@ -12,15 +13,6 @@ namespace {
 
 constexpr const char* kMetaDir = ".cuda-agent";
 constexpr const char* kMetaFile = "workspace.json";
-
-bool IsCandidateFile(const fs::path& rel) {
-  std::string first = rel.begin() == rel.end() ? "" : rel.begin()->string();
-  if (rel == "model_new.py") return true;
-  if (first != "kernels") return false;
-  static const std::vector<std::string> kExts = {".cu", ".cuh", ".cpp", ".cc",
-                                                 ".h",  ".hpp", ".inl"};
-  return std::find(kExts.begin(), kExts.end(), rel.extension().string()) != kExts.end();
-}
 
 std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
   for (size_t pos = 0; (pos = text.find(from, pos)) != std::string::npos; pos += to.size()) {
@@ -81,7 +73,7 @@ Status InitWorkspace(const WorkspaceSpec& spec) {
 std::vector<fs::path> CandidateFiles(const fs::path& candidate_dir) {
   std::vector<fs::path> files;
   for (const fs::path& rel : ListFilesRecursive(candidate_dir)) {
-    if (IsCandidateFile(rel)) files.push_back(rel);
+    if (IsCandidatePath(rel)) files.push_back(rel);
   }
   return files;
 }
@@ -97,15 +89,8 @@ Status SnapshotCandidate(const fs::path& candidate_dir, const fs::path& dest,
 }
 
 std::string CandidateHash(const fs::path& candidate_dir) {
-  Sha256 h;
-  for (const fs::path& rel : CandidateFiles(candidate_dir)) {
-    h.Update(rel.generic_string());
-    h.Update(std::string(1, '\0'));
-    Result<std::string> content = ReadFile(candidate_dir / rel);
-    h.Update(content.ok() ? content.value() : "");
-    h.Update(std::string(1, '\0'));
-  }
-  return h.HexDigest().substr(0, 16);
+  Result<Candidate> candidate = Candidate::FromFolder(candidate_dir);
+  return candidate.ok() ? candidate->hash() : Candidate().hash();
 }
 
 Status VerifyProtectedFiles(const fs::path& workspace_dir) {
