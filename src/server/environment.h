@@ -1,0 +1,120 @@
+// environment.h — what `cuda-agent serve` holds, independent of the wire: the open sessions
+// (agent/session.h) with their call records, the one-shot evaluations, and the limits that keep a
+// server alive under load. The HTTP face (server/http_api) and the MCP face (server/mcp) both call
+// this class; neither owns state of its own. Everything is durable in the server's SQLite store:
+// after a restart, every finished call and grade is answered again by its id, and sessions that
+// were open are reopened from their folders or marked `interrupted`.
+//
+//   Environment env(options, judge);
+//   Result<SessionOpened> s = env.OpenSession({.task = Json("examples/relu_scale/model.py")});
+//   Result<CallAnswer> a = env.Call(s->session_id, "c1", "Read", R"({"file_path": "model.py"})");
+//   Result<GradeAnswer> g = env.Grade(s->session_id);
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/session.h"
+#include "common/json.h"
+#include "judge/judge_service.h"
+
+namespace cuda_agent {
+
+// ApiError is a refusal with the HTTP status it maps to (docs/server.md): 400 invalid, 404 unknown,
+// 409 conflict (turn limit, closed session), 413 too large, 429 busy (retry_after_s), 503 stopping.
+struct ApiError {
+  int http_status = 400;
+  std::string code;     // "invalid_argument", "not_found", "turn_limit", "busy", ...
+  std::string message;  // what went wrong and how to fix it
+  double retry_after_s = 0;
+  Json ToJson() const { return {{"error", {{"code", code}, {"message", message}}}}; }
+};
+
+template <typename T>
+struct ApiResult {
+  std::optional<T> value;
+  std::optional<ApiError> error;
+  ApiResult(T v) : value(std::move(v)) {}         // NOLINT: implicit by design
+  ApiResult(ApiError e) : error(std::move(e)) {}  // NOLINT: implicit by design
+  bool ok() const { return value.has_value(); }
+};
+
+struct EnvironmentOptions {
+  fs::path state_dir;  // sessions/<id>/ folders and server.sqlite
+  JudgeOptions judge;  // defaults for device, policy, timeouts, cache folder
+  fs::path binary;     // this cuda-agent binary (the workspaces' utils/ call it)
+  HarnessEnv env;
+  size_t max_sessions = 256;     // open at once; beyond: 429
+  size_t queue_per_device = 8;   // judgements (grades, evaluations, in-loop judging) waiting per
+                                 // device; beyond: 429 with Retry-After
+  double default_ttl_s = 3600;   // idle sessions are reaped after their TTL (record kept: expired)
+  int default_turn_limit = 150;  // tool calls per session
+};
+
+struct OpenSessionRequest {
+  Json task;           // a reference string, or {"source": "...", "name"?: "..."}
+  std::string device;  // empty: the server's default
+  std::string policy;  // empty: the server's default
+  int turn_limit = 0;  // 0: the default
+  double ttl_s = 0;    // 0: the default
+};
+
+struct SessionOpened {
+  std::string session_id;
+  std::string system_prompt;
+  std::string task_message;
+  std::vector<ToolSpec> tools;
+  int turn_limit = 0;
+  double expires_at = 0;  // Unix seconds
+};
+
+struct CallAnswer {
+  std::string call_id;
+  Observation observation;
+  int calls_used = 0;
+  int turn_limit = 0;
+  bool replayed = false;  // the call_id was answered before; nothing ran again
+};
+
+struct GradeAnswer {
+  std::string session_id;
+  Json result;  // the JudgeResult's JSON
+  Json reward;  // number or null (not a verdict)
+};
+
+class Environment {
+ public:
+  // Open opens (or creates) the store under options.state_dir and reopens the sessions that were
+  // open when the last server stopped (or marks them interrupted when their folder is gone).
+  static Result<std::unique_ptr<Environment>> Open(EnvironmentOptions options, JudgeService& judge);
+  ~Environment();
+
+  ApiResult<SessionOpened> OpenSession(const OpenSessionRequest& request);
+  ApiResult<Json> SessionStatus(const std::string& session_id);
+  ApiResult<CallAnswer> Call(const std::string& session_id, const std::string& call_id,
+                             const std::string& tool, const std::string& arguments_text);
+  ApiResult<GradeAnswer> Grade(const std::string& session_id);
+  ApiResult<Json> CloseSession(const std::string& session_id);
+  // Evaluate judges inline files against a task (single-turn RL); wait=false answers a job id.
+  ApiResult<Json> Evaluate(const Json& task, const Json& files, const std::string& device,
+                           const std::string& policy, bool wait);
+  ApiResult<Json> Job(const std::string& job_id);
+
+  std::vector<ToolSpec> Tools() const;
+  Json Health() const;      // /v1/health
+  Json StatusPage() const;  // what the status page shows: sessions, queues, recent grades, rate
+  // ReapExpired closes sessions idle past their TTL (workspace removed, record kept as expired).
+  void ReapExpired();
+  // Shutdown stops accepting work (503), waits for running calls up to `grace_s`, closes sessions
+  // (their folders stay, so a restart reopens them).
+  void Shutdown(double grace_s);
+
+ private:
+  struct State;
+  explicit Environment(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cuda_agent
