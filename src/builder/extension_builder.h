@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "builder/diagnostics.h"
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 #include "sandbox/sandbox.h"
 #include "workspace/layout.h"
 

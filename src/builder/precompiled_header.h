@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 #include "common/fs.h"
 
 namespace cuda_agent {

@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 #include "common/fs.h"
 #include "common/status.h"
 #include "task/task.h"

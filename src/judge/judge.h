@@ -3,20 +3,22 @@
 // extension's machine code is read, comparison in a trusted process) → profile (the candidate under
 // the exclusive device lease; eager and torch.compile from the baseline store, measured in
 // processes of their own when missing or drifted) → reward. Never throws; every failure is a
-// JudgeResult with a reason.
+// JudgeResult with a reason. The stages are in judge/stages/ (stages.h lists them).
 //
 //   JudgeOptions opt; opt.device = Device::kCpu;
-//   JudgeResult r = Judge(env).Run(task, "examples/relu_scale/candidates/cpu_correct", opt);
+//   Result<Candidate> c = Candidate::FromFolder("examples/relu_scale/candidates/cpu_correct");
+//   JudgeResult r = Judge(env).Run(&task, c.value(), opt);
 #pragma once
 
 #include <string>
 
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 #include "judge/judge_result.h"
 #include "judge/precision.h"
 #include "sandbox/sandbox.h"
 #include "store/baseline_store.h"
 #include "task/task.h"
+#include "workspace/candidate.h"
 
 namespace cuda_agent {
 
@@ -58,8 +60,14 @@ struct JudgeOptions {
 class Judge {
  public:
   explicit Judge(HarnessEnv env) : env_(std::move(env)) {}
-  // Run judges `candidate_dir` against `task`. `task` may be null only when options.until is
-  // Stage::kBuild (a build needs no task).
+  // Run judges `candidate` against `task`. `task` may be null only when options.until is
+  // Stage::kBuild (a build needs no task). `folder` is where the candidate was read from, if
+  // anywhere: the result names it, and when it is an agent workspace its protected files are
+  // checked against the hashes recorded at `workspace init`.
+  JudgeResult Run(const Task* task, const Candidate& candidate, const JudgeOptions& options,
+                  const fs::path& folder = {});
+  // Run reads the candidate of `candidate_dir` once (Candidate::FromFolder) and judges it; a folder
+  // that cannot be read is a verdict at stage static (error_kind "unreadable_candidate").
   JudgeResult Run(const Task* task, const fs::path& candidate_dir, const JudgeOptions& options);
 
   // Baselines checks that the task runs (one reference input set) and times its eager and

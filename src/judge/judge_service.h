@@ -20,7 +20,8 @@ struct JudgeRequest {
   Candidate candidate;
   JudgeOptions options;
   // A workspace folder whose protected files (utils/, binding files, model.py) are checked against
-  // the hashes recorded at `workspace init`; empty for candidates that arrive as data.
+  // the hashes recorded at `workspace init`; empty for candidates that arrive as data. With an
+  // empty `candidate`, the candidate is read from this folder.
   fs::path workspace;
 };
 

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "judge/judge_service.h"
+
 namespace cuda_agent {
 namespace {
 
@@ -121,6 +123,53 @@ TEST_F(JudgeTest, UnknownRewardScheduleIsInternal) {
   Behave(Json::object());
   opt_.reward_schedule = "nope";
   EXPECT_EQ(Run().outcome, Outcome::kInternalError);
+}
+
+// The candidate is read once: what is scanned, built and hashed is the value given to Run, not
+// what the folder holds by the time a stage gets there.
+TEST_F(JudgeTest, TheCandidateValueIsJudgedNotTheFolder) {
+  Behave({{"static", R"(result:{"ok": false, "error_kind": "stop_here", "reason": "stopped"})"}});
+  ASSERT_TRUE(WriteFileAtomic(cand_ / "kernels" / "k.cu", "__global__ void k() {}\n").ok());
+  Result<Candidate> candidate = Candidate::FromFolder(cand_);
+  ASSERT_TRUE(candidate.ok());
+  ASSERT_TRUE(WriteFileAtomic(cand_ / "kernels" / "k.cu", "void f() { dlopen(0, 0); }\n").ok());
+  JudgeResult r = Judge(env_).Run(&task_, candidate.value(), opt_, cand_);
+  EXPECT_EQ(r.error_kind, "stop_here") << r.reason;
+  EXPECT_EQ(r.candidate["hash"], candidate->hash());
+  EXPECT_EQ(r.candidate["dir"], cand_.string());
+}
+
+TEST_F(JudgeTest, ACandidateAsDataIsScannedWithoutAFolder) {
+  Behave(Json::object());
+  Result<Candidate> candidate = Candidate::FromFiles(
+      {{"model_new.py", "class ModelNew: pass\n"}, {"kernels/x.cu", "void f() { fork(); }\n"}});
+  ASSERT_TRUE(candidate.ok());
+  InProcessJudge judge(env_);
+  JudgeResult r = judge.Evaluate(
+      {.task = task_, .candidate = candidate.value(), .options = opt_, .workspace = {}});
+  EXPECT_EQ(r.stage, Stage::kStatic);
+  EXPECT_EQ(r.error_kind, "static_rule");
+  EXPECT_EQ(r.reason.rfind("process_escape: kernels/x.cu:1: ", 0), 0u) << r.reason;
+  EXPECT_EQ(r.candidate["hash"], candidate->hash());
+}
+
+TEST_F(JudgeTest, AMissingModelNewIsNamedByItsFolder) {
+  Behave(Json::object());
+  fs::remove(cand_ / "model_new.py");
+  JudgeResult r = Run();
+  EXPECT_EQ(r.reward, -1);
+  EXPECT_EQ(r.error_kind, "missing_model_new");
+  EXPECT_EQ(r.reason, "model_new.py not found in " + fs::absolute(cand_).string());
+}
+
+TEST_F(JudgeTest, AnUnreadableFolderIsAVerdict) {
+  Behave(Json::object());
+  JudgeResult r = Judge(env_).Run(&task_, home_ / "no-such-folder", opt_);
+  EXPECT_EQ(r.outcome, Outcome::kVerdict);
+  EXPECT_EQ(r.reward, -1);
+  EXPECT_EQ(r.stage, Stage::kStatic);
+  EXPECT_EQ(r.error_kind, "unreadable_candidate");
+  EXPECT_NE(r.reason.find("no-such-folder"), std::string::npos) << r.reason;
 }
 
 }  // namespace

@@ -3,9 +3,10 @@
 // kernels/** source and header before anything is compiled. Comments and the contents of string
 // literals are blanked first, so no rule fires on them. The scan is the first layer only: macros
 // are not expanded and types are guessed from declarations, so the runtime guards and the kernel
-// audit must still catch what it cannot see. docs/static-rules.md explains every rule.
+// audit must still catch what it cannot see. docs/static-rules.md explains every rule; the rules
+// themselves are in judge/static/, one family to a file.
 //
-//   std::vector<StaticViolation> found = ScanCandidateSources(candidate_dir);
+//   std::vector<StaticViolation> found = ScanCandidate(candidate);
 //   if (!found.empty()) Fail("static_rule", FormatViolation(found.front()));
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "common/fs.h"
+#include "workspace/candidate.h"
 
 namespace cuda_agent {
 
@@ -30,6 +32,7 @@ struct StaticRuleInfo {
   std::string_view name;
   std::string_view rationale;  // why the rule exists (the hack it stops)
   std::string_view matches;    // what it matches, in words
+  std::string_view hacks;      // the HACKS.md classes it stops, e.g. "A4 D"
 };
 
 // StaticRules lists every C++ rule in the order they are documented.
@@ -40,6 +43,10 @@ const std::vector<StaticRuleInfo>& StaticRules();
 // reports a given line once, a file at most 100 violations. A file that cannot be read or is
 // larger than 1 MiB is itself a violation. An empty result means the sources pass.
 std::vector<StaticViolation> ScanCandidateSources(const fs::path& candidate_dir);
+
+// ScanCandidate scans the same files of a candidate already in memory (the judge's path: the
+// candidate is read once); quoted includes resolve against its files.
+std::vector<StaticViolation> ScanCandidate(const Candidate& candidate);
 
 // ScanSource scans one file's text. `rel_path` is the file's path relative to `candidate_dir`
 // (it names the file in violations and resolves quoted includes; "" candidate_dir: only the

@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"

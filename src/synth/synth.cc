@@ -7,7 +7,7 @@
 #include <thread>
 
 #include "common/fs.h"
-#include "judge/job_policy.h"
+#include "harness/job_policy.h"
 #include "judge/precision.h"
 #include "synth/llm_composer.h"
 #include "task/task.h"

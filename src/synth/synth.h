@@ -15,7 +15,7 @@
 #include <map>
 #include <string>
 
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"

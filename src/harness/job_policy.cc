@@ -1,5 +1,5 @@
 // job_policy.cc — the base sandbox policy of harness jobs.
-#include "judge/job_policy.h"
+#include "harness/job_policy.h"
 
 #include <unistd.h>
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 #include "sandbox/sandbox.h"
 
 namespace cuda_agent {

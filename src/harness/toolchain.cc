@@ -1,5 +1,5 @@
 // toolchain.cc — discovery through the harness, with a cache that is checked against torch's files.
-#include "builder/toolchain.h"
+#include "harness/toolchain.h"
 
 #include <unistd.h>
 

@@ -1,0 +1,149 @@
+// baselines.cc — the eager and torch.compile times the reward compares with. From the baseline
+// store (store/) when it holds them for this task × GPU × torch × policy × settings, they are
+// younger than --baseline-max-age and the device has not drifted since; else measured now — each
+// in a process that never saw candidate code, under the exclusive lease — and stored.
+#include <unistd.h>
+
+#include <ctime>
+
+#include "judge/stages/stages.h"
+#include "store/baseline_store.h"
+
+namespace cuda_agent {
+namespace {
+
+Json BaselineSpec(Judgement& j, const std::string& target) {
+  Json spec = ProfileSpec(j, target);
+  spec.erase("spot_check_calls");
+  return spec;
+}
+
+// RunBaselineJob gives the go to the job StartBaselineProfiles started for `target`, or runs one
+// now.
+Result<JobOutcome> RunBaselineJob(Judgement& j, const std::string& target) {
+  if (j.early().Started(target)) return j.early().Run(target);
+  JobSandbox box = j.Contain({j.dirs().shared, j.dirs().task_file}, {});
+  return j.RunJob(target, "profile", BaselineSpec(j, target), j.options().trusted_timeout_s, &box);
+}
+
+// WhyRemeasure: "" when a stored baseline may be used, else why not. `calibration` is this
+// judgement's (taken in the candidate's profile before its code loaded), or null.
+std::string WhyRemeasure(const JudgeOptions& opt, const std::optional<StoredBaseline>& stored,
+                         const Json& calibration) {
+  if (!stored) return "none stored";
+  const Json& s = stored->summary;
+  int64_t at = s.value("measured_unix", int64_t{0});
+  double age_h = (static_cast<double>(std::time(nullptr)) - static_cast<double>(at)) / 3600.0;
+  if (at <= 0 || (opt.baseline_max_age_hours > 0 && age_h > opt.baseline_max_age_hours)) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "stored %.1f h ago (--baseline-max-age %.0f h)", age_h,
+                  opt.baseline_max_age_hours);
+    return at <= 0 ? "stored without a measurement time" : buf;
+  }
+  if (!calibration.is_object()) return "";  // nothing to compare with (no candidate profile)
+  const Json then = s.value("calibration", Json());
+  if (!then.is_object()) return "stored without a device calibration";
+  // The GEMM swings more than the copy from one judgement to the next (up to 14% on the H200
+  // while the candidates' own times moved < 1%), so it gets twice the bound.
+  for (const auto& [key, bound] :
+       {std::pair{"copy_us", opt.baseline_drift}, std::pair{"gemm_us", 2 * opt.baseline_drift}}) {
+    double before = then.value(key, 0.0), now = calibration.value(key, 0.0);
+    if (before > 0 && now > 0 && Drifted(before, now, bound)) {
+      char buf[200];
+      std::snprintf(buf, sizeof(buf),
+                    "the device's %s calibration moved from %.2f to %.2f us since "
+                    "they were measured (more than %.0f%%)",
+                    key, before, now, 100 * bound);
+      return buf;
+    }
+  }
+  return "";
+}
+
+// OpenStore opens the baseline store, or notes why it is unavailable (null).
+std::unique_ptr<BaselineStore> OpenStore(Judgement& j) {
+  const JudgeOptions& opt = j.options();
+  if (!opt.use_baseline_store) return nullptr;
+  fs::path path = opt.baseline_store.empty() ? j.cache_dir() / "store.sqlite" : opt.baseline_store;
+  Result<BaselineStore> store = BaselineStore::Open(path);
+  if (!store.ok()) {
+    j.facts().notes.push_back("baseline store unavailable: " + store.status().message());
+    return nullptr;
+  }
+  j.result().timing["baseline_store"] = {{"path", path.string()}};
+  return std::make_unique<BaselineStore>(std::move(store).value());
+}
+
+}  // namespace
+
+BaselineKey BaselineKeyFor(const Toolchain& toolchain, const std::string& task_id,
+                           const JudgeOptions& options, const std::string& target) {
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  std::string device = toolchain.gpu ? toolchain.gpu->name : "cpu:" + std::string(host);
+  return {task_id,        device,       toolchain.torch_version, options.policy.name, target,
+          options.warmup, options.iters};
+}
+
+void StartBaselineProfiles(Judgement& j) {
+  const JudgeOptions& opt = j.options();
+  for (const std::string target : {"eager", "compile"}) {
+    if (!(target == "eager" ? opt.eager_baseline : opt.compile_baseline)) continue;
+    j.early().Start(target, "profile", BaselineSpec(j, target),
+                    j.Contain({j.dirs().shared, j.dirs().task_file}, {}), opt.trusted_timeout_s);
+  }
+}
+
+Next ProfileBaselines(Judgement& j, bool reuse) {
+  const JudgeOptions& opt = j.options();
+  JudgeResult& r = j.result();
+  std::vector<std::string>& notes = j.facts().notes;
+  r.stage = Stage::kProfile;
+  auto t = Clock::now();
+  std::unique_ptr<BaselineStore> store = OpenStore(j);
+  bool noted = false;
+  for (const std::string target : {"eager", "compile"}) {
+    if (!(target == "eager" ? opt.eager_baseline : opt.compile_baseline)) continue;
+    BaselineKey key = BaselineKeyFor(j.toolchain(), r.task.value("id", std::string()), opt, target);
+    std::optional<StoredBaseline> stored = store ? store->Get(key) : std::nullopt;
+    std::string why =
+        reuse ? WhyRemeasure(opt, stored, j.facts().calibration) : "asked to re-measure";
+    if (why.empty()) {
+      r.timing[target] = stored->summary;
+      r.timing[target]["stored_at"] = stored->measured_at;
+      r.timing["baseline_store"][target] = "stored";
+      continue;
+    }
+    if (stored && reuse && !noted) {
+      notes.push_back("baselines re-measured: " + why);
+      noted = true;
+    }
+    Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive);
+    if (!lease.ok()) return j.Internal(lease.status().message());
+    Result<JobOutcome> bp = RunBaselineJob(j, target);
+    if (!bp.ok()) return j.Internal(bp.status().message());
+    j.Track(bp.value());
+    if (!bp->Ok()) {
+      std::string failure =
+          bp->has_result ? bp->Reason() : bp->process.Describe() + ": " + bp->StderrTail(3);
+      if (target == "eager") return j.TaskError("eager baseline failed: " + failure);
+      r.timing["compile_error"] = failure;
+      notes.push_back("torch.compile baseline unavailable: " + failure);
+      continue;
+    }
+    r.timing[target] = ProfileSummary(j, bp.value());
+    r.timing[target]["calibration"] = bp->result.value("calibration", Json());
+    r.timing[target]["measured_unix"] = static_cast<int64_t>(std::time(nullptr));
+    if (r.timing.contains("baseline_store"))
+      r.timing["baseline_store"][target] = "measured (" + why + ")";
+    if (store) {
+      if (Status put = store->Put(key, r.timing[target]); !put.ok()) {
+        notes.push_back("baseline store: " + put.message());
+      }
+    }
+  }
+  r.stage_seconds["profile_baselines"] = SecondsSince(t);
+  return Next::kContinue;
+}
+
+}  // namespace cuda_agent

@@ -1,0 +1,54 @@
+// build.cc — the build stage: a clean snapshot (only the candidate's files plus our binding files)
+// compiled into cuda_extension.so by builder/extension_builder; compiler output as file:line
+// errors.
+#include "builder/extension_builder.h"
+#include "judge/stages/stages.h"
+
+namespace cuda_agent {
+
+Next WriteSnapshot(Judgement& j, const Candidate& candidate) {
+  if (Status snap = candidate.WriteSnapshot(j.dirs().src, j.env().TemplateDir()); !snap.ok()) {
+    return j.Internal(snap.message());
+  }
+  return Next::kContinue;
+}
+
+Next Build(Judgement& j) {
+  const JudgeOptions& opt = j.options();
+  JudgeResult& r = j.result();
+  r.stage = Stage::kBuild;
+  BuildRequest req{j.dirs().src,        j.dirs().build, j.cache_dir(),  opt.build_jobs,
+                   opt.build_timeout_s, &j.sandbox(),   j.base_policy()};
+  req.policy.gpu = false;  // compilers need no GPU
+  req.fast_math = opt.policy.fast_math;
+  BuildReport built = BuildExtension(req, j.toolchain());
+  Json errors = Json::array();
+  for (const auto& e : built.errors) {
+    errors.push_back({{"file", e.file},
+                      {"line", e.line},
+                      {"column", e.column},
+                      {"message", e.message},
+                      {"text", e.ToString()}});
+  }
+  r.build = {{"ok", built.ok},
+             {"seconds", built.seconds},
+             {"errors", errors},
+             {"log_tail", built.log_tail},
+             {"objects_compiled", built.objects_compiled},
+             {"objects_cached", built.objects_cached},
+             {"library_cached", built.library_cached},
+             {"sources", built.sources}};
+  r.stage_seconds["build"] = built.seconds;
+  if (!built.ok) return j.Fail(Stage::kBuild, "build", "build failed: " + built.failure);
+  if (opt.until != Stage::kBuild) return Next::kContinue;
+  r.reason = "build succeeded";
+  if (!opt.export_library.empty()) {
+    std::error_code ec;
+    fs::copy_file(built.library, opt.export_library, fs::copy_options::overwrite_existing, ec);
+    if (ec) return j.Internal("cannot write " + opt.export_library.string() + ": " + ec.message());
+    r.build["library"] = opt.export_library.string();
+  }
+  return Next::kStop;
+}
+
+}  // namespace cuda_agent

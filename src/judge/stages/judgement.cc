@@ -1,0 +1,193 @@
+// judgement.cc — the work folder, the environment, the job runner and the leases one judgement's
+// stages share.
+#include "judge/stages/judgement.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <random>
+
+#include "harness/job_policy.h"
+
+namespace cuda_agent {
+
+double SecondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::vector<int64_t> SecretSeeds(int n) {
+  std::random_device rd;
+  std::vector<int64_t> seeds;
+  for (int i = 0; i < n; ++i) {
+    seeds.push_back(((static_cast<int64_t>(rd()) << 31) ^ rd()) & 0x7fffffffffffLL);
+  }
+  return seeds;
+}
+
+WorkDirs::WorkDirs(const fs::path& r)
+    : root(r),
+      jobs(r / "jobs"),
+      shared(r / "shared"),
+      private_(r / "private"),
+      outputs(r / "outputs"),
+      src(r / "src"),
+      build(r / "build"),
+      task_file(r / "task.py"),
+      spot_candidate(r / "spot_candidate"),
+      signals(r / "signals") {
+  for (const auto& d : {jobs, shared, private_, outputs, src, build, spot_candidate, signals}) {
+    fs::create_directories(d);
+  }
+}
+
+bool JudgementFacts::Fp32Task() const {
+  return !float_dtypes.empty() &&
+         std::all_of(float_dtypes.begin(), float_dtypes.end(),
+                     [](const std::string& d) { return d == "float32" || d == "complex64"; });
+}
+
+Judgement::WorkFolderGuard::~WorkFolderGuard() {
+  std::error_code ec;
+  if (!keep) fs::remove_all(dir, ec);
+}
+
+Judgement::Judgement(const HarnessEnv& env, const JudgeOptions& options, JudgeResult& result)
+    : env_(env),
+      options_(options),
+      result_(result),
+      start_(Clock::now()),
+      sandbox_(options.sandbox ? *options.sandbox : Sandbox::Default()) {
+  result_.device = DeviceName(options.device);
+  result_.reward_schedule = options.reward_schedule;
+  result_.policy = options.policy.ToJson();
+  result_.env = {{"sandbox", IsolationName(sandbox_.Level())},
+                 {"sandbox_detail", sandbox_.Describe()}};
+}
+
+// The early jobs go first: calling them off waits for them, and they record themselves in the
+// result through RunJob.
+Judgement::~Judgement() { early_.reset(); }
+
+Next Judgement::Internal(const std::string& why) {
+  result_.outcome = Outcome::kInternalError;
+  result_.reward.reset();
+  result_.error_kind = "internal";
+  result_.reason = "internal error: " + why;
+  return Next::kStop;
+}
+
+Next Judgement::TaskError(const std::string& why) {
+  result_.outcome = Outcome::kTaskError;
+  result_.stage = Stage::kTask;
+  result_.reward.reset();
+  result_.error_kind = "task";
+  result_.reason = "task error: " + why;
+  return Next::kStop;
+}
+
+Next Judgement::Fail(Stage at, const std::string& kind, const std::string& why) {
+  result_.Fail(at, kind, why);
+  return Next::kStop;
+}
+
+void Judgement::Finish() { result_.stage_seconds["total"] = SecondsSince(start_); }
+
+Next Judgement::PrepareWork() {
+  cache_dir_ = options_.cache_dir.empty() ? DefaultCacheDir() : options_.cache_dir;
+  Result<fs::path> work = MakeTempDir(cache_dir_ / "work", "judge");
+  if (!work.ok()) return Internal(work.status().message());
+  // Traversable, so that a sandbox may run as uid 65534 on the host; what is inside is bound
+  // into a sandbox only folder by folder (private/ never into one that runs candidate code).
+  fs::permissions(work.value(),
+                  fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  guard_ = std::make_unique<WorkFolderGuard>(WorkFolderGuard{work.value(), options_.keep_work});
+  dirs_ = std::make_unique<WorkDirs>(work.value());
+  if (options_.keep_work) result_.env["work_dir"] = work.value().string();
+  // An early job waits at most as long as everything before its go may take.
+  double wait_s = 2 * options_.build_timeout_s + 2 * options_.trusted_timeout_s +
+                  6 * options_.candidate_timeout_s;
+  early_ = std::make_unique<EarlyJobs>(
+      dirs_->signals, wait_s,
+      [this](const std::string& name, const std::string& job, const Json& spec, double timeout_s,
+             const JobSandbox* box,
+             std::atomic<pid_t>* pid) { return RunJob(name, job, spec, timeout_s, box, pid); });
+  return Next::kContinue;
+}
+
+Next Judgement::DiscoverEnvironment() {
+  auto t = Clock::now();
+  Result<Toolchain> tc = DiscoverToolchain(env_, options_.device, cache_dir_, dirs_->jobs);
+  if (!tc.ok()) return Internal(tc.status().message());
+  toolchain_ = std::move(tc).value();
+  result_.env["python_version"] = toolchain_.python_version;
+  result_.env["torch_version"] = toolchain_.torch_version;
+  result_.env["torch_cuda_version"] =
+      toolchain_.torch_cuda_version.empty() ? Json() : Json(toolchain_.torch_cuda_version);
+  result_.env["gpu"] = toolchain_.gpu ? Json{{"name", toolchain_.gpu->name},
+                                             {"arch", toolchain_.gpu->arch},
+                                             {"capability", toolchain_.gpu->capability}}
+                                      : Json();
+  char host[256] = {0};
+  gethostname(host, sizeof(host) - 1);
+  result_.env["host"] = host;
+  result_.stage_seconds["toolchain"] = SecondsSince(t);
+  // What every contained job may read (interpreter, torch, CUDA) and its limits.
+  python_inside_ = PythonInside(toolchain_);
+  base_policy_ = BaseJobPolicy(
+      toolchain_, {options_.device, cache_dir_, options_.job_memory_bytes, options_.job_max_pids,
+                   std::max(options_.trusted_timeout_s, options_.build_timeout_s)});
+  return Next::kContinue;
+}
+
+JobSandbox Judgement::Contain(const std::vector<fs::path>& read_only,
+                              const std::vector<fs::path>& writable) const {
+  JobSandbox js{&sandbox_, base_policy_, python_inside_, {}, {}};
+  js.policy.read_only.insert(js.policy.read_only.end(), read_only.begin(), read_only.end());
+  js.policy.writable.insert(js.policy.writable.end(), writable.begin(), writable.end());
+  return js;
+}
+
+void Judgement::Track(const JobOutcome& job) {
+  if (static_cast<int>(job.isolation) > static_cast<int>(weakest_)) weakest_ = job.isolation;
+  result_.env["sandbox"] = IsolationName(weakest_);
+}
+
+Result<JobOutcome> Judgement::RunJob(const std::string& name, const std::string& job,
+                                     const Json& spec, double timeout_s, const JobSandbox* box,
+                                     std::atomic<pid_t>* pid) {
+  double started = SecondsSince(start_);
+  Result<JobOutcome> out = RunHarnessJob(env_, job, spec, dirs_->jobs, timeout_s, box, pid);
+  Json entry = {
+      {"name", name}, {"job", job}, {"start_s", started}, {"end_s", SecondsSince(start_)}};
+  if (out.ok() && out->has_result) {
+    for (const char* key : {"go_wait_seconds", "phase_seconds", "error_kind"}) {
+      if (out->result.contains(key) && !out->result[key].is_null()) entry[key] = out->result[key];
+    }
+  }
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  result_.jobs.push_back(std::move(entry));
+  return out;
+}
+
+void Judgement::AddLeaseWait(double seconds) {
+  result_.stage_seconds["lease_wait"] = result_.stage_seconds.value("lease_wait", 0.0) + seconds;
+}
+
+Result<DeviceLease> Judgement::Lease(LeaseMode mode) {
+  Result<DeviceLease> lease = DeviceLease::Acquire(LeaseKey(options_.device), mode);
+  if (lease.ok()) AddLeaseWait(lease->waited_seconds());
+  return lease;
+}
+
+const TimingSecrets& Judgement::Secrets() {
+  if (secrets_.seed != 0) return secrets_;
+  std::vector<int64_t> secret = SecretSeeds(3);
+  const int iters = options_.iters;
+  secrets_.seed = secret[0] | 1;
+  int a = static_cast<int>(secret[1] % iters);
+  int b = iters > 1 ? static_cast<int>((a + 1 + secret[2] % (iters - 1)) % iters) : a;
+  secrets_.spot_calls = a == b ? Json::array({a}) : Json::array({std::min(a, b), std::max(a, b)});
+  return secrets_;
+}
+
+}  // namespace cuda_agent

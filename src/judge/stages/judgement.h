@@ -1,0 +1,154 @@
+// judgement.h — what the stages of one judgement share: the options, the result they fill, the
+// private work folder, the toolchain and the base sandbox policy, the jobs they run (recorded in
+// the result), the device leases, the early jobs, and the facts one stage hands to the next (the
+// reference's, the machine code's, the candidate profile's). Each stage (stages.h) is a function
+// of a Judgement&; judge.cc strings them together.
+//
+//   Judgement j(env, options, result);
+//   if (j.PrepareWork() == Next::kStop) return;
+//   Result<JobOutcome> out = j.RunJob("static", "static", spec, 60, nullptr);
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "builder/binary_inspector.h"
+#include "gpu/lease.h"
+#include "harness/early_jobs.h"
+#include "harness/toolchain.h"
+#include "judge/judge.h"
+
+namespace cuda_agent {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t);
+
+// SecretSeeds are drawn from the OS for every run: the candidate cannot know them.
+std::vector<int64_t> SecretSeeds(int n);
+
+// Next: go on with the next stage, or stop with the result as it is.
+enum class Next { kContinue, kStop };
+
+// The folders of one judgement. `shared` holds what the candidate may see (its init inputs and
+// weights); `private_` holds the expected outputs, which no sandbox that runs candidate code binds;
+// `signals` holds the go/stop files of the early jobs (harness/early_jobs.h).
+struct WorkDirs {
+  fs::path root, jobs, shared, private_, outputs, src, build, task_file, spot_candidate, signals;
+
+  explicit WorkDirs(const fs::path& r);
+  std::string InitInputs() const { return (shared / "init_inputs.pt").string(); }
+  std::string StateDict() const { return (shared / "state_dict.pt").string(); }
+};
+
+// What one stage learns for the stages after it.
+struct JudgementFacts {
+  // From the reference job (stages/reference.cc).
+  std::vector<int64_t> check_seeds;
+  std::string output_signature;
+  Json input_scales = Json::array();
+  Json input_shifts = Json::array();
+  std::vector<std::string> float_dtypes;
+  Json spot_expected = Json::array();  // the reference's outputs of the spot-checked timed calls
+  Json min_bytes;                      // bytes of one timed call's inputs and output
+  // From the machine code (stages/inspect.cc).
+  BinaryInspection inspection;
+  double inspect_seconds = 0;
+  std::set<std::string> own_keys;  // KernelKey of every kernel the built extension contains
+  // From the candidate's profile (stages/profile.cc).
+  Json candidate_spots = Json::array();
+  Json calibration;  // the device calibration taken in the candidate's profile
+  // Remarks the reason ends with ("baselines re-measured: ...").
+  std::vector<std::string> notes;
+
+  // Fp32Task: every floating input of the task is float32 (or complex64).
+  bool Fp32Task() const;
+};
+
+// The timing seed and the two timed calls whose outputs are checked; the candidate cannot know
+// them.
+struct TimingSecrets {
+  int64_t seed = 0;
+  Json spot_calls = Json::array();
+};
+
+class Judgement {
+ public:
+  Judgement(const HarnessEnv& env, const JudgeOptions& options, JudgeResult& result);
+  ~Judgement();
+  Judgement(const Judgement&) = delete;
+  Judgement& operator=(const Judgement&) = delete;
+
+  // Outcomes: each fills the result and says stop.
+  Next Internal(const std::string& why);
+  Next TaskError(const std::string& why);
+  Next Fail(Stage at, const std::string& kind, const std::string& why);
+  // Finish records the judgement's total time.
+  void Finish();
+
+  // PrepareWork makes the private work folder (removed at the end unless options.keep_work).
+  Next PrepareWork();
+  // DiscoverEnvironment asks the harness for the toolchain and makes the base sandbox policy.
+  Next DiscoverEnvironment();
+
+  // Contain returns the sandbox of one job: the base policy plus these folders.
+  JobSandbox Contain(const std::vector<fs::path>& read_only,
+                     const std::vector<fs::path>& writable) const;
+  // Track records the weakest isolation any job ran under.
+  void Track(const JobOutcome& job);
+  // RunJob runs one harness job and records it in the result's `jobs` (where a judgement's time
+  // went): its name, start and end in seconds since the judgement began, the seconds it waited for
+  // its go (an early job) and the phases it reported. Safe to call from several threads.
+  Result<JobOutcome> RunJob(const std::string& name, const std::string& job, const Json& spec,
+                            double timeout_s, const JobSandbox* box,
+                            std::atomic<pid_t>* pid = nullptr);
+  // Lease takes the device lease a stage needs (shared for correctness, exclusive for timing) and
+  // adds its wait to stage_seconds.lease_wait.
+  Result<DeviceLease> Lease(LeaseMode mode);
+  void AddLeaseWait(double seconds);
+  // Secrets draws the timing secrets on first use.
+  const TimingSecrets& Secrets();
+
+  const HarnessEnv& env() const { return env_; }
+  const JudgeOptions& options() const { return options_; }
+  JudgeResult& result() { return result_; }
+  const WorkDirs& dirs() const { return *dirs_; }
+  const fs::path& cache_dir() const { return cache_dir_; }
+  const Toolchain& toolchain() const { return toolchain_; }
+  const Sandbox& sandbox() const { return sandbox_; }
+  const SandboxPolicy& base_policy() const { return base_policy_; }
+  EarlyJobs& early() { return *early_; }
+  JudgementFacts& facts() { return facts_; }
+
+ private:
+  // WorkFolderGuard removes the work folder unless asked to keep it.
+  struct WorkFolderGuard {
+    fs::path dir;
+    bool keep;
+    ~WorkFolderGuard();
+  };
+
+  const HarnessEnv& env_;
+  const JudgeOptions& options_;
+  JudgeResult& result_;
+  Clock::time_point start_;
+  const Sandbox& sandbox_;
+  fs::path cache_dir_;
+  std::unique_ptr<WorkFolderGuard> guard_;
+  std::unique_ptr<WorkDirs> dirs_;
+  Toolchain toolchain_;
+  SandboxPolicy base_policy_;
+  std::string python_inside_;
+  Isolation weakest_ = Isolation::kFull;
+  std::mutex jobs_mu_;  // result_.jobs: jobs run on several threads
+  TimingSecrets secrets_;
+  JudgementFacts facts_;
+  // Last: its destructor calls off the jobs still waiting, which record themselves through RunJob.
+  std::unique_ptr<EarlyJobs> early_;
+};
+
+}  // namespace cuda_agent

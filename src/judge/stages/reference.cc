@@ -1,0 +1,93 @@
+// reference.cc — the reference job: the trusted process that runs the task's Model on inputs made
+// from secret seeds (each check's floating inputs scaled and shifted), writes the init inputs and
+// weights the candidate gets and the expected outputs it never sees, and (for a full judgement)
+// the expected outputs of the spot-checked timed calls. It needs no build, so it runs while the
+// candidate compiles.
+#include "judge/stages/stages.h"
+
+namespace cuda_agent {
+namespace {
+
+// InputTransforms: each check's floating inputs become x * scale + shift (HACKS B7, B9). Checks 3,
+// 4 and 5 use x * 8, x / 8 and x * 2 - 1 where the task allows (the reference falls back where
+// not): other magnitudes, and negative values for tasks whose own inputs are all non-negative.
+std::pair<Json, Json> InputTransforms(int checks) {
+  Json scales = Json::array(), shifts = Json::array();
+  for (int i = 0; i < checks; ++i) {
+    scales.push_back(i == 2 ? 8.0 : i == 3 ? 0.125 : i == 4 ? 2.0 : 1.0);
+    shifts.push_back(i == 4 ? -1.0 : 0.0);
+  }
+  return {scales, shifts};
+}
+
+}  // namespace
+
+std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing) {
+  const JudgeOptions& opt = j.options();
+  const WorkDirs& dirs = j.dirs();
+  j.result().stage = Stage::kVerify;
+  std::vector<int64_t> seeds = SecretSeeds(checks + 1);
+  int64_t init_seed = seeds.back();
+  seeds.pop_back();
+  j.facts().check_seeds = seeds;
+  auto [scales, shifts] = InputTransforms(checks);
+  Json spec = {{"task_path", dirs.task_file.string()},
+               {"device", j.result().device},
+               {"data_dir", dirs.shared.string()},
+               {"expected_dir", dirs.private_.string()},
+               {"init_seed", init_seed},
+               {"check_seeds", seeds},
+               {"input_scales", scales},
+               {"input_shifts", shifts},
+               {"backend_flags", opt.policy.reference.ToJson()}};
+  if (timing) {
+    const TimingSecrets& secrets = j.Secrets();
+    spec["timing"] = {{"seed", secrets.seed},
+                      {"warmup", opt.warmup},
+                      {"iters", opt.iters},
+                      {"spot_check_calls", secrets.spot_calls}};
+  }
+  JobSandbox box = j.Contain({dirs.task_file}, {dirs.shared, dirs.private_});
+  return std::async(std::launch::async, [&j, spec, box]() {
+    ReferenceRun run;
+    auto t = Clock::now();
+    Result<DeviceLease> lease =
+        DeviceLease::Acquire(LeaseKey(j.options().device), LeaseMode::kShared);
+    if (!lease.ok()) {
+      run.job = lease.status();
+      return run;
+    }
+    run.lease_wait = lease->waited_seconds();
+    run.job = j.RunJob("reference", "reference", spec, j.options().trusted_timeout_s, &box);
+    run.seconds = SecondsSince(t);
+    return run;
+  });
+}
+
+Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending) {
+  ReferenceRun run = pending.get();
+  j.AddLeaseWait(run.lease_wait);
+  j.result().stage_seconds["reference"] = run.seconds;
+  if (!run.job.ok()) return j.Internal(run.job.status().message());
+  const JobOutcome& ref = run.job.value();
+  j.Track(ref);
+  if (!ref.Ok()) {
+    if (ref.has_result && ref.ErrorKind() == "task") return j.TaskError(ref.Reason());
+    if (ref.has_result) return j.Internal("reference job: " + ref.Reason());
+    return j.TaskError("the reference run ended with " + ref.process.Describe() + ": " +
+                       ref.StderrTail(5));
+  }
+  JudgementFacts& facts = j.facts();
+  const Json& signature = ref.result.value("output_signature", Json());
+  facts.output_signature =
+      signature.is_string() ? signature.get<std::string>() : "";  // null: no checks ran
+  facts.input_scales = ref.result.value("input_scales", Json::array());
+  facts.input_shifts = ref.result.value("input_shifts", Json::array());
+  for (const auto& d : ref.result.value("float_dtypes", Json::array()))
+    facts.float_dtypes.push_back(d);
+  facts.spot_expected = ref.result.value("spot_expected", Json::array());
+  facts.min_bytes = ref.result.value("min_bytes", Json());
+  return Next::kContinue;
+}
+
+}  // namespace cuda_agent

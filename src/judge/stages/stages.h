@@ -1,0 +1,119 @@
+// stages.h — the stages of a judgement, in the order judge.cc runs them; one file each. Every stage
+// is a function of the Judgement (judgement.h) that fills the result and says whether to go on; a
+// stage that overlaps others comes as a Start… that returns at once and a Finish… that collects it.
+//
+//   task.cc          CheckTask            the task's shape; its source into the work folder
+//   static_checks.cc StaticChecks         workspace integrity, the C++ scan, model_new.py's rules
+//   build.cc         WriteSnapshot, Build the candidate's files + our binding files, compiled
+//   reference.cc     Start/FinishReference the trusted reference job (during the build)
+//   inspect.cc       Start/FinishInspect  the extension's machine code (during verification)
+//   verify.cc        StartVerifyJobs, Verify (+ the compute-sanitizer run)
+//   profile.cc       StartCandidateProfile, ProfileCandidate (+ kernel audit), CheckTimedCalls
+//   baselines.cc     StartBaselineProfiles, ProfileBaselines (from the store or measured)
+//   reward.cc        Reward               the schedule applied to the times
+#pragma once
+
+#include <future>
+
+#include "judge/reward.h"
+#include "judge/stages/judgement.h"
+#include "task/task.h"
+#include "workspace/candidate.h"
+
+namespace cuda_agent {
+
+// --- task ---------------------------------------------------------------------------------------
+
+// CheckTask names the task in the result, checks its shape and writes its source to the work
+// folder.
+Next CheckTask(Judgement& j, const Task& task);
+
+// --- static -------------------------------------------------------------------------------------
+
+// StaticChecks: an agent workspace's protected files (when `workspace` is one), the C++/CUDA scan
+// of the candidate's sources, then (unless only building) the harness's checks of model_new.py
+// in the snapshot.
+Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& workspace);
+
+// --- build --------------------------------------------------------------------------------------
+
+// WriteSnapshot writes the candidate's files and our binding files into the work folder's src/:
+// what the harness checks, compiles and runs is exactly the candidate that was hashed.
+Next WriteSnapshot(Judgement& j, const Candidate& candidate);
+// Build compiles the snapshot. With options.until == kBuild it is the last stage.
+Next Build(Judgement& j);
+
+// --- reference ----------------------------------------------------------------------------------
+
+// ReferenceRun is what the reference job's thread hands back.
+struct ReferenceRun {
+  Result<JobOutcome> job = Internal("the reference job did not run");
+  double lease_wait = 0;
+  double seconds = 0;
+};
+
+// StartReference launches the reference job (trusted: secret seeds; scaled/shifted checks; with
+// `timing`, the expected outputs of the candidate profile's spot-checked calls) on a thread of its
+// own: it needs no build, so it runs while the candidate compiles. FinishReference collects it
+// into the facts.
+std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing);
+Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending);
+
+// --- inspect ------------------------------------------------------------------------------------
+
+// StartInspect reads the built extension's kernels and their machine code (CUDA only) on a thread,
+// while the candidate is verified. FinishInspect applies what it found; its verdict comes before
+// verification's.
+std::future<BinaryInspection> StartInspect(Judgement& j);
+Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
+
+// --- verify -------------------------------------------------------------------------------------
+
+// StartVerifyJobs starts verification's `candidate` and `compare` jobs as early jobs: their fork,
+// jail and CUDA context overlap the build. Needs the check seeds (StartReference).
+void StartVerifyJobs(Judgement& j);
+// Verify: the candidate's outputs (untrusted process), their comparison (trusted process), then
+// the compute-sanitizer run when asked. With options.until == kVerify it is the last stage.
+Next Verify(Judgement& j);
+// CompareJob starts the early `compare` job `name` over files in `readable`; the expected and
+// actual paths come with its spec or its go.
+void StartCompareJob(Judgement& j, const std::string& name,
+                     const std::vector<std::string>& expected,
+                     const std::vector<std::string>& actual, const std::vector<fs::path>& readable);
+// DescribeCandidateFailure: the error kind and the reason of a failed job that ran candidate code
+// during `phase`.
+std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& job,
+                                                             const std::string& phase);
+
+// --- profile ------------------------------------------------------------------------------------
+
+// StartTiming opens the result's timing section.
+void StartTiming(Judgement& j);
+// StartCandidateProfile: the candidate's profile job as an early job, started before the build; it
+// waits for ProfileCandidate's go, under the exclusive lease.
+void StartCandidateProfile(Judgement& j);
+// ProfileCandidate times the candidate and audits the kernels its timed calls ran.
+Next ProfileCandidate(Judgement& j);
+// CheckTimedCalls: the spot-checked timed outputs match the reference's, and no time beats the
+// bytes the task must move at the measured peak bandwidth.
+Next CheckTimedCalls(Judgement& j);
+// ProfileSpec is a profile job's spec for `target` (candidate, eager or compile).
+Json ProfileSpec(Judgement& j, const std::string& target);
+// ProfileSummary: the timing fields of a profile job's result, with `time_us` for the device.
+Json ProfileSummary(const Judgement& j, const JobOutcome& job);
+
+// --- baselines ----------------------------------------------------------------------------------
+
+// StartBaselineProfiles: the eager and torch.compile profile jobs as early jobs, so that only the
+// work from their go on holds the exclusive lease.
+void StartBaselineProfiles(Judgement& j);
+// ProfileBaselines: eager and torch.compile times, from the store or measured now and stored.
+// `reuse` false re-measures.
+Next ProfileBaselines(Judgement& j, bool reuse);
+
+// --- reward -------------------------------------------------------------------------------------
+
+// Reward compares the candidate with whatever baselines were measured; always the last stage.
+Next Reward(Judgement& j, const RewardSchedule& schedule);
+
+}  // namespace cuda_agent

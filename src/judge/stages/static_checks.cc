@@ -1,0 +1,47 @@
+// static_checks.cc — the static stage: nothing of the candidate is compiled or run yet. An agent
+// workspace's protected files must match the hashes recorded at `workspace init`; the C++/CUDA
+// sources must pass the named rules (judge/static_rules.h); model_new.py must pass the harness's
+// `static` job (syntax, ModelNew, the AST rules).
+#include "judge/stages/stages.h"
+#include "judge/static_rules.h"
+#include "workspace/workspace.h"
+
+namespace cuda_agent {
+
+Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& workspace) {
+  JudgeResult& r = j.result();
+  r.stage = Stage::kStatic;
+  auto t = Clock::now();
+  if (!workspace.empty() && fs::exists(workspace / ".cuda-agent" / "workspace.json")) {
+    if (Status intact = VerifyProtectedFiles(workspace); !intact.ok()) {
+      return j.Fail(Stage::kStatic, "tampering", intact.message());
+    }
+  }
+  std::vector<StaticViolation> found = ScanCandidate(candidate);
+  for (const auto& v : found) {
+    r.violations.push_back(
+        {{"rule", v.rule}, {"file", v.file}, {"line", v.line}, {"message", v.message}});
+  }
+  if (!found.empty()) {
+    r.stage_seconds["static"] = SecondsSince(t);
+    return j.Fail(Stage::kStatic, "static_rule", FormatViolation(found.front()));
+  }
+  if (j.options().until != Stage::kBuild) {
+    // The harness reads model_new.py from the snapshot (WriteSnapshot), which names the work
+    // folder: a candidate without one is named here, by where it came from.
+    if (!candidate.files().count("model_new.py")) {
+      std::string where = workspace.empty() ? "the candidate" : fs::absolute(workspace).string();
+      return j.Fail(Stage::kStatic, "missing_model_new", "model_new.py not found in " + where);
+    }
+    Result<JobOutcome> st = j.RunJob(
+        "static", "static", {{"candidate_dir", fs::absolute(j.dirs().src).string()}}, 60, nullptr);
+    if (!st.ok()) return j.Internal(st.status().message());
+    if (!st->has_result) return j.Internal("static check failed to run: " + st->StderrTail(5));
+    for (const auto& v : st->result.value("violations", Json::array())) r.violations.push_back(v);
+    if (!st->Ok()) return j.Fail(Stage::kStatic, st->ErrorKind(), st->Reason());
+  }
+  r.stage_seconds["static"] = SecondsSince(t);
+  return Next::kContinue;
+}
+
+}  // namespace cuda_agent

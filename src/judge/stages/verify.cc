@@ -1,0 +1,236 @@
+// verify.cc — the verify stage: the `candidate` job (the untrusted process, which makes the
+// reference's inputs from the check seeds and never gets a path to the expected outputs; check 1
+// is repeated under another allocator state) and the `compare` job (trusted; the policy's
+// tolerance; on the GPU). Both start as early jobs before the build. `--sanitize` runs check 1
+// once more under compute-sanitizer.
+#include "judge/stages/stages.h"
+
+namespace cuda_agent {
+namespace {
+
+// CandidateSpec: the `candidate` job of verification. Its input transforms are the reference's
+// (it falls back to 1 and 0 where a task does not allow one): given at the go.
+Json CandidateSpec(Judgement& j) {
+  const WorkDirs& dirs = j.dirs();
+  return {{"device", j.result().device},
+          {"candidate_dir", fs::absolute(dirs.src).string()},
+          {"extension_dir", fs::absolute(dirs.build).string()},
+          {"init_inputs_path", dirs.InitInputs()},
+          {"state_dict_path", dirs.StateDict()},
+          {"task_path", dirs.task_file.string()},
+          {"check_seeds", j.facts().check_seeds},
+          {"output_dir", dirs.outputs.string()},
+          {"repeat_first_check", true},
+          {"backend_flags", j.options().policy.candidate.ToJson()}};
+}
+
+// VerifyPairs: the expected and actual outputs verification compares; the last pair is the repeat
+// of check 0 under another allocator state (HACKS B12).
+std::pair<std::vector<std::string>, std::vector<std::string>> VerifyPairs(Judgement& j) {
+  const int checks = j.options().checks;
+  std::vector<std::string> expected, actual;
+  for (int i = 0; i <= checks; ++i) {
+    std::string n = std::to_string(i);
+    expected.push_back(
+        (j.dirs().private_ / ("expected_" + std::to_string(i < checks ? i : 0) + ".pt")).string());
+    actual.push_back((j.dirs().outputs / ("output_" + n + ".pt")).string());
+  }
+  return {expected, actual};
+}
+
+// FailedCheckLabel names a failed check for the reason: "check 3/5 (inputs x 8 +0)" or the repeat.
+std::string FailedCheckLabel(Judgement& j, int index) {
+  const int checks = j.options().checks;
+  const Json& scales = j.facts().input_scales;
+  const Json& shifts = j.facts().input_shifts;
+  std::string label = index == checks
+                          ? "repeat of check 1 (another allocator state)"
+                          : "check " + std::to_string(index + 1) + "/" + std::to_string(checks);
+  double scale = index < static_cast<int>(scales.size()) && scales[index].is_number()
+                     ? scales[index].get<double>()
+                     : 1.0;
+  double shift = index < static_cast<int>(shifts.size()) && shifts[index].is_number()
+                     ? shifts[index].get<double>()
+                     : 0.0;
+  if (scale != 1.0 || shift != 0.0) {
+    char buf[80];
+    std::snprintf(buf, sizeof(buf), " (inputs x %g %+g)", scale, shift);
+    label += buf;
+  }
+  return label;
+}
+
+// SanitizerReport: the sanitizer's findings, the lines starting with "=========" on its stdout.
+std::string SanitizerReport(const std::string& out) {
+  std::string report;
+  for (size_t pos = 0; pos < out.size() && report.size() < 600;) {
+    size_t eol = out.find('\n', pos);
+    if (eol == std::string::npos) eol = out.size();
+    std::string line = out.substr(pos, eol - pos);
+    if (line.rfind("=========", 0) == 0 && line.find("COMPUTE-SANITIZER") == std::string::npos &&
+        line.size() > 10) {
+      report += (report.empty() ? "" : " | ") + line.substr(10);
+    }
+    pos = eol + 1;
+  }
+  return report;
+}
+
+// Sanitize runs check 1 again under compute-sanitizer (options.sanitizer), with torch's caching
+// allocator off so that every buffer has exact bounds (HACKS B12: races, out-of-bounds accesses,
+// uninitialised reads that passed by luck).
+Next Sanitize(Judgement& j, Json spec) {
+  const JudgeOptions& opt = j.options();
+  JudgeResult& r = j.result();
+  if (opt.sanitizer.empty() || opt.device != Device::kCuda) return Next::kContinue;
+  auto t = Clock::now();
+  const std::string& cuda_home = j.toolchain().cuda_home;
+  fs::path tool = fs::path(cuda_home) / "bin" / "compute-sanitizer";
+  if (!fs::exists(tool)) {
+    Result<std::string> found = FindExecutable("compute-sanitizer");
+    if (!found.ok())
+      return j.Internal("--sanitize: compute-sanitizer not found under " + cuda_home);
+    tool = found.value();
+  }
+  const WorkDirs& dirs = j.dirs();
+  fs::path out = dirs.root / "sanitize";
+  fs::create_directories(out);
+  spec["check_seeds"] = Json::array({spec["check_seeds"][0]});
+  spec["input_scales"] = Json::array({spec["input_scales"][0]});
+  spec["input_shifts"] = Json::array({spec["input_shifts"][0]});
+  spec["output_dir"] = out.string();
+  spec["repeat_first_check"] = false;
+  JobSandbox box = j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {out});
+  constexpr int kSanitizerExit = 86;
+  box.wrapper = {
+      tool.string(),   "--tool", opt.sanitizer, "--error-exitcode", std::to_string(kSanitizerExit),
+      "--print-limit", "10"};
+  box.env_set = {"PYTORCH_NO_CUDA_MEMORY_CACHING=1"};
+  Result<JobOutcome> job =
+      j.RunJob("sanitizer", "candidate", spec, opt.candidate_timeout_s * 4, &box);
+  r.stage_seconds["sanitize"] = SecondsSince(t);
+  if (!job.ok()) return j.Internal(job.status().message());
+  j.Track(job.value());
+  const RunResult& p = job->process;
+  size_t errors_at = p.out.find("ERROR SUMMARY:");
+  r.verify["sanitizer"] = {
+      {"tool", opt.sanitizer},
+      {"exit", p.exit_code},
+      {"summary", errors_at == std::string::npos ? "" : p.out.substr(errors_at, 40)}};
+  if (!p.timed_out && p.term_signal == 0 && p.exit_code == kSanitizerExit) {
+    r.correct = false;
+    return j.Fail(Stage::kVerify, "sanitizer",
+                  "compute-sanitizer " + opt.sanitizer +
+                      " found errors in check 1: " + SanitizerReport(p.out));
+  }
+  if (job->has_result && job->ErrorKind() == "internal") {
+    return j.Internal("the sanitizer run (" + opt.sanitizer + "): " + job->Reason());
+  }
+  if (!job->Ok()) {
+    r.correct = false;
+    auto [kind, why] =
+        DescribeCandidateFailure(job.value(), "the sanitizer run (" + opt.sanitizer + ")");
+    return j.Fail(Stage::kVerify, kind, why);
+  }
+  return Next::kContinue;
+}
+
+}  // namespace
+
+std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& job,
+                                                             const std::string& phase) {
+  const RunResult& p = job.process;
+  if (job.oom_killed) return {"oom", "ran out of memory (the job's limit) during " + phase};
+  if (p.timed_out) return {"timeout", p.Describe() + " during " + phase};
+  if (p.term_signal != 0) {
+    std::string tail = job.StderrTail(3);
+    return {"crash", "crashed: " + p.Describe() + " during " + phase +
+                         (tail.empty() ? "" : " (" + tail + ")")};
+  }
+  if (job.has_result) {
+    std::string kind = job.ErrorKind().empty() ? "failed" : job.ErrorKind();
+    return {kind, phase + " failed: " + job.Reason()};
+  }
+  return {"crash", phase + " process ended with " + p.Describe() + ": " + job.StderrTail(5)};
+}
+
+// The trusted comparison of expected and actual output files; on the GPU for CUDA judgements (a
+// KernelBench output of a GiB compares in milliseconds there, in seconds on a CPU).
+void StartCompareJob(Judgement& j, const std::string& name,
+                     const std::vector<std::string>& expected,
+                     const std::vector<std::string>& actual,
+                     const std::vector<fs::path>& readable) {
+  const JudgeOptions& opt = j.options();
+  Json spec = {{"expected_paths", expected},
+               {"actual_paths", actual},
+               {"tolerance", opt.policy.Tolerance()},
+               {"device", j.result().device}};
+  JobSandbox box = j.Contain(readable, {});
+  box.policy.gpu = opt.device == Device::kCuda;
+  j.early().Start(name, "compare", spec, box, opt.trusted_timeout_s);
+}
+
+void StartVerifyJobs(Judgement& j) {
+  const WorkDirs& dirs = j.dirs();
+  // The candidate sees its weights, the task, its sources and extension; never dirs.private_.
+  j.early().Start("candidate", "candidate", CandidateSpec(j),
+                  j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.outputs}),
+                  j.options().candidate_timeout_s);
+  auto [expected, actual] = VerifyPairs(j);
+  StartCompareJob(j, "compare", expected, actual, {dirs.private_, dirs.outputs});
+}
+
+Next Verify(Judgement& j) {
+  const JudgeOptions& opt = j.options();
+  JudgeResult& r = j.result();
+  const JudgementFacts& facts = j.facts();
+  r.stage = Stage::kVerify;  // the build, which ran after the reference started, left kBuild
+  auto t = Clock::now();
+  Result<DeviceLease> lease = j.Lease(LeaseMode::kShared);
+  if (!lease.ok()) return j.Internal(lease.status().message());
+  if (!j.early().Started("candidate")) StartVerifyJobs(j);
+  // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
+  Json transforms = {{"input_scales", facts.input_scales}, {"input_shifts", facts.input_shifts}};
+  Result<JobOutcome> cand = j.early().Run("candidate", transforms);
+  if (!cand.ok()) return j.Internal(cand.status().message());
+  j.Track(cand.value());
+  if (!cand->Ok()) {
+    r.stage_seconds["verify"] = SecondsSince(t);
+    auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
+    return j.Fail(Stage::kVerify, kind, why);
+  }
+  Result<JobOutcome> cmp = j.early().Run("compare");
+  if (!cmp.ok()) return j.Internal(cmp.status().message());
+  j.Track(cmp.value());
+  r.stage_seconds["verify"] = SecondsSince(t);
+  if (!cmp->has_result) {
+    return j.Internal("compare job: " + cmp->process.Describe() + ": " + cmp->StderrTail(5));
+  }
+  r.verify = {{"ok", cmp->Ok()},
+              {"checks", cmp->result.value("checks", Json::array())},
+              {"num_checks", opt.checks},
+              {"output_signature", facts.output_signature},
+              {"input_scales", facts.input_scales},
+              {"input_shifts", facts.input_shifts},
+              {"float_dtypes", facts.float_dtypes},
+              {"repeat_index", opt.checks}};
+  if (!cmp->Ok()) {
+    std::string why = cmp->Reason();
+    for (const auto& c : r.verify["checks"]) {
+      if (c.value("ok", true)) continue;
+      why = FailedCheckLabel(j, c.value("index", 0)) + ": " + c.value("reason", why);
+      break;
+    }
+    std::string kind = cmp->ErrorKind().empty() ? "mismatch" : cmp->ErrorKind();
+    return j.Fail(Stage::kVerify, kind, "verification failed: " + why);
+  }
+  r.correct = true;
+  Json cand_spec = CandidateSpec(j);
+  cand_spec.update(transforms);
+  if (Next n = Sanitize(j, cand_spec); n == Next::kStop) return n;
+  if (opt.until != Stage::kVerify) return Next::kContinue;
+  r.reason = "verification passed (" + std::to_string(opt.checks) + " checks)";
+  return Next::kStop;
+}
+
+}  // namespace cuda_agent
