@@ -37,6 +37,8 @@ struct SessionSpec {
 class Session {
  public:
   // Open makes (or, with spec.reopen, reattaches to) the session folder and starts the gateway.
+  // FailedPrecondition when dir/workspace holds files already (without reopen); NotFound when
+  // reopen finds no workspace there; Internal when the workspace or the gateway cannot be made.
   static Result<std::unique_ptr<Session>> Open(SessionSpec spec, JudgeService& judge);
   ~Session();  // Close()
   Session(const Session&) = delete;
@@ -51,11 +53,13 @@ class Session {
   // Call runs one tool call (arguments as JSON text); calls of one session run one at a time.
   // A malformed call is an error observation, never a crash.
   Observation Call(const std::string& tool, const std::string& arguments_text);
-  // Grade judges the workspace as it is now with the full pipeline (JudgeService::Evaluate).
+  // Grade judges the workspace as it is now with the full pipeline (JudgeService::Evaluate, the
+  // request's .workspace set so its protected files are checked); it waits for a call in flight.
   JudgeResult Grade();
   // BestInLoop: the best verdict the workspace's utils/ got so far.
   std::optional<GatewayVerdict> BestInLoop() const;
-  // Close stops background jobs and the gateway; the folder stays. Idempotent.
+  // Close stops background jobs and the gateway; the folder stays. Idempotent; it does not wait for
+  // a call in flight. Afterwards Call answers an error observation; Grade still works.
   void Close();
 
  private:
