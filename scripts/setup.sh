@@ -49,6 +49,14 @@ if ! "$PYTHON" -c "import transformers" >/dev/null 2>&1; then
   "$PYTHON" -m pip install -q "transformers==5.23.0"
 fi
 
+# mcp: the official MCP SDK, the client the MCP tests talk to `cuda-agent mcp` and `/mcp` with
+# (tests only). Pinned: its client's protocol negotiation changes between versions.
+MCP_VERSION=2.3.0
+if [ "$("$PYTHON" -c "import importlib.metadata as m; print(m.version('mcp'))" 2>/dev/null)" != "$MCP_VERSION" ]; then
+  log "installing mcp==$MCP_VERSION"
+  "$PYTHON" -m pip install -q "mcp==$MCP_VERSION"
+fi
+
 # Build.
 GENERATOR=()
 command -v ninja >/dev/null 2>&1 && GENERATOR=(-G Ninja)
