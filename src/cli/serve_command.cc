@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -51,6 +52,21 @@ const std::vector<OptionSpec>& ServeSpecs() {
     return s;
   }();
   return specs;
+}
+
+// HiddenFromSessions: `dir` lies under a folder the tool sandbox replaces by an empty tmpfs (/tmp,
+// the homes, the cache folders), so a session sees its own workspace (bound back) and no other.
+bool HiddenFromSessions(const fs::path& dir, const fs::path& cache_dir) {
+  std::vector<fs::path> hidden = {"/tmp", "/root", "/home", DefaultCacheDir()};
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    hidden.push_back(home);
+  if (!cache_dir.empty()) hidden.push_back(fs::absolute(cache_dir));
+  const fs::path target = fs::absolute(dir).lexically_normal();
+  for (const fs::path& h : hidden) {
+    fs::path rel = target.lexically_relative(fs::absolute(h).lexically_normal());
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return true;
+  }
+  return false;
 }
 
 bool IsLoopback(const std::string& host) {
@@ -109,6 +125,14 @@ int ServeCommand(const Args& args) {
   EnvironmentOptions options;
   options.state_dir =
       a->Get("state-dir").empty() ? DefaultCacheDir() / "serve" : fs::path(a->Get("state-dir"));
+  if (!HiddenFromSessions(options.state_dir, judge_options->cache_dir)) {
+    return UsageError("serve",
+                      "--state-dir " + options.state_dir.string() +
+                          " would be visible inside every session's sandbox (sessions could read "
+                          "each other's workspaces): put it under /tmp, a home folder or the cache "
+                          "folder",
+                      specs);
+  }
   options.judge = judge_options.value();
   options.binary = ExecutablePath();
   options.env = env.value();
