@@ -51,6 +51,9 @@ struct EnvironmentOptions {
                                  // device; beyond: 429 with Retry-After
   double default_ttl_s = 3600;   // idle sessions are reaped after their TTL (record kept: expired)
   int default_turn_limit = 150;  // tool calls per session
+  size_t judge_workers = 1;      // judgements running at once per device
+  std::string version;           // for /v1/health
+  double reap_interval_s = 1;    // how often the reaper looks for expired sessions
 };
 
 struct OpenSessionRequest {
@@ -110,6 +113,8 @@ class Environment {
   // Shutdown stops accepting work (503), waits for running calls up to `grace_s`, closes sessions
   // (their folders stay, so a restart reopens them).
   void Shutdown(double grace_s);
+  // Stopping: Shutdown has begun; every face answers new work with 503.
+  bool Stopping() const;
 
  private:
   struct State;
