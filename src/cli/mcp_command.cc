@@ -80,6 +80,7 @@ int McpCommand(const Args& args) {
   options.max_sessions = 1;
   // An agent may think for a long time between calls; the session ends with the process.
   options.default_ttl_s = 7 * 24 * 3600;
+  options.version = CUDA_AGENT_VERSION;
 
   InProcessJudge judge(harness.value());
   Result<std::unique_ptr<Environment>> env = Environment::Open(options, judge);
@@ -115,6 +116,7 @@ int McpCommand(const Args& args) {
     McpServer mcp(*env.value(), mcp_options);
     served = RunMcpStdio(mcp, {}, in, out);
   }
+  // The workspace stays: <state-dir>/sessions/<id>/workspace.
   env.value()->Shutdown(5);
   if (!served.ok()) {
     std::cerr << "cuda-agent mcp: " << served.message() << "\n";

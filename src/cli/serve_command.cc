@@ -18,6 +18,7 @@
 #include "server/environment.h"
 #include "server/http_api.h"
 #include "server/http_server.h"
+#include "server/mcp.h"
 
 namespace cuda_agent {
 namespace {
@@ -40,6 +41,9 @@ const std::vector<OptionSpec>& ServeSpecs() {
         {"max-body-bytes", true, "largest request body; beyond: 413", "16777216"},
         {"http-threads", true, "connections served at once (0: --max-sessions + 16)", "0"},
         {"shutdown-grace", true, "seconds SIGTERM waits for running calls and judgements", "60"},
+        {"mcp-task", true,
+         "task of MCP sessions at /mcp that name none in the URL (/mcp?task=REF); empty: each must",
+         ""},
     };
     // The judge's flags set the defaults of every grade and evaluation (a session may pick its own
     // device and policy); the ones naming one judgement do not apply.
@@ -156,9 +160,16 @@ int ServeCommand(const Args& args) {
     std::cerr << "cuda-agent serve: " << environment.status().message() << "\n";
     return kExitInternal;
   }
+  // MCP at /mcp (server/mcp_http.h). Like the judge it lives as long as the process: its sessions'
+  // Environment sessions are left to the Environment's shutdown.
+  McpServer* mcp = new McpServer(*environment.value(), {.task = a->Get("mcp-task"),
+                                                        .device = a->Get("device"),
+                                                        .policy = a->Get("policy"),
+                                                        .server_version = options.version});
   HttpApi api(*environment.value(), {.token = token,
                                      .max_body_bytes = static_cast<size_t>(max_body.value()),
-                                     .version = options.version});
+                                     .version = options.version,
+                                     .mcp = mcp});
   HttpServerOptions http;
   http.host = host;
   http.port = port;
@@ -172,8 +183,8 @@ int ServeCommand(const Args& args) {
     return kExitInternal;
   }
   const std::string url_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  const std::string url = "http://" + url_host + ":" + std::to_string((*server)->port());
-  std::thread serving([&server] { (*server)->Run(); });
+  const std::string url = "http://" + url_host + ":" + std::to_string(server.value()->port());
+  std::thread serving([&server] { server.value()->Run(); });
   std::cout << "cuda-agent serve: listening on " << url << " (state " << options.state_dir.string()
             << ", judge " << judge.Describe() << (token.empty() ? ", no token" : ", bearer token")
             << ")" << std::endl;
@@ -184,7 +195,7 @@ int ServeCommand(const Args& args) {
             << ": refusing new work, finishing running calls (up to " << grace.value() << " s)"
             << std::endl;
   environment.value()->Shutdown(grace.value());
-  (*server)->Stop();
+  server.value()->Stop();
   serving.join();
   // Jobs still judging past the grace period hold the environment: it is left to the process's
   // exit rather than destroyed under them (their records say `running`, then `interrupted`).

@@ -846,22 +846,49 @@ Json Environment::StatusPage() const {
     }
     for (double t : st.call_times) calls_last_minute += t >= now - 60 ? 1 : 0;
   }
+  // Recent judgements: session grades and finished evaluations, with the task and the reason.
   Json grades = Json::array();
-  Result<std::vector<Row>> rows =
-      st.Query("SELECT session_id, reward, at FROM grades ORDER BY at DESC LIMIT ?",
-               {static_cast<int64_t>(kRecentGrades)});
+  Result<std::vector<Row>> rows = st.Query(
+      "SELECT 'session_id', g.session_id, s.task, g.reward, CASE WHEN json_valid(g.result) THEN "
+      "json_extract(g.result, '$.reason') END, g.at FROM grades g LEFT JOIN sessions s ON s.id = "
+      "g.session_id UNION ALL SELECT 'job_id', id, task, reward, CASE WHEN json_valid(result) "
+      "THEN json_extract(result, '$.reason') END, finished_at FROM jobs WHERE status = 'done' "
+      "ORDER BY 6 DESC LIMIT ?",
+      {static_cast<int64_t>(kRecentGrades)});
   if (rows.ok()) {
     for (const Row& r : rows.value()) {
-      grades.push_back(
-          {{"session_id", Text(r[0])}, {"reward", JsonColumn(r[1])}, {"at", Real(r[2])}});
+      grades.push_back({{Text(r[0]), Text(r[1])},
+                        {"task", Text(r[2])},
+                        {"reward", JsonColumn(r[3])},
+                        {"reason", Text(r[4])},
+                        {"at", Real(r[5])}});
     }
   }
+  // Throughput: judgements finished per 5 minutes over the last hour, oldest bucket first.
+  constexpr double kBucketS = 300;
+  constexpr int kBuckets = 12;
+  const double now = UnixNow();
+  Json counts = Json::array();
+  std::vector<int64_t> buckets(kBuckets, 0);
+  Result<std::vector<Row>> times = st.Query(
+      "SELECT at FROM grades WHERE at >= ?1 UNION ALL SELECT finished_at FROM jobs WHERE status = "
+      "'done' AND finished_at >= ?1",
+      {now - kBucketS * kBuckets});
+  if (times.ok()) {
+    for (const Row& r : times.value()) {
+      int index = kBuckets - 1 - static_cast<int>((now - Real(r[0])) / kBucketS);
+      if (index >= 0 && index < kBuckets) ++buckets[index];
+    }
+  }
+  for (int64_t n : buckets) counts.push_back(n);
   Json health = Health();
   return {{"health", health},
+          {"now", now},
           {"sessions", sessions},
           {"recent_grades", grades},
+          {"throughput", {{"bucket_s", kBucketS}, {"counts", counts}}},
           {"calls_last_minute", calls_last_minute},
-          {"uptime_s", UnixNow() - st.started_at}};
+          {"uptime_s", now - st.started_at}};
 }
 
 void Environment::ReapExpired() { state_->Reap(); }

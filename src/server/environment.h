@@ -106,8 +106,12 @@ class Environment {
   ApiResult<Json> Job(const std::string& job_id);
 
   std::vector<ToolSpec> Tools() const;
-  Json Health() const;      // /v1/health
-  Json StatusPage() const;  // what the status page shows: sessions, queues, recent grades, rate
+  Json Health() const;  // /v1/health
+  // StatusPage: what the status page shows (server/status_page.h): {"health", "now", "sessions",
+  // "recent_grades": [{"session_id"|"job_id", "task", "reward", "reason", "at"}] (grades and
+  // finished evaluations, newest first), "throughput": {"bucket_s": 300, "counts": [12, oldest
+  // first]}, "calls_last_minute", "uptime_s"}.
+  Json StatusPage() const;
   // ReapExpired closes sessions idle past their TTL (workspace removed, record kept as expired).
   void ReapExpired();
   // Shutdown stops accepting work (503), waits for running calls up to `grace_s`, closes sessions

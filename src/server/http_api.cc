@@ -5,6 +5,7 @@
 #include <cmath>
 #include <set>
 
+#include "server/mcp_http.h"
 #include "server/status_page.h"
 
 namespace cuda_agent {
@@ -190,6 +191,14 @@ HttpResponse HttpApi::Handle(const HttpRequest& request) {
                             "the HTTP request is malformed (status " +
                                 std::to_string(request.refused_status) + ")"});
     }
+    if (options_.mcp != nullptr && request.path == kMcpPath) {
+      if (std::optional<HttpResponse> refused = Unauthorized(request)) return *refused;
+      if (environment_.Stopping()) {
+        return ErrorResponse(
+            {503, "stopping", "the server is shutting down; retry against its successor", 5});
+      }
+      return HandleMcpHttp(*options_.mcp, request);
+    }
     const std::vector<std::string> parts = SplitPath(request.path);
     const std::string method = request.method == "HEAD" ? "GET" : request.method;
     std::vector<std::string> allowed;
@@ -201,16 +210,8 @@ HttpResponse HttpApi::Handle(const HttpRequest& request) {
         allowed.push_back(route.method);
         continue;
       }
-      if (!route.open && !options_.token.empty()) {
-        auto it = request.headers.find("authorization");
-        const std::string presented = it == request.headers.end() ? "" : it->second;
-        if (!ConstantTimeEqual(presented, "Bearer " + options_.token)) {
-          return ErrorResponse({401, "unauthorized",
-                                presented.empty()
-                                    ? "this server needs 'Authorization: Bearer <token>' "
-                                      "(its --token / CUDA_AGENT_TOKEN)"
-                                    : "the bearer token is wrong"});
-        }
+      if (!route.open) {
+        if (std::optional<HttpResponse> refused = Unauthorized(request)) return *refused;
       }
       if (environment_.Stopping() && i != kHealth) {
         return ErrorResponse(
@@ -233,6 +234,17 @@ HttpResponse HttpApi::Handle(const HttpRequest& request) {
   } catch (const std::exception& e) {
     return ErrorResponse({500, "internal", std::string("internal error: ") + e.what()});
   }
+}
+
+std::optional<HttpResponse> HttpApi::Unauthorized(const HttpRequest& request) const {
+  if (options_.token.empty()) return std::nullopt;
+  auto it = request.headers.find("authorization");
+  const std::string presented = it == request.headers.end() ? "" : it->second;
+  if (ConstantTimeEqual(presented, "Bearer " + options_.token)) return std::nullopt;
+  return ErrorResponse({401, "unauthorized",
+                        presented.empty() ? "this server needs 'Authorization: Bearer <token>' "
+                                            "(its --token / CUDA_AGENT_TOKEN)"
+                                          : "the bearer token is wrong"});
 }
 
 HttpResponse HttpApi::Dispatch(const HttpRequest& request, size_t route, const std::string& id) {

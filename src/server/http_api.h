@@ -6,6 +6,7 @@
 //   HttpResponse r = api.Handle(request);  // what http_server.h's handler returns
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,10 +16,13 @@
 
 namespace cuda_agent {
 
+class McpServer;
+
 struct HttpApiOptions {
   std::string token;                  // empty: no auth; else `Authorization: Bearer <token>`
   size_t max_body_bytes = 16u << 20;  // for the 413 message (the server enforces it)
   std::string version;
+  McpServer* mcp = nullptr;  // when set, /mcp is MCP's Streamable HTTP (server/mcp_http.h)
 };
 
 class HttpApi {
@@ -37,6 +41,8 @@ class HttpApi {
 
  private:
   HttpResponse Dispatch(const HttpRequest& request, size_t route, const std::string& id);
+  // Unauthorized: the 401 for a request without the server's token, nullopt when it may pass.
+  std::optional<HttpResponse> Unauthorized(const HttpRequest& request) const;
   Environment& environment_;
   HttpApiOptions options_;
 };

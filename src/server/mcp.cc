@@ -186,14 +186,7 @@ McpIncoming ParseMcpMessage(const std::string& text) {
 McpServer::McpServer(Environment& env, McpOptions options)
     : env_(env), options_(std::move(options)) {}
 
-McpServer::~McpServer() {
-  std::vector<std::string> ids;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (const auto& [id, session] : sessions_) ids.push_back(id);
-  }
-  for (const std::string& id : ids) EndSession(id);
-}
+McpServer::~McpServer() = default;
 
 Result<std::string> McpServer::StartSession(const McpSessionSpec& spec) {
   auto session = std::make_shared<Session>();
@@ -453,7 +446,6 @@ Status RunMcpStdio(McpServer& server, const McpSessionSpec& spec, std::istream& 
     }
     if (reply) send(*reply);
   }
-  server.EndSession(session.value());
   return Status();
 }
 

@@ -72,7 +72,9 @@ struct McpOptions {
 class McpServer {
  public:
   McpServer(Environment& env, McpOptions options);
-  ~McpServer();  // ends every MCP session (their Environment sessions are closed)
+  // The destructor forgets the MCP sessions without closing their Environment sessions: the
+  // Environment's Shutdown decides about those (it keeps their folders).
+  ~McpServer();
   McpServer(const McpServer&) = delete;
   McpServer& operator=(const McpServer&) = delete;
 
@@ -110,8 +112,9 @@ class McpServer {
 };
 
 // RunMcpStdio serves one MCP session over newline-delimited JSON-RPC: messages on `in`, responses
-// on `out` (one line each, flushed), nothing else on `out`. Returns at end of input; the session
-// is ended then.
+// on `out` (one line each, flushed), nothing else on `out`. Returns at end of input, leaving the
+// session's Environment session to the caller (`cuda-agent mcp` shuts the Environment down, which
+// keeps the workspace).
 Status RunMcpStdio(McpServer& server, const McpSessionSpec& spec, std::istream& in,
                    std::ostream& out);
 
