@@ -73,7 +73,8 @@ class McpServerTest : public ::testing::Test {
     Result<std::unique_ptr<Environment>> env = Environment::Open(options, *judge_);
     ASSERT_TRUE(env.ok()) << env.status().message();
     env_ = std::move(env).value();
-    mcp_ = std::make_unique<McpServer>(*env_, McpOptions{.task = kTask, .device = "cpu"});
+    mcp_ = std::make_unique<McpServer>(
+        *env_, McpOptions{.task = kTask, .device = "cpu", .policy = "", .server_version = "test"});
   }
   void TearDown() override {
     mcp_.reset();
@@ -81,12 +82,13 @@ class McpServerTest : public ::testing::Test {
   }
 
   std::string Started() {
-    Result<std::string> id = mcp_->StartSession({});
-    EXPECT_TRUE(id.ok());
-    Json init = *mcp_->Handle(*id, Initialize(1, "2025-06-18"));
+    Result<std::string> made = mcp_->StartSession({});
+    EXPECT_TRUE(made.ok());
+    const std::string id = made.value();
+    Json init = *mcp_->Handle(id, Initialize(1, "2025-06-18"));
     EXPECT_EQ(init["result"]["protocolVersion"], "2025-06-18") << init.dump();
-    EXPECT_FALSE(mcp_->Handle(*id, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
-    return *id;
+    EXPECT_FALSE(mcp_->Handle(id, {{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}));
+    return id;
   }
 
   TestDir dir_{"mcp"};
@@ -102,7 +104,7 @@ TEST_F(McpServerTest, NegotiatesTheProtocolVersion) {
                                                         {"2025-11-25", "2025-11-25"},
                                                         {"2026-07-28", "2025-11-25"},
                                                         {"1.0", "2025-11-25"}}) {
-    std::string id = *mcp_->StartSession({});
+    std::string id = mcp_->StartSession({}).value();
     Json init = *mcp_->Handle(id, Initialize(7, asked));
     EXPECT_EQ(init["id"], 7);
     EXPECT_EQ(init["result"]["protocolVersion"], answered) << asked;
@@ -113,12 +115,12 @@ TEST_F(McpServerTest, NegotiatesTheProtocolVersion) {
     EXPECT_EQ((*mcp_->Handle(id, Initialize(8, asked)))["error"]["code"], kJsonRpcInvalidRequest);
     EXPECT_TRUE(mcp_->EndSession(id));
   }
-  std::string id = *mcp_->StartSession({});
+  std::string id = mcp_->StartSession({}).value();
   EXPECT_EQ((*mcp_->Handle(id, Request(1, "initialize")))["error"]["code"], kJsonRpcInvalidParams);
 }
 
 TEST_F(McpServerTest, RefusesWorkBeforeInitializeButAnswersPing) {
-  std::string id = *mcp_->StartSession({});
+  std::string id = mcp_->StartSession({}).value();
   EXPECT_EQ((*mcp_->Handle(id, Request(1, "ping")))["result"], Json::object());
   Json early = *mcp_->Handle(id, Request(2, "tools/list"));
   EXPECT_EQ(early["error"]["code"], kJsonRpcInvalidRequest);
@@ -195,10 +197,11 @@ TEST_F(McpServerTest, TaskToolAnswersTheTaskAndTheRules) {
 }
 
 TEST_F(McpServerTest, ABadTaskIsAToolErrorAndNoTaskIsRefused) {
-  Result<std::string> bad = mcp_->StartSession({.task = "/no/such/task.py"});
+  Result<std::string> bad =
+      mcp_->StartSession({.task = "/no/such/task.py", .device = "", .policy = ""});
   ASSERT_TRUE(bad.ok());
-  mcp_->Handle(*bad, Initialize(1, "2025-11-25"));
-  Json call = *mcp_->Handle(*bad, CallTool(2, "Read", {{"file_path", "model.py"}}));
+  mcp_->Handle(bad.value(), Initialize(1, "2025-11-25"));
+  Json call = *mcp_->Handle(bad.value(), CallTool(2, "Read", {{"file_path", "model.py"}}));
   EXPECT_EQ(call["result"]["isError"], true);
   EXPECT_NE(call["result"]["content"][0]["text"].get<std::string>().find("/no/such/task.py"),
             std::string::npos);

@@ -257,10 +257,10 @@ std::string StatusPageHtml(const Json& status, int refresh_s) {
     Card(html, "calls-last-minute", Text(status, "calls_last_minute"), "tool calls, last minute");
   }
   html << "</div>";
+  ThroughputChart(html, status);
   SessionsTable(html, status);
   DevicesTable(html, health);
   GradesTable(html, status, now);
-  ThroughputChart(html, status);
   html << "</body></html>\n";
   return html.str();
 }

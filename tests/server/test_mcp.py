@@ -333,15 +333,22 @@ def test_status_page_in_headless_chromium(server, tmp_path):
     if not chromium:
         pytest.skip("chromium is not installed (scripts/setup.sh installs it)")
 
-    # One open session (it stays open while the browser looks) and one grade made here.
+    # One grade made here (its session is graded, then closed) and one session that stays open
+    # while the browser looks.
+    async def write_candidate(client):
+        for path in sorted(CANDIDATE.rglob("*")):
+            if path.is_file():
+                written = await client.call_tool("Write", {"file_path": str(path.relative_to(CANDIDATE)),
+                                                           "content": path.read_text()})
+                assert not written.is_error, text_of(written)
+
     async def open_and_grade():
-        async with Client(server + "/mcp") as client:
-            for path in sorted(CANDIDATE.rglob("*")):
-                if path.is_file():
-                    await client.call_tool("Write", {"file_path": str(path.relative_to(CANDIDATE)),
-                                                     "content": path.read_text()})
-            graded = await client.call_tool("grade", {})
+        async with Client(server + "/mcp") as grader:
+            await write_candidate(grader)
+            graded = await grader.call_tool("grade", {})
             assert not graded.is_error, text_of(graded)
+        async with Client(server + "/mcp") as working:
+            await write_candidate(working)
             health = json.loads(http("GET", server + "/v1/health")[2])
             dom = run_chromium(chromium, ["--dump-dom"], server + "/")
             shot = tmp_path / "status.png"
