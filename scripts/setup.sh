@@ -15,7 +15,7 @@ if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; f
 # chromium renders the bench report in a headless browser for its test (tests/bench). libcurl4-openssl-dev:
 # curl headers for src/llm/http_client.cc (libcurl itself is loaded with dlopen at run time).
 APT_PACKAGES=(g++ make cmake ninja-build nlohmann-json3-dev libsqlite3-dev libgtest-dev python3-dev bubblewrap
-              libcurl4-openssl-dev
+              libcurl4-openssl-dev libcpp-httplib-dev
               chromium)
 if [ -z "${SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
   missing=()
@@ -47,6 +47,14 @@ done
 if ! "$PYTHON" -c "import transformers" >/dev/null 2>&1; then
   log "installing transformers==5.23.0"
   "$PYTHON" -m pip install -q "transformers==5.23.0"
+fi
+
+# mcp: the official MCP SDK, the client the MCP tests talk to `cuda-agent mcp` and `/mcp` with
+# (tests only). Pinned: its client's protocol negotiation changes between versions.
+MCP_VERSION=2.3.0
+if [ "$("$PYTHON" -c "import importlib.metadata as m; print(m.version('mcp'))" 2>/dev/null)" != "$MCP_VERSION" ]; then
+  log "installing mcp==$MCP_VERSION"
+  "$PYTHON" -m pip install -q "mcp==$MCP_VERSION"
 fi
 
 # Build.

@@ -19,5 +19,7 @@ int SandboxCommand(const Args& args);
 int SynthCommand(const Args& args);
 int LlmCommand(const Args& args);    // llm_command.cc
 int SolveCommand(const Args& args);  // solve_command.cc
+int McpCommand(const Args& args);    // mcp_command.cc
+int ServeCommand(const Args& args);  // serve_command.cc
 
 }  // namespace cuda_agent

@@ -37,6 +37,10 @@ commands:
              cuda-agent synth --out DIR [--count N] [--max-ops 5] [--decontaminate SUITE] [--device cuda|cpu] [--seed S]
   solve      run the agent on a task: a workspace, the model's tool calls, the final judgement
              cuda-agent solve TASK --model SPEC [--device cuda|cpu] [--max-turns N] [--out DIR] [--json]
+  serve      the environment as an HTTP service: sessions, tool calls, grades (docs/server.md)
+             cuda-agent serve [--port 8377] [--token T] [--device cuda|cpu] [--state-dir DIR]
+  mcp        serve one task's environment to an MCP client over stdio (Claude Code, Cursor, ...)
+             cuda-agent mcp --task TASK [--device cuda|cpu] [--state-dir DIR]
   llm        send one request to a model spec (with a dummy echo tool) to check it before a solve
              cuda-agent llm --model openai:URL#MODEL|anthropic:MODEL|replay:FILE [--prompt TEXT] [--no-stream] [--json]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
@@ -90,6 +94,8 @@ int Main(int argc, char** argv) {
   if (command == "synth") return cuda_agent::SynthCommand(args);
   if (command == "llm") return cuda_agent::LlmCommand(args);
   if (command == "solve") return cuda_agent::SolveCommand(args);
+  if (command == "serve") return cuda_agent::ServeCommand(args);
+  if (command == "mcp") return cuda_agent::McpCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;

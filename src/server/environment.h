@@ -51,6 +51,9 @@ struct EnvironmentOptions {
                                  // device; beyond: 429 with Retry-After
   double default_ttl_s = 3600;   // idle sessions are reaped after their TTL (record kept: expired)
   int default_turn_limit = 150;  // tool calls per session
+  size_t judge_workers = 1;      // judgements running at once per device
+  std::string version;           // for /v1/health
+  double reap_interval_s = 1;    // how often the reaper looks for expired sessions
 };
 
 struct OpenSessionRequest {
@@ -103,13 +106,19 @@ class Environment {
   ApiResult<Json> Job(const std::string& job_id);
 
   std::vector<ToolSpec> Tools() const;
-  Json Health() const;      // /v1/health
-  Json StatusPage() const;  // what the status page shows: sessions, queues, recent grades, rate
+  Json Health() const;  // /v1/health
+  // StatusPage: what the status page shows (server/status_page.h): {"health", "now", "sessions",
+  // "recent_grades": [{"session_id"|"job_id", "task", "reward", "reason", "at"}] (grades and
+  // finished evaluations, newest first), "throughput": {"bucket_s": 300, "counts": [12, oldest
+  // first]}, "calls_last_minute", "uptime_s"}.
+  Json StatusPage() const;
   // ReapExpired closes sessions idle past their TTL (workspace removed, record kept as expired).
   void ReapExpired();
   // Shutdown stops accepting work (503), waits for running calls up to `grace_s`, closes sessions
   // (their folders stay, so a restart reopens them).
   void Shutdown(double grace_s);
+  // Stopping: Shutdown has begun; every face answers new work with 503.
+  bool Stopping() const;
 
  private:
   struct State;

@@ -1,0 +1,207 @@
+// serve_command.cc — `cuda-agent serve`: the environment service (docs/server.md). Opens the
+// Environment over its state folder (reopening what a previous server left), puts the HTTP face on
+// host:port, prints the URL, and serves until SIGTERM/SIGINT: then new work gets 503, running
+// calls finish (up to --shutdown-grace), the store is checkpointed and the process exits 0.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/exit_status.h"
+#include "cli/judge_flags.h"
+#include "cli/options.h"
+#include "harness/client.h"
+#include "judge/judge_service.h"
+#include "server/environment.h"
+#include "server/http_api.h"
+#include "server/http_server.h"
+#include "server/mcp.h"
+
+namespace cuda_agent {
+namespace {
+
+const std::vector<OptionSpec>& ServeSpecs() {
+  static const std::vector<OptionSpec> specs = [] {
+    std::vector<OptionSpec> s = {
+        {"host", true, "address to listen on (another than loopback needs --token)", "127.0.0.1"},
+        {"port", true, "port to listen on (0: a free one, printed)", "8377"},
+        {"token", true, "bearer token every route but /v1/health requires (empty: none)", ""},
+        {"state-dir", true, "sessions' folders and server.sqlite (default <cache>/serve)", ""},
+        {"max-sessions", true, "sessions open at once; beyond: 429", "256"},
+        {"queue-per-device", true,
+         "judgements waiting per device beyond the running ones; beyond: 429", "8"},
+        {"judge-workers", true, "judgements running at once per device", "1"},
+        {"session-ttl", true, "seconds an idle session lives (then expired, its folder removed)",
+         "3600"},
+        {"turn-limit", true, "tool calls per session unless the session asks for fewer or more",
+         "150"},
+        {"max-body-bytes", true, "largest request body; beyond: 413", "16777216"},
+        {"http-threads", true, "connections served at once (0: --max-sessions + 16)", "0"},
+        {"shutdown-grace", true, "seconds SIGTERM waits for running calls and judgements", "60"},
+        {"mcp-task", true,
+         "task of MCP sessions at /mcp that name none in the URL (/mcp?task=REF); empty: each must",
+         ""},
+    };
+    // The judge's flags set the defaults of every grade and evaluation (a session may pick its own
+    // device and policy); the ones naming one judgement do not apply.
+    for (const OptionSpec& spec : JudgeSpecs()) {
+      if (spec.name != "task" && spec.name != "candidate" && spec.name != "json" &&
+          spec.name != "out") {
+        s.push_back(spec);
+      }
+    }
+    return s;
+  }();
+  return specs;
+}
+
+// HiddenFromSessions: `dir` lies under a folder the tool sandbox replaces by an empty tmpfs (/tmp,
+// the homes, the cache folders), so a session sees its own workspace (bound back) and no other.
+bool HiddenFromSessions(const fs::path& dir, const fs::path& cache_dir) {
+  std::vector<fs::path> hidden = {"/tmp", "/root", "/home", DefaultCacheDir()};
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    hidden.push_back(home);
+  if (!cache_dir.empty()) hidden.push_back(fs::absolute(cache_dir));
+  const fs::path target = fs::absolute(dir).lexically_normal();
+  for (const fs::path& h : hidden) {
+    fs::path rel = target.lexically_relative(fs::absolute(h).lexically_normal());
+    if (!rel.empty() && *rel.begin() != ".." && rel != ".") return true;
+  }
+  return false;
+}
+
+bool IsLoopback(const std::string& host) {
+  return host == "127.0.0.1" || host == "localhost" || host == "::1";
+}
+
+}  // namespace
+
+int ServeCommand(const Args& args) {
+  const auto& specs = ServeSpecs();
+  Result<ParsedArgs> a = ParseArgs(specs, args);
+  if (!a.ok()) return UsageError("serve", a.status().message(), specs);
+  if (!a->positional().empty()) {
+    return UsageError("serve", "unexpected argument '" + a->positional()[0] + "'", specs);
+  }
+  Result<JudgeOptions> judge_options = OptionsFromArgs(a.value());
+  if (!judge_options.ok()) return UsageError("serve", judge_options.status().message(), specs);
+  std::vector<int> counts;
+  for (const char* name : {"port", "max-sessions", "queue-per-device", "judge-workers",
+                           "turn-limit", "http-threads"}) {
+    Result<int> v = ParseIntFlag(a.value(), name);
+    if (!v.ok()) return UsageError("serve", v.status().message(), specs);
+    if (v.value() < 0)
+      return UsageError("serve", std::string("--") + name + " must be >= 0", specs);
+    counts.push_back(v.value());
+  }
+  const int port = counts[0];
+  if (port > 65535) return UsageError("serve", "--port must be at most 65535", specs);
+  if (counts[1] < 1 || counts[3] < 1 || counts[4] < 1) {
+    return UsageError("serve", "--max-sessions, --judge-workers and --turn-limit must be >= 1",
+                      specs);
+  }
+  Result<double> ttl = ParseDoubleFlag(a.value(), "session-ttl");
+  Result<double> grace = ParseDoubleFlag(a.value(), "shutdown-grace", true);
+  Result<int> max_body = ParseIntFlag(a.value(), "max-body-bytes");
+  for (const Status& s : {ttl.status(), grace.status(), max_body.status()}) {
+    if (!s.ok()) return UsageError("serve", s.message(), specs);
+  }
+  if (max_body.value() < 1024)
+    return UsageError("serve", "--max-body-bytes must be >= 1024", specs);
+  const std::string host = a->Get("host");
+  const std::string token = a->Get("token");
+  if (token.empty() && !IsLoopback(host)) {
+    return UsageError("serve",
+                      "listening on " + host + " (not loopback) needs --token or CUDA_AGENT_TOKEN",
+                      specs);
+  }
+
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  if (!env.ok()) {
+    std::cerr << "cuda-agent serve: " << env.status().message() << "\n";
+    return kExitInternal;
+  }
+  // The judge lives as long as the process: jobs still judging after the grace period use it.
+  InProcessJudge& judge = *new InProcessJudge(env.value());
+  EnvironmentOptions options;
+  options.state_dir =
+      a->Get("state-dir").empty() ? DefaultCacheDir() / "serve" : fs::path(a->Get("state-dir"));
+  if (!HiddenFromSessions(options.state_dir, judge_options->cache_dir)) {
+    return UsageError("serve",
+                      "--state-dir " + options.state_dir.string() +
+                          " would be visible inside every session's sandbox (sessions could read "
+                          "each other's workspaces): put it under /tmp, a home folder or the cache "
+                          "folder",
+                      specs);
+  }
+  options.judge = judge_options.value();
+  options.binary = ExecutablePath();
+  options.env = env.value();
+  options.max_sessions = static_cast<size_t>(counts[1]);
+  options.queue_per_device = static_cast<size_t>(counts[2]);
+  options.judge_workers = static_cast<size_t>(counts[3]);
+  options.default_ttl_s = ttl.value();
+  options.default_turn_limit = counts[4];
+  options.version = CUDA_AGENT_VERSION;
+
+  // SIGTERM and SIGINT are taken by sigwait below: blocked here, before any thread starts, so that
+  // every thread inherits the mask and none of them is interrupted by a signal handler.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  Result<std::unique_ptr<Environment>> environment = Environment::Open(options, judge);
+  if (!environment.ok()) {
+    std::cerr << "cuda-agent serve: " << environment.status().message() << "\n";
+    return kExitInternal;
+  }
+  // MCP at /mcp (server/mcp_http.h). Like the judge it lives as long as the process: its sessions'
+  // Environment sessions are left to the Environment's shutdown.
+  McpServer* mcp = new McpServer(*environment.value(), {.task = a->Get("mcp-task"),
+                                                        .device = a->Get("device"),
+                                                        .policy = a->Get("policy"),
+                                                        .server_version = options.version});
+  HttpApi api(*environment.value(), {.token = token,
+                                     .max_body_bytes = static_cast<size_t>(max_body.value()),
+                                     .version = options.version,
+                                     .mcp = mcp});
+  HttpServerOptions http;
+  http.host = host;
+  http.port = port;
+  http.threads = counts[5] > 0 ? static_cast<size_t>(counts[5]) : options.max_sessions + 16;
+  http.max_body_bytes = static_cast<size_t>(max_body.value());
+  Result<std::unique_ptr<HttpServer>> server =
+      StartHttpServer(http, [&api](const HttpRequest& request) { return api.Handle(request); });
+  if (!server.ok()) {
+    std::cerr << "cuda-agent serve: " << server.status().message() << "\n";
+    environment.value()->Shutdown(0);
+    return kExitInternal;
+  }
+  const std::string url_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+  const std::string url = "http://" + url_host + ":" + std::to_string(server.value()->port());
+  std::thread serving([&server] { server.value()->Run(); });
+  std::cout << "cuda-agent serve: listening on " << url << " (state " << options.state_dir.string()
+            << ", judge " << judge.Describe() << (token.empty() ? ", no token" : ", bearer token")
+            << ")" << std::endl;
+
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  std::cerr << "cuda-agent serve: " << (received == SIGTERM ? "SIGTERM" : "SIGINT")
+            << ": refusing new work, finishing running calls (up to " << grace.value() << " s)"
+            << std::endl;
+  environment.value()->Shutdown(grace.value());
+  server.value()->Stop();
+  serving.join();
+  // Jobs still judging past the grace period hold the environment: it is left to the process's
+  // exit rather than destroyed under them (their records say `running`, then `interrupted`).
+  (void)environment.value().release();
+  std::cerr << "cuda-agent serve: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace cuda_agent
