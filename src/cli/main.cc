@@ -38,6 +38,10 @@ commands:
              cuda-agent solve TASK --model SPEC [--device cuda|cpu] [--max-turns N] [--out DIR] [--json]
   llm        send one request to a model spec (with a dummy echo tool) to check it before a solve
              cuda-agent llm --model openai:URL#MODEL|anthropic:MODEL|replay:FILE [--prompt TEXT] [--no-stream] [--json]
+  worker     judge jobs from a Redis queue (one consumer per GPU; docs/scaling.md)
+             cuda-agent worker --redis redis://HOST:PORT/DB [--device cuda|cpu] [--gpus 0,1] [--consumers N]
+  queue      the Redis queue: workers and lengths, judge one candidate through it, measure it
+             cuda-agent queue status|dead|submit|bench --redis URL [--task TASK --candidate DIR] [--noop]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
              cuda-agent sandbox run [--writable DIR] [--gpu] [--timeout S] -- COMMAND...
              cuda-agent sandbox info
@@ -70,6 +74,8 @@ int Main(int argc, char** argv) {
   cuda_agent::Args args(argv + 2, argv + argc);
   // The jail backend of the sandbox re-executes this binary (sandbox/sandbox.h); not for people.
   if (command == "__jail") return cuda_agent::RunJailed(args);
+  // A worker's judgement of one job (dist/worker.h); not for people.
+  if (command == "__judge-job") return cuda_agent::JudgeJobCommand(args);
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
       std::cout << kUsage;
@@ -91,6 +97,8 @@ int Main(int argc, char** argv) {
   if (command == "synth") return cuda_agent::SynthCommand(args);
   if (command == "llm") return cuda_agent::LlmCommand(args);
   if (command == "solve") return cuda_agent::SolveCommand(args);
+  if (command == "worker") return cuda_agent::WorkerCommand(args);
+  if (command == "queue") return cuda_agent::QueueCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;
