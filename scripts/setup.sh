@@ -15,7 +15,7 @@ if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; f
 # chromium renders the bench report in a headless browser for its test (tests/bench). libcurl4-openssl-dev:
 # curl headers for src/llm/http_client.cc (libcurl itself is loaded with dlopen at run time).
 APT_PACKAGES=(g++ make cmake ninja-build nlohmann-json3-dev libsqlite3-dev libgtest-dev python3-dev bubblewrap
-              libcurl4-openssl-dev libcpp-httplib-dev
+              libcurl4-openssl-dev libcpp-httplib-dev libhiredis-dev redis-server redis-tools
               chromium)
 if [ -z "${SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
   missing=()

@@ -17,9 +17,12 @@ int BaselinesCommand(const Args& args);  // eval_commands.cc
 int BenchCommand(const Args& args);      // eval_commands.cc
 int SandboxCommand(const Args& args);
 int SynthCommand(const Args& args);
-int LlmCommand(const Args& args);    // llm_command.cc
-int SolveCommand(const Args& args);  // solve_command.cc
-int McpCommand(const Args& args);    // mcp_command.cc
-int ServeCommand(const Args& args);  // serve_command.cc
+int LlmCommand(const Args& args);       // llm_command.cc
+int SolveCommand(const Args& args);     // solve_command.cc
+int McpCommand(const Args& args);       // mcp_command.cc
+int ServeCommand(const Args& args);     // serve_command.cc
+int WorkerCommand(const Args& args);    // dist_commands.cc
+int QueueCommand(const Args& args);     // dist_commands.cc
+int JudgeJobCommand(const Args& args);  // dist_commands.cc (hidden: a worker's judgement)
 
 }  // namespace cuda_agent

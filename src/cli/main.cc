@@ -43,6 +43,10 @@ commands:
              cuda-agent mcp --task TASK [--device cuda|cpu] [--state-dir DIR]
   llm        send one request to a model spec (with a dummy echo tool) to check it before a solve
              cuda-agent llm --model openai:URL#MODEL|anthropic:MODEL|replay:FILE [--prompt TEXT] [--no-stream] [--json]
+  worker     judge jobs from a Redis queue (one consumer per GPU; docs/scaling.md)
+             cuda-agent worker --redis redis://HOST:PORT/DB [--device cuda|cpu] [--gpus 0,1] [--consumers N]
+  queue      the Redis queue: workers and lengths, judge one candidate through it, measure it
+             cuda-agent queue status|dead|submit|bench --redis URL [--task TASK --candidate DIR] [--noop]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
              cuda-agent sandbox run [--writable DIR] [--gpu] [--timeout S] -- COMMAND...
              cuda-agent sandbox info
@@ -75,6 +79,8 @@ int Main(int argc, char** argv) {
   cuda_agent::Args args(argv + 2, argv + argc);
   // The jail backend of the sandbox re-executes this binary (sandbox/sandbox.h); not for people.
   if (command == "__jail") return cuda_agent::RunJailed(args);
+  // A worker's judgement of one job (dist/worker.h); not for people.
+  if (command == "__judge-job") return cuda_agent::JudgeJobCommand(args);
   if (cuda_agent::AsksForHelp(args)) {
     std::cout << kUsage;
     return 0;
@@ -96,6 +102,8 @@ int Main(int argc, char** argv) {
   if (command == "solve") return cuda_agent::SolveCommand(args);
   if (command == "serve") return cuda_agent::ServeCommand(args);
   if (command == "mcp") return cuda_agent::McpCommand(args);
+  if (command == "worker") return cuda_agent::WorkerCommand(args);
+  if (command == "queue") return cuda_agent::QueueCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;

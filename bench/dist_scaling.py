@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""The Redis queue's numbers (issue 20): its overhead per job, and judged candidates per hour as CPU
+workers are added. Starts its own redis-server on a free loopback port (AOF on, fsync every second,
+as docs/scaling.md deploys it) and its own workers; stops them at the end.
+
+  overhead  one worker, the no-op benchmark mode (`cuda-agent queue bench --noop`): workers answer
+            each job without judging it, so submit → result is the queue alone (XADD, XREADGROUP,
+            SET NX, the notification, XACK). --noop-jobs jobs one at a time, --repeats times.
+  scaling   for each N of --workers: N `cuda-agent worker --device cpu` processes (one consumer
+            each, --build-jobs cores/N, a shared cache folder as on one host), then `queue bench`
+            with max(--jobs, 4N) real judgements of distinct candidates (each one compiled), 2N in
+            flight; --repeats times. One judgement per worker set first fills the caches (not
+            counted).
+
+    python3 bench/dist_scaling.py --cores 2 --workers 1,2 --repeats 3 --out bench/results/DATE-dist
+    python3 bench/dist_scaling.py --cores 16 --workers 1,2,4,8 --repeats 3 --out bench/results/DATE-dist-16
+
+Writes OUT/overhead.jsonl, OUT/scaling.jsonl (one `queue bench --json` record per run, plus the
+run's settings) and prints a markdown summary (median and min–max over the repeats).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+                             "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+                             "--logfile", str(folder / "redis.log")])
+    for _ in range(300):
+        ping = subprocess.run(["redis-cli", "-p", str(port), "PING"], capture_output=True, text=True)
+        if ping.stdout.strip() == "PONG":
+            return proc, f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.05)
+    proc.kill()
+    sys.exit("redis-server did not start")
+
+
+def start_workers(binary: Path, url: str, n: int, build_jobs: int, cache: Path, log: Path) -> list[subprocess.Popen]:
+    procs = []
+    for i in range(n):
+        procs.append(subprocess.Popen(
+            [str(binary), "worker", "--redis", url, "--device", "cpu", "--consumers", "1", "--name", f"bench{i}",
+             "--build-jobs", str(build_jobs), "--cache-dir", str(cache)],
+            stdout=subprocess.DEVNULL, stderr=open(log, "a")))
+    return procs
+
+
+def stop(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def queue_bench(binary: Path, url: str, args: argparse.Namespace, count: int, concurrency: int,
+                noop: bool) -> dict:
+    cmd = [str(binary), "queue", "bench", "--redis", url, "--task", args.task, "--candidate", args.candidate,
+           "--device", "cpu", "--count", str(count), "--concurrency", str(concurrency), "--json",
+           *args.judge_args.split()]
+    if noop:
+        cmd.append("--noop")
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    if proc.returncode != 0:
+        sys.exit(f"queue bench failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return json.loads(proc.stdout)
+
+
+def spread(values: list[float], fmt: str) -> str:
+    return (f"{fmt.format(statistics.median(values))} ({fmt.format(min(values))} – {fmt.format(max(values))})"
+            if values else "n/a")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--binary", default=str(REPO / "build" / "cuda-agent"))
+    ap.add_argument("--cores", type=int, default=os.cpu_count() or 1,
+                    help="CPU cores of this machine that judgements may use (build jobs are split among workers)")
+    ap.add_argument("--workers", default="1,2", help="worker counts, e.g. 1,2,4,8")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=8, help="judged jobs per run (at least 4 per worker)")
+    ap.add_argument("--noop-jobs", type=int, default=1000)
+    ap.add_argument("--task", default="examples/relu_scale/model.py")
+    ap.add_argument("--candidate", default="examples/relu_scale/candidates/cpu_correct")
+    ap.add_argument("--judge-args", default="--warmup 2 --iters 10 --baseline-drift 100",
+                    help="judge flags of every judged job (the defaults keep CPU timing short; a CPU's "
+                         "calibration on a shared machine moves by far more than 10%%, which would "
+                         "re-measure the baselines in every judgement)")
+    ap.add_argument("--phases", default="overhead,scaling")
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    if shutil.which("redis-server") is None:
+        sys.exit("redis-server is required (scripts/setup.sh installs it)")
+    binary = Path(args.binary)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    machine = {"host": platform.node(), "cpus": os.cpu_count(), "cores_used": args.cores,
+               "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    phases = args.phases.split(",")
+    summary = []
+    with tempfile.TemporaryDirectory(prefix="dist-bench-") as tmp:
+        tmp = Path(tmp)
+        redis, url = start_redis(tmp)
+        cache = tmp / "cache"
+        log = out / "workers.log"
+        try:
+            if "overhead" in phases:
+                workers = start_workers(binary, url, 1, args.cores, cache, log)
+                time.sleep(1)
+                p50s, p90s = [], []
+                for r in range(args.repeats):
+                    rec = queue_bench(binary, url, args, args.noop_jobs, 1, noop=True)
+                    rec.update(machine=machine, repeat=r)
+                    with open(out / "overhead.jsonl", "a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                    p50s.append(rec["latency_ms"]["p50"])
+                    p90s.append(rec["latency_ms"]["p90"])
+                stop(workers)
+                summary.append(f"queue overhead (no-op jobs, {args.noop_jobs} × {args.repeats}): p50 "
+                               f"{spread(p50s, '{:.2f}')} ms, p90 {spread(p90s, '{:.2f}')} ms")
+            if "scaling" in phases:
+                summary.append("")
+                summary.append("| CPU workers | build jobs each | judged per run | judged per hour | "
+                               "latency p50 (s) |")
+                summary.append("|---:|---:|---:|---:|---:|")
+                for n in [int(x) for x in args.workers.split(",")]:
+                    build_jobs = max(1, args.cores // n)
+                    workers = start_workers(binary, url, n, build_jobs, cache, log)
+                    queue_bench(binary, url, args, n, n, noop=False)  # caches: not counted
+                    rates, p50s = [], []
+                    count = max(args.jobs, 4 * n)
+                    for r in range(args.repeats):
+                        rec = queue_bench(binary, url, args, count, 2 * n, noop=False)
+                        rec.update(machine=machine, repeat=r, workers=n, build_jobs=build_jobs)
+                        with open(out / "scaling.jsonl", "a") as f:
+                            f.write(json.dumps(rec) + "\n")
+                        rates.append(rec["jobs_per_hour"])
+                        p50s.append(rec["latency_ms"]["p50"] / 1000)
+                    stop(workers)
+                    summary.append(f"| {n} | {build_jobs} | {count} | {spread(rates, '{:,.0f}')} | "
+                                   f"{spread(p50s, '{:.1f}')} |")
+        finally:
+            redis.terminate()
+            redis.wait()
+    print(f"{machine['host']}, {machine['cpus']} CPUs ({args.cores} used), {machine['date']}")
+    print("\n".join(summary))
+
+
+if __name__ == "__main__":
+    main()
