@@ -1,6 +1,9 @@
 // status.cc — names and text for Status.
 #include "common/status.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 namespace cuda_agent {
 
 const char* StatusCodeName(StatusCode code) {
@@ -24,6 +27,12 @@ const char* StatusCodeName(StatusCode code) {
 std::string Status::ToString() const {
   if (ok()) return "ok";
   return std::string(StatusCodeName(code_)) + ": " + message_;
+}
+
+void DieOnErrorResultValue(const Status& status) {
+  std::fprintf(stderr, "cuda-agent: Result::value() called on an error Result (%s)\n",
+               status.ToString().c_str());
+  std::abort();
 }
 
 }  // namespace cuda_agent

@@ -3,6 +3,11 @@
 //   Result<Task> task = LoadTask(path);
 //   if (!task.ok()) return task.status();
 //   Use(task.value());
+//
+// Both types are [[nodiscard]]: a call whose Status is dropped is a warning; where ignoring a
+// failure is really intended, say so with (void). value() on an error Result is a programmer error:
+// builds without NDEBUG (Debug) abort with the status's message instead of reading an empty
+// optional.
 #pragma once
 
 #include <optional>
@@ -25,7 +30,7 @@ enum class StatusCode {
 const char* StatusCodeName(StatusCode code);
 
 // Status is a code plus a one-line message a person can act on.
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
@@ -53,23 +58,48 @@ inline Status DeadlineExceeded(std::string m) {
 }
 inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
 
+// DieOnErrorResultValue reports `status` and aborts: value() was called on a Result without a value
+// (builds without NDEBUG only).
+[[noreturn]] void DieOnErrorResultValue(const Status& status);
+
 // Result holds either a value or a non-OK Status.
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
-  // value() may only be called when ok(); a programmer error otherwise.
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
+  // value() may only be called when ok(); a programmer error otherwise (an abort in Debug builds).
+  T& value() & {
+    CheckHasValue();
+    return *value_;
+  }
+  const T& value() const& {
+    CheckHasValue();
+    return *value_;
+  }
+  T&& value() && {
+    CheckHasValue();
+    return std::move(*value_);
+  }
+  T* operator->() {
+    CheckHasValue();
+    return &*value_;
+  }
+  const T* operator->() const {
+    CheckHasValue();
+    return &*value_;
+  }
 
  private:
+  void CheckHasValue() const {
+#ifndef NDEBUG
+    if (!value_.has_value()) DieOnErrorResultValue(status_);
+#endif
+  }
+
   Status status_;
   std::optional<T> value_;
 };

@@ -33,7 +33,9 @@ TEST(CandidateTest, NamesThatLeaveTheWorkspaceAreRefused) {
                                  "", "kernels//a.cu", "kernels\\a.cu"}) {
     Result<Candidate> c = Candidate::FromFiles({{name, "x"}});
     EXPECT_FALSE(c.ok()) << name;
-    if (!c.ok()) EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    if (!c.ok()) {
+      EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+    }
   }
   Result<Candidate> wrong = Candidate::FromFiles({{"utils/compile.sh", "x"}});
   ASSERT_FALSE(wrong.ok());

@@ -1,0 +1,59 @@
+"""Static rules for model_new.py: an allowlist of what the candidate's Python may do (HACKS.md A2, A3, A4,
+B2, B4, C1, C2).
+
+The published rule is "no torch operations in model_new.py beyond tensor creation, tensor properties and
+the custom ops". Read as an allowlist, per part of the file:
+
+- everywhere: imports only of torch, torch.nn, cuda_extension, math, typing, numbers and __future__; no
+  dynamic code (exec, eval, getattr, dunder attributes), no try/except, no patching of torch or any
+  imported module, no torch.nn.functional, torch.compile/jit, torch.ops/_C/library, side streams,
+  threads, profiler or global-flag calls; classes derive only from nn.Module or classes of this file;
+- `__init__` may build anything from torch: parameters and buffers (nn.Linear declared so the
+  state_dict matches is fine), since the reference state_dict is loaded over them;
+- everything else (forward, helpers it calls, module-level code) may call only cuda_extension, tensor
+  creation (torch.empty*/zeros*/ones*/full*), metadata (shape, size(), dim(), dtype, ...) and pure views
+  (view, unsqueeze, squeeze, transpose, permute, narrow, select, ...), and functions of this file.
+
+Which values are tensors is decided by a small taint analysis: forward's parameters (except those
+annotated int/float/bool/str), tensor attributes of self (parameters, buffers, submodules and anything
+`__init__` did not plainly assign a number to), results of cuda_extension calls and tensor creation, and
+everything computed from those. Arithmetic, comparisons, truth tests, indexing with tensors and methods
+other than metadata/views on a tainted value are torch computation. Metadata (x.shape, x.size(0)) is not
+tainted, so shape arithmetic is fine. docs/static-rules.md lists every rule.
+
+    violations = check_source(source)
+    if violations: print(violations[0].reason())
+
+The rules live in one module per family: table (the rule table, Violation), imports, torch_paths,
+dynamic (dynamic code and patching), classes, compute (the taint analysis), tied together by checker.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from .checker import Checker
+from .table import FILE_NAME, RULE_HINTS, RULES, RULES_BY_NAME, Rule, Violation
+from .vocabulary import RECURSION_LIMIT
+
+__all__ = ["FILE_NAME", "RULE_HINTS", "RULES", "RULES_BY_NAME", "Rule", "Violation", "check_source",
+           "check_tree"]
+
+
+def check_tree(tree: ast.Module) -> list[Violation]:
+    """Every violation of the rules in a parsed model_new.py, in source order. A tree the checker cannot
+    walk (nested deeper than the interpreter's recursion limit) is one `unanalysable` violation."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+    try:
+        return Checker(tree).run()
+    except RecursionError:
+        return [Violation("unanalysable", 1, "the file is nested too deeply to be checked")]
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def check_source(source: str | bytes) -> list[Violation]:
+    """Parses and checks model_new.py's text (a SyntaxError propagates)."""
+    return check_tree(ast.parse(source, filename=FILE_NAME))
