@@ -75,7 +75,7 @@ void StartVerifyJobs(Judgement& j);
 // Verify: the candidate's outputs (untrusted process), their comparison (trusted process), then
 // the compute-sanitizer run when asked. With options.until == kVerify it is the last stage.
 Next Verify(Judgement& j);
-// CompareJob starts the early `compare` job `name` over files in `readable`; the expected and
+// StartCompareJob starts the early `compare` job `name` over files in `readable`; the expected and
 // actual paths come with its spec or its go.
 void StartCompareJob(Judgement& j, const std::string& name,
                      const std::vector<std::string>& expected,
