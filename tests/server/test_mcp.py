@@ -199,11 +199,11 @@ def test_stdio_protocol_errors_and_version_negotiation(task, tmp_path):
 def test_stdio_negotiates_an_unknown_version_to_the_latest(task, tmp_path):
     raw = RawStdio(task, tmp_path / "state")
     try:
-        init = raw.ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        missing = raw.ask('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}')
+        assert missing["error"]["code"] == -32602  # and the session is still not initialized
+        init = raw.ask(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize",
                                    "params": {"protocolVersion": "2099-01-01", "capabilities": {}}}))
         assert init["result"]["protocolVersion"] == "2025-11-25"
-        missing = raw.ask('{"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {}}')
-        assert missing["error"]["code"] == -32602
     finally:
         raw.close()
 
