@@ -80,12 +80,12 @@ std::string TaskMessage(const std::string& model_py, const std::string& device,
          model_py + (model_py.empty() || model_py.back() == '\n' ? "" : "\n") + "```\n";
 }
 
-EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolContext& context,
-                          const EpisodeConfig& config, TrajectoryWriter& trajectory,
-                          const std::function<void(const TurnProgress&)>& on_turn) {
-  EpisodeSummary summary;
+LoopSummary RunReactLoop(LlmClient& client, const std::vector<ToolSpec>& specs,
+                         const ToolCaller& call_tool, const LoopConfig& config,
+                         TrajectoryWriter& trajectory,
+                         const std::function<void(const TurnProgress&)>& on_turn) {
+  LoopSummary summary;
   const double started = Now();
-  const std::vector<ToolSpec> specs = tools.Specs();
   ContextBudget budget(config.budget);
   std::vector<ChatMessage> messages(1);
   messages[0].role = "user";
@@ -97,6 +97,10 @@ EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolCont
     }
     if (config.interrupted != nullptr && config.interrupted->load()) {
       summary.stop_reason = "interrupted";
+      break;
+    }
+    if (config.time_limit_s > 0 && Now() - started >= config.time_limit_s) {
+      summary.stop_reason = "time_limit";
       break;
     }
     const double turn_started = Now();
@@ -167,7 +171,7 @@ EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolCont
     progress.max_turns = config.max_turns;
     for (const ToolCall& call : answer.message.tool_calls) {
       const double call_started = Now();
-      Observation observation = tools.Call(call.name, call.arguments_text, context);
+      Observation observation = call_tool(call.name, call.arguments_text);
       ++summary.tool_calls;
       ++progress.tool_calls;
       if (observation.is_error) {

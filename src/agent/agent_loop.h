@@ -1,12 +1,15 @@
 // agent_loop.h — the ReAct loop of one episode: send the conversation (system prompt = SKILL.md,
 // the task as the first message) with the tool specs, run each tool call and append its
-// observation, until the model answers without a tool call, the turn limit is hit, the context
-// budget cannot be met, or the LLM client fails. Malformed calls become error observations; the
-// loop never crashes on them. Every event goes to the trajectory (JSONL, flushed as it goes).
+// observation, until the model answers without a tool call, the turn limit or the time limit is
+// hit, the context budget cannot be met, or the LLM client fails. Malformed calls become error
+// observations; the loop never crashes on them. Every event goes to the trajectory (JSONL, flushed
+// as it goes). The tools are whatever `call_tool` reaches: an episode passes its session's Call
+// (agent/episode.h), a test a registry of its own.
 //
 //   TrajectoryWriter trajectory;  trajectory.Open(out / "trajectory.jsonl");
-//   EpisodeSummary s = RunEpisode(*client, DefaultToolRegistry(), context, config, trajectory,
-//   on_turn);
+//   LoopSummary s = RunReactLoop(*client, session.ToolSpecs(),
+//       [&](const std::string& tool, const std::string& args) { return session.Call(tool, args); },
+//       config, trajectory, on_turn);
 #pragma once
 
 #include <atomic>
@@ -38,18 +41,19 @@ class TrajectoryWriter {
   double started_ = 0;
 };
 
-struct EpisodeConfig {
+struct LoopConfig {
   std::string system_prompt;  // SKILL.md
   std::string task_message;   // the first user message: the goal and model.py
   int max_turns = 200;
   ContextBudgetOptions budget;
   double temperature = -1;
   const std::atomic<bool>* interrupted = nullptr;  // set by a signal handler: stop between turns
+  double time_limit_s = 0;  // no new turn once the loop has run this long; 0: no limit
 };
 
-struct EpisodeSummary {
-  std::string
-      stop_reason;     // model_finished | max_turns | context_budget | interrupted | llm_error: ...
+struct LoopSummary {
+  // model_finished | max_turns | time_limit | context_budget | interrupted | llm_error: ...
+  std::string stop_reason;
   int turns = 0;       // assistant replies received
   long tokens_in = 0;  // prompt tokens summed over requests (reported, else estimated)
   long tokens_out = 0;
@@ -72,9 +76,16 @@ struct TurnProgress {
   double turn_s = 0;
 };
 
-EpisodeSummary RunEpisode(LlmClient& client, const ToolRegistry& tools, ToolContext& context,
-                          const EpisodeConfig& config, TrajectoryWriter& trajectory,
-                          const std::function<void(const TurnProgress&)>& on_turn = {});
+// ToolCaller runs one tool call of the model (arguments as the model sent them) and never throws
+// for a malformed call: that is an error observation.
+using ToolCaller =
+    std::function<Observation(const std::string& tool, const std::string& arguments_text)>;
+
+// RunReactLoop runs the turns; `tools` are the specs sent with every request.
+LoopSummary RunReactLoop(LlmClient& client, const std::vector<ToolSpec>& tools,
+                         const ToolCaller& call_tool, const LoopConfig& config,
+                         TrajectoryWriter& trajectory,
+                         const std::function<void(const TurnProgress&)>& on_turn = {});
 
 // SummariseCall renders a tool call for a progress line: "Bash: make -j", "Edit: kernels/a.cu".
 std::string SummariseCall(const ToolCall& call, size_t max_chars = 70);

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "common/test_dir.h"
 
@@ -80,8 +82,17 @@ class AgentLoopTest : public ::testing::Test {
   std::unique_ptr<TestDir> dir_;
   ToolRegistry tools_;
   ToolContext context_;
-  EpisodeConfig config_;
+  LoopConfig config_;
   TrajectoryWriter trajectory_;
+  // Run runs the loop with the registry above as its tools.
+  LoopSummary Run(LlmClient& client, const std::function<void(const TurnProgress&)>& on_turn = {}) {
+    return RunReactLoop(
+        client, tools_.Specs(),
+        [&](const std::string& tool, const std::string& args) {
+          return tools_.Call(tool, args, context_);
+        },
+        config_, trajectory_, on_turn);
+  }
 };
 
 TEST_F(AgentLoopTest, RunsToolsAppendsObservationsAndStopsWhenTheModelAnswers) {
@@ -89,8 +100,7 @@ TEST_F(AgentLoopTest, RunsToolsAppendsObservationsAndStopsWhenTheModelAnswers) {
       {Reply("one", {{"a", "Echo", R"({"text": "hi"})"}, {"", "Echo", R"({"text": "fail"})"}}, 100),
        Reply("two", {{"b", "Nope", "{}"}, {"c", "Echo", "{broken"}}), Reply("done", {})});
   std::vector<TurnProgress> progress;
-  EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_,
-                                [&](const TurnProgress& p) { progress.push_back(p); });
+  LoopSummary s = Run(client, [&](const TurnProgress& p) { progress.push_back(p); });
   EXPECT_EQ(s.stop_reason, "model_finished");
   EXPECT_EQ(s.turns, 3);
   EXPECT_EQ(s.tool_calls, 4);
@@ -141,7 +151,7 @@ TEST_F(AgentLoopTest, StopsAtTheTurnLimit) {
   config_.max_turns = 2;
   ScriptedClient client({Reply("", {{"a", "Echo", R"({"text": "x"})"}}),
                          Reply("", {{"b", "Echo", R"({"text": "y"})"}}), Reply("never", {})});
-  EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
+  LoopSummary s = Run(client);
   EXPECT_EQ(s.stop_reason, "max_turns");
   EXPECT_EQ(s.turns, 2);
   EXPECT_EQ(client.requests.size(), 2u);
@@ -150,7 +160,7 @@ TEST_F(AgentLoopTest, StopsAtTheTurnLimit) {
 TEST_F(AgentLoopTest, LlmErrorEndsTheEpisode) {
   ScriptedClient client({Reply("", {{"a", "Echo", R"({"text": "x"})"}}),
                          Result<ChatResponse>(Internal("HTTP 500 after 6 attempts"))});
-  EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
+  LoopSummary s = Run(client);
   EXPECT_EQ(s.stop_reason, "llm_error: HTTP 500 after 6 attempts");
   EXPECT_EQ(s.turns, 1);
   std::vector<Json> records = ReadRecords(dir_->path() / "t.jsonl");
@@ -165,7 +175,7 @@ TEST_F(AgentLoopTest, ContextBudgetElidesOldObservations) {
   for (int i = 0; i < 8; ++i)
     replies.push_back(Reply("", {{"c" + std::to_string(i), "Echo", R"({"text": "big"})"}}));
   ScriptedClient client(replies);
-  EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
+  LoopSummary s = Run(client);
   EXPECT_EQ(s.stop_reason, "llm_error: script exhausted");  // it never ran out of context
   EXPECT_GE(s.elided_observations, 5);
   ASSERT_EQ(client.requests.size(), 9u);
@@ -186,7 +196,7 @@ TEST_F(AgentLoopTest, ContextBudgetStopsWhenElidingCannotFit) {
   for (int i = 0; i < 8; ++i)
     replies.push_back(Reply("", {{"c" + std::to_string(i), "Echo", Json{{"text", big}}.dump()}}));
   ScriptedClient client(replies);
-  EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
+  LoopSummary s = Run(client);
   EXPECT_EQ(s.stop_reason, "context_budget");
   EXPECT_GE(s.elided_observations, 1);
   EXPECT_LT(client.requests.size(), 8u);
@@ -198,9 +208,28 @@ TEST_F(AgentLoopTest, InterruptStopsBetweenTurns) {
   std::atomic<bool> interrupted{true};
   config_.interrupted = &interrupted;
   ScriptedClient client({Reply("", {})});
-  EpisodeSummary s = RunEpisode(client, tools_, context_, config_, trajectory_);
+  LoopSummary s = Run(client);
   EXPECT_EQ(s.stop_reason, "interrupted");
   EXPECT_TRUE(client.requests.empty());
+}
+
+TEST_F(AgentLoopTest, TimeLimitStopsBetweenTurns) {
+  config_.time_limit_s = 0.05;
+  // Each turn's tool sleeps past the limit: the first turn runs, the second never starts.
+  class SlowTool : public Tool {
+   public:
+    ToolSpec Spec() const override { return {"Slow", "sleeps", Json{{"type", "object"}}}; }
+    Observation Run(const Json&, ToolContext&) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return {"slept", false};
+    }
+  };
+  tools_.Add(std::make_unique<SlowTool>());
+  ScriptedClient client({Reply("", {{"a", "Slow", "{}"}}), Reply("", {{"b", "Slow", "{}"}})});
+  LoopSummary s = Run(client);
+  EXPECT_EQ(s.stop_reason, "time_limit");
+  EXPECT_EQ(s.turns, 1);
+  EXPECT_EQ(client.requests.size(), 1u);
 }
 
 TEST(SummariseCallTest, ShortArgumentSummaries) {

@@ -219,7 +219,19 @@ struct BackgroundJobs::Job {
   bool kill_requested = false;
 };
 
-BackgroundJobs::BackgroundJobs(fs::path dir) : dir_(std::move(dir)) {}
+BackgroundJobs::BackgroundJobs(fs::path dir) : dir_(std::move(dir)) {
+  // A reopened session keeps the logs of its earlier jobs: new ids continue after them.
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("bash_", 0) != 0 || it->path().extension() != ".log") continue;
+    const std::string digits = name.substr(5, name.size() - 5 - 4);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+        digits.size() > 9)
+      continue;
+    next_id_ = std::max(next_id_, std::stoi(digits));
+  }
+}
 BackgroundJobs::~BackgroundJobs() { KillAll(); }
 
 Result<std::string> BackgroundJobs::Start(const std::string& command, double timeout_s,

@@ -16,6 +16,7 @@
 #include "agent/tools.h"
 #include "common/log.h"
 #include "common/subprocess.h"
+#include "judge/judge_args.h"
 
 namespace cuda_agent {
 namespace {
@@ -171,15 +172,22 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
   if (!flags.count("candidate") || resolve(flags["candidate"]) != workspace) {
     return InvalidArgument("--candidate must be this workspace");
   }
-  if (flags.count("device") && flags["device"] != DeviceName(config_.device)) {
-    return InvalidArgument(std::string("this workspace's device is ") + DeviceName(config_.device));
+  const std::string device = DeviceName(config_.judge.device);
+  const std::string& policy = config_.judge.policy.name;
+  if (flags.count("device") && flags["device"] != device) {
+    return InvalidArgument("this workspace's device is " + device);
   }
-  if (flags.count("policy") && flags["policy"] != config_.policy) {
-    return InvalidArgument("this episode's precision policy is " + config_.policy);
+  if (flags.count("policy") && flags["policy"] != policy) {
+    return InvalidArgument("this episode's precision policy is " + policy);
   }
-  std::vector<std::string> out = {
-      config_.binary.string(),    command,    "--candidate", workspace.string(), "--device",
-      DeviceName(config_.device), "--policy", config_.policy};
+  std::vector<std::string> out = {config_.binary.string(),
+                                  command,
+                                  "--candidate",
+                                  workspace.string(),
+                                  "--device",
+                                  device,
+                                  "--policy",
+                                  policy};
   if (command == "build") {
     if (!flags.count("out")) return InvalidArgument("--out is required");
     fs::path library = resolve(flags["out"]);
@@ -200,7 +208,8 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
     out.insert(out.end(), {"--until", until});
   }
   if (flags.count("json")) out.push_back("--json");
-  out.insert(out.end(), config_.extra_args.begin(), config_.extra_args.end());
+  std::vector<std::string> options = JudgeOptionArgs(config_.judge);
+  out.insert(out.end(), options.begin(), options.end());
   return out;
 }
 
@@ -220,7 +229,7 @@ Json JudgeGateway::Handle(const Json& request) {
   RunOptions run;
   run.argv = translated.value();
   run.env_unset = {kJudgeGatewayEnv};
-  run.timeout_seconds = config_.timeout_s;
+  run.timeout_seconds = JudgementTimeLimit(config_.judge);
   run.max_output_bytes = 8 << 20;
   LogDebug("judge gateway: " + run.argv[1]);
   Result<RunResult> result = RunProcess(run);

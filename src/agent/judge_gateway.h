@@ -5,8 +5,8 @@
 // utils/compile.sh`, `python3 -m utils.verification` and `python3 -m utils.profiling` print what
 // they always print. Outside, the gateway runs the real command, but only `build` and `judge`, with
 // the candidate fixed to the episode's workspace, the task fixed to the episode's task, and the
-// device and precision policy fixed to the episode's: everything else is refused (docs/agent.md,
-// "Judge gateway").
+// device, precision policy, timeouts and cache fixed to the episode's JudgeOptions: everything
+// else is refused (docs/agent.md, "Judge gateway").
 //
 //   Result<std::unique_ptr<JudgeGateway>> gw = JudgeGateway::Start(config);
 //   tool_context.env_set.push_back("CUDA_AGENT_JUDGE_GATEWAY=" + (*gw)->SocketPath().string());
@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "builder/toolchain.h"
 #include "common/json.h"
+#include "judge/judge.h"
 
 namespace cuda_agent {
 
@@ -31,11 +31,10 @@ struct JudgeGatewayConfig {
   fs::path socket_dir;    // created if missing; the socket is socket_dir/judge.sock
   fs::path workspace;     // the only candidate
   std::string task_spec;  // the only task, as `judge --task` takes it
-  Device device = Device::kCuda;
-  std::string policy = "strict";
+  // The session's judge options: the device, the policy and every other flag of the commands run
+  // (judge/judge_args.h), and their time limit (JudgementTimeLimit).
+  JudgeOptions judge;
   fs::path binary;  // the cuda-agent binary that runs build/judge outside the sandbox
-  std::vector<std::string> extra_args;  // appended to every command (e.g. --cache-dir DIR)
-  double timeout_s = 1800;              // per command
 };
 
 // GatewayVerdict is what an in-loop `judge --json` answered.

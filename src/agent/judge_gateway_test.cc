@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "common/test_dir.h"
+#include "judge/judge_args.h"
 
 namespace cuda_agent {
 namespace {
@@ -30,8 +31,7 @@ class JudgeGatewayTest : public ::testing::Test {
     config_.socket_dir = dir_->path() / "gw";
     config_.workspace = workspace_;
     config_.task_spec = "/suite/task.py";
-    config_.device = Device::kCpu;
-    config_.policy = "strict";
+    config_.judge.device = Device::kCpu;
     config_.binary = fake_judge_;
   }
   std::unique_ptr<TestDir> dir_;
@@ -46,25 +46,75 @@ TEST_F(JudgeGatewayTest, TranslatesTheUtilsCommands) {
       {"build", "--candidate", ".", "--device", "cpu", "--out", "cuda_extension.so"},
       workspace_.string());
   ASSERT_TRUE(build.ok()) << build.status().ToString();
-  EXPECT_EQ(build.value(),
-            (std::vector<std::string>{fake_judge_.string(), "build", "--candidate",
-                                      workspace_.string(), "--device", "cpu", "--policy", "strict",
-                                      "--out", (workspace_ / "cuda_extension.so").string()}));
+  std::vector<std::string> expected = {fake_judge_.string(),
+                                       "build",
+                                       "--candidate",
+                                       workspace_.string(),
+                                       "--device",
+                                       "cpu",
+                                       "--policy",
+                                       "strict",
+                                       "--out",
+                                       (workspace_ / "cuda_extension.so").string()};
+  // Then every other option of the session's judge (timeouts, cache, measurement).
+  const std::vector<std::string> options = JudgeOptionArgs(config_.judge);
+  expected.insert(expected.end(), options.begin(), options.end());
+  EXPECT_EQ(build.value(), expected);
   // What utils/__init__.py's run_judge sends; the task becomes the episode's task.
   Result<std::vector<std::string>> judge =
       gateway.Translate({"judge", "--task", "model.py", "--candidate", ".", "--device", "cpu",
                          "--until", "verify", "--json"},
                         workspace_.string());
   ASSERT_TRUE(judge.ok()) << judge.status().ToString();
-  EXPECT_EQ(judge.value(),
-            (std::vector<std::string>{fake_judge_.string(), "judge", "--candidate",
-                                      workspace_.string(), "--device", "cpu", "--policy", "strict",
-                                      "--task", "/suite/task.py", "--until", "verify", "--json"}));
+  expected = {fake_judge_.string(),
+              "judge",
+              "--candidate",
+              workspace_.string(),
+              "--device",
+              "cpu",
+              "--policy",
+              "strict",
+              "--task",
+              "/suite/task.py",
+              "--until",
+              "verify",
+              "--json"};
+  expected.insert(expected.end(), options.begin(), options.end());
+  EXPECT_EQ(judge.value(), expected);
   // From a subfolder, with --flag=value forms.
   EXPECT_TRUE(gateway
                   .Translate({"judge", "--task=../model.py", "--candidate=..", "--json"},
                              (workspace_ / "kernels").string())
                   .ok());
+}
+
+TEST_F(JudgeGatewayTest, CommandsCarryTheSessionsJudgeOptions) {
+  config_.judge.candidate_timeout_s = 42;
+  config_.judge.trusted_timeout_s = 77.5;
+  config_.judge.build_timeout_s = 300;
+  config_.judge.cache_dir = "/var/cache/ca";
+  config_.judge.compile_baseline = false;
+  config_.judge.use_baseline_store = false;
+  config_.judge.policy = MakePrecisionPolicy("paper").value();
+  JudgeGateway gateway(config_);
+  Result<std::vector<std::string>> judge = gateway.Translate(
+      {"judge", "--task", "model.py", "--candidate", ".", "--json"}, workspace_.string());
+  ASSERT_TRUE(judge.ok()) << judge.status().ToString();
+  std::string line;
+  for (const std::string& a : judge.value()) line += " " + a;
+  for (const char* want :
+       {" --policy paper ", " --timeout 42 ", " --task-timeout 77.5 ", " --build-timeout 300 ",
+        " --cache-dir /var/cache/ca", " --baselines eager ", " --baseline-store none"}) {
+    EXPECT_NE(line.find(want), std::string::npos) << want << " not in" << line;
+  }
+  // A policy other than the session's is refused, as before.
+  EXPECT_FALSE(
+      gateway
+          .Translate({"judge", "--task", "model.py", "--candidate", ".", "--policy", "strict"},
+                     workspace_.string())
+          .ok());
+  // The time limit of one command follows the same options (no fixed number).
+  EXPECT_DOUBLE_EQ(JudgementTimeLimit(config_.judge), 300 + 3 * 77.5 + 3 * 42 + 60);
 }
 
 TEST_F(JudgeGatewayTest, RefusesEverythingElse) {

@@ -89,7 +89,8 @@ std::unique_ptr<Tool> MakeBashOutputTool();
 std::unique_ptr<Tool> MakeKillBashTool();
 
 // BackgroundJobs runs `Bash` commands with run_in_background in the sandbox, each on a thread of
-// its own, their output appended to a log file under `dir` (bound writable inside the sandbox).
+// its own, their output appended to a log file under `dir` (bound writable inside the sandbox;
+// ids continue after the logs already there, so a reopened session keeps its earlier ones).
 // A job is stopped by a kill file that a small supervisor inside the sandbox watches; KillAll (and
 // the destructor) stop every job and wait for their threads.
 class BackgroundJobs {

@@ -62,7 +62,8 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   Result<Device> device = ParseDevice(a.Get("device"));
   if (!device.ok()) return device.status();
   opt.device = device.value();
-  std::string until = a.Get("until");
+  // Commands without --until (solve) judge to the end.
+  std::string until = a.Get("until").empty() ? "profile" : a.Get("until");
   Result<Stage> stage = ParseStage(until);
   if (!stage.ok() || (stage.value() != Stage::kBuild && stage.value() != Stage::kVerify &&
                       stage.value() != Stage::kProfile)) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "cli/agent_flags.h"
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/judge_flags.h"
@@ -319,14 +320,18 @@ int BaselinesCommand(const Args& args) {
 // --- bench ---
 
 int BenchCommand(const Args& args) {
-  const std::vector<OptionSpec> specs = SuiteCommandSpecs({
+  std::vector<OptionSpec> own = {
       {"solver", true, "solutions:<dir> (a folder mirroring the suite) or agent:<model spec>", ""},
       {"out", true, "write report.md, report.json and report.html into this folder", ""},
       {"store", true, "SQLite file of the run's results (default: <cache-dir>/store.sqlite)", ""},
       {"force", false, "forget this run's stored results and judge every task again", ""},
       {"report-only", false, "judge nothing: build the reports from the stored results", ""},
-      {"agent-timeout", true, "seconds for each `cuda-agent solve` (agent solver)", "7200"},
-  });
+      {"agent-timeout", true,
+       "seconds of each agent episode: no new turn after this long (agent solver)", "7200"},
+  };
+  // The agent solver's episodes take the same agent flags as `solve`.
+  own.insert(own.end(), AgentSpecs().begin(), AgentSpecs().end());
+  const std::vector<OptionSpec> specs = SuiteCommandSpecs(own);
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("bench", a.status().message(), specs);
   if (a->Get("solver").empty()) return UsageError("bench", "--solver is required", specs);
@@ -342,8 +347,15 @@ int BenchCommand(const Args& args) {
   const fs::path cache = CacheDir(opt);
   const fs::path out = a->Get("out").empty() ? fs::path() : fs::absolute(a->Get("out"));
   const std::string device = DeviceName(opt.device);
-  SolverContext ctx{
-      sel.suite, {}, ExecutablePath(), opt.device, opt.policy.name, agent_timeout.value()};
+  // The harness: the judge's and the agent's workspaces' (checked where it is needed).
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  SolverContext ctx{.suite = sel.suite, .work_dir = {}, .episode = {}};
+  if (Status s = AgentOptionsFromArgs(a.value(), &ctx.episode); !s.ok())
+    return UsageError("bench", s.message(), specs);
+  ctx.episode.judge = opt;
+  ctx.episode.time_limit_s = agent_timeout.value();
+  ctx.episode.binary = ExecutablePath();
+  if (env.ok()) ctx.episode.env = env.value();
   ctx.work_dir =
       !out.empty()
           ? out / "workspaces"
@@ -362,12 +374,12 @@ int BenchCommand(const Args& args) {
   if (!store.ok()) return Internal("bench", store.status().message());
 
   if (!a->Has("report-only")) {
+    if (!env.ok()) return Internal("bench", env.status().message());
     if (Status s = solver.Check(); !s.ok()) {
-      if (s.code() == StatusCode::kNotFound) return UsageError("bench", s.message(), specs);
+      if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kInvalidArgument)
+        return UsageError("bench", s.message(), specs);
       return Internal("bench", s.message());
     }
-    Result<HarnessEnv> env = HarnessEnv::Discover();
-    if (!env.ok()) return Internal("bench", env.status().message());
     JudgeFn judge = [&](const Task& task, const fs::path& candidate) {
       return Judge(env.value()).Run(&task, candidate, opt);
     };

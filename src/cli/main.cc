@@ -8,6 +8,7 @@
 #include "agent/judge_gateway.h"
 #include "cli/commands.h"
 #include "cli/exit_status.h"
+#include "cli/options.h"
 #include "judge/judge.h"
 #include "sandbox/sandbox.h"
 
@@ -72,11 +73,9 @@ int Main(int argc, char** argv) {
   cuda_agent::Args args(argv + 2, argv + argc);
   // The jail backend of the sandbox re-executes this binary (sandbox/sandbox.h); not for people.
   if (command == "__jail") return cuda_agent::RunJailed(args);
-  for (const auto& a : args) {
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
-      return 0;
-    }
+  if (cuda_agent::AsksForHelp(args)) {
+    std::cout << kUsage;
+    return 0;
   }
   // Inside an agent's sandbox, build and judge go to the solve process (agent/judge_gateway.h).
   if (const char* gateway = std::getenv(cuda_agent::kJudgeGatewayEnv);

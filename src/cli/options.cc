@@ -13,6 +13,14 @@ std::string EnvName(const std::string& flag) {
   return name;
 }
 
+bool AsksForHelp(const std::vector<std::string>& args) {
+  for (const std::string& a : args) {
+    if (a == "--") return false;
+    if (a == "--help" || a == "-h") return true;
+  }
+  return false;
+}
+
 std::string ParsedArgs::Get(const std::string& name) const {
   if (auto it = values_.find(name); it != values_.end()) return it->second;
   if (auto it = defaults_.find(name); it != defaults_.end()) return it->second;

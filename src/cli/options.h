@@ -39,6 +39,10 @@ class ParsedArgs {
 Result<ParsedArgs> ParseArgs(const std::vector<OptionSpec>& specs,
                              const std::vector<std::string>& args);
 
+// AsksForHelp: a --help or -h among the options, that is before a "--" (what follows "--" belongs
+// to a command being run, as in `cuda-agent sandbox run -- echo --help`).
+bool AsksForHelp(const std::vector<std::string>& args);
+
 // EnvName returns CUDA_AGENT_<NAME> for a flag name.
 std::string EnvName(const std::string& flag);
 

@@ -42,6 +42,16 @@ TEST(ParseArgs, EnvironmentMirror) {
   unsetenv("CUDA_AGENT_JSON");
 }
 
+TEST(AsksForHelp, OnlyBeforeTheEndOfOptions) {
+  EXPECT_TRUE(AsksForHelp({"--help"}));
+  EXPECT_TRUE(AsksForHelp({"run", "-h"}));
+  EXPECT_TRUE(AsksForHelp({"run", "--writable", "x", "--help", "--", "echo"}));
+  EXPECT_FALSE(AsksForHelp({}));
+  EXPECT_FALSE(AsksForHelp({"run", "--", "echo", "--help"}));
+  EXPECT_FALSE(AsksForHelp({"run", "--", "ls", "-h"}));
+  EXPECT_FALSE(AsksForHelp({"--helpful"}));
+}
+
 TEST(ParseFlags, Numbers) {
   Result<ParsedArgs> a = ParseArgs(kSpecs, {"--iters", "x"});
   EXPECT_FALSE(ParseIntFlag(a.value(), "iters").ok());

@@ -1,7 +1,7 @@
 // solver.h — where a benchmark's candidates come from (`cuda-agent bench --solver ...`):
 //   solutions:<dir>  a folder of ready candidates that mirrors the suite (solutions_solver.cc)
-//   agent:<model>    runs `cuda-agent solve TASK --model <model> --out DIR` per task and hands its
-//                    final workspace to the judge (agent_solver.cc)
+//   agent:<model>    runs an agent episode (agent/episode.h) per task in this process, in a folder
+//                    of its own, and hands its final workspace to the judge (agent_solver.cc)
 // A task without a candidate is a failed task, with the solver's reason.
 //
 //   Result<std::unique_ptr<Solver>> solver = MakeSolver("solutions:bench/candidates/kernelbench",
@@ -13,7 +13,7 @@
 #include <memory>
 #include <string>
 
-#include "builder/toolchain.h"
+#include "agent/episode.h"
 #include "common/fs.h"
 #include "common/status.h"
 #include "task/task.h"
@@ -38,12 +38,11 @@ class Solver {
 
 // SolverContext is what solvers may need beyond their spec.
 struct SolverContext {
-  fs::path suite;       // the SUITE argument: task references are SUITE#NAME
-  fs::path work_dir;    // agent workspaces go to <work_dir>/<task name>/
-  fs::path executable;  // this cuda-agent binary (the agent solver runs its `solve`)
-  Device device = Device::kCuda;
-  std::string policy = "strict";
-  double agent_timeout_s = 7200;
+  fs::path suite;     // the SUITE argument: task references are SUITE#NAME
+  fs::path work_dir;  // agent episodes go to <work_dir>/<task name>/
+  // The agent solver's episodes: limits, LLM options, time limit, judge options (device, policy,
+  // timeouts), harness and binary; each task fills in its task, folder and model.
+  EpisodeSpec episode;
 };
 
 // MakeSolver parses "solutions:<dir>" or "agent:<model spec>".

@@ -1,6 +1,7 @@
 // solver_test.cc — where candidates are found in a solutions folder (KernelBench and flat layouts,
-// ids), names that cannot escape the folder, the solver specs, and the agent solver against a fake
-// `cuda-agent` (a shell script): unavailable, solving, and resuming without solving again.
+// ids), names that cannot escape the folder, the solver specs, and the agent solver in process with
+// a replay script on the CPU: unavailable, solving, resuming without solving again, failing to
+// start.
 #include "eval/solver.h"
 
 #include <gtest/gtest.h>
@@ -14,13 +15,6 @@ namespace {
 
 class SolverTest : public ::testing::Test {
  protected:
-  fs::path Script(const std::string& body) {
-    fs::path p = dir_ / "fake-cuda-agent";
-    std::ofstream(p) << "#!/bin/sh\n" << body;
-    fs::permissions(p, fs::perms::owner_all);
-    return p;
-  }
-
   static Task Named(const std::string& name, const std::string& id = "0123abcd") {
     Task t;
     t.name = name;
@@ -66,61 +60,83 @@ TEST_F(SolverTest, SpecsAreParsedAndMissingCandidatesExplained) {
             StatusCode::kNotFound);
 }
 
-TEST_F(SolverTest, AgentUnavailableWhenTheBinaryHasNoSolve) {
+TEST_F(SolverTest, AgentNeedsAHarnessAndAModelSpec) {
   SolverContext ctx;
-  ctx.executable = Script("echo \"cuda-agent: unknown command '$1'\" >&2\nexit 2\n");
   Result<std::unique_ptr<Solver>> s = MakeSolver("agent:replay:x", ctx);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s.value()->Spec(), "agent:replay:x");
   Status check = s.value()->Check();
-  EXPECT_FALSE(check.ok());
+  EXPECT_EQ(check.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(check.message().find("agent solver unavailable"), std::string::npos) << check.message();
+  ctx.episode.env.home = CUDA_AGENT_SOURCE_DIR;
+  check = MakeSolver("agent:bogus:thing", ctx).value()->Check();
+  EXPECT_EQ(check.code(), StatusCode::kInvalidArgument) << check.message();
 }
 
-TEST_F(SolverTest, AgentSolvesIntoAWorkspaceOnceAndResumes) {
-  // The fake `solve` records its arguments and environment, and writes a candidate into
-  // --out/workspace.
+// AgentContext: episodes on the CPU with the source tree's harness, in dir_/ws.
+SolverContext AgentContext(const fs::path& dir) {
   SolverContext ctx;
-  ctx.suite = "/suites/kb";
-  ctx.work_dir = dir_ / "ws";
-  ctx.device = Device::kCpu;
-  ctx.policy = "paper";
-  ctx.executable = Script(
-      "[ $# -eq 1 ] && { echo 'usage: solve TASK' >&2; exit 2; }\n"
-      "echo \"$@ $CUDA_AGENT_DEVICE $CUDA_AGENT_POLICY\" >> " +
-      (dir_ / "calls").string() +
-      "\n"
-      "mkdir -p \"$6/workspace/kernels\" && echo 'class ModelNew: pass' > "
-      "\"$6/workspace/model_new.py\"\n");
-  Result<std::unique_ptr<Solver>> s = MakeSolver("agent:vllm://m", ctx);
+  ctx.suite = fs::path(CUDA_AGENT_SOURCE_DIR) / "examples" / "relu_scale";
+  ctx.work_dir = dir / "ws";
+  ctx.episode.judge.device = Device::kCpu;
+  ctx.episode.judge.policy = MakePrecisionPolicy("paper").value();
+  ctx.episode.env.home = CUDA_AGENT_SOURCE_DIR;
+  ctx.episode.binary = ExecutablePath();
+  return ctx;
+}
+
+TEST_F(SolverTest, AgentSolvesInProcessOnceAndResumes) {
+  // The script writes a candidate and stops.
+  const fs::path script = dir_ / "script.jsonl";
+  std::ofstream(script)
+      << Json{{"tool_calls",
+               {{{"name", "Write"},
+                 {"arguments",
+                  {{"file_path", "model_new.py"}, {"content", "class ModelNew: pass\n"}}}}}}}
+             .dump()
+      << "\n"
+      << Json{{"content", "done"}}.dump() << "\n";
+  Task task =
+      LoadTask((fs::path(CUDA_AGENT_SOURCE_DIR) / "examples" / "relu_scale" / "model.py").string())
+          .value();
+  task.name = "level1/19_ReLU";
+  Result<std::unique_ptr<Solver>> s =
+      MakeSolver("agent:replay:" + script.string(), AgentContext(dir_));
   ASSERT_TRUE(s.ok());
   ASSERT_TRUE(s.value()->Check().ok()) << s.value()->Check().message();
-  Solution first = s.value()->Solve(Named("level1/19_ReLU"));
-  EXPECT_EQ(first.candidate_dir, dir_ / "ws" / "level1" / "19_ReLU" / "workspace");
+  Solution first = s.value()->Solve(task);
+  const fs::path episode = dir_ / "ws" / "level1" / "19_ReLU";
+  ASSERT_EQ(first.candidate_dir, episode / "workspace") << first.note;
+  EXPECT_NE(first.note.find("model_finished"), std::string::npos) << first.note;
   EXPECT_TRUE(fs::exists(first.candidate_dir / "model_new.py"));
   EXPECT_TRUE(fs::exists(dir_ / "ws" / "level1" / "19_ReLU.agent.log"));
-  Solution again = s.value()->Solve(Named("level1/19_ReLU"));
+  EXPECT_TRUE(fs::exists(dir_ / "ws" / "level1" / "19_ReLU.solved"));
+  Json record = Json::parse(ReadFile(episode / "result.json").value());
+  EXPECT_EQ(record["stop_reason"], "model_finished");
+  EXPECT_EQ(record["task"], (fs::path(CUDA_AGENT_SOURCE_DIR) / "examples" / "relu_scale").string() +
+                                "#level1/19_ReLU");
+  EXPECT_EQ(record["device"], "cpu");
+  EXPECT_EQ(record["policy"], "paper");
+  EXPECT_TRUE(record["judge"].is_null()) << "the benchmark judges, not the episode";
+
+  // Resumed: the marker is there, nothing runs again (the trajectory is untouched).
+  const std::string trajectory = ReadFile(episode / "trajectory.jsonl").value();
+  Solution again = s.value()->Solve(task);
   EXPECT_EQ(again.candidate_dir, first.candidate_dir);
-  std::ifstream calls(dir_ / "calls");
-  std::string line, all;
-  int n = 0;
-  while (std::getline(calls, line)) {
-    ++n;
-    all += line;
-  }
-  EXPECT_EQ(n, 1) << all;  // solved once; the second call resumed
-  EXPECT_EQ(all, "solve /suites/kb#level1/19_ReLU --model vllm://m --out " +
-                     (dir_ / "ws" / "level1" / "19_ReLU").string() + " cpu paper");
+  EXPECT_NE(again.note.find("solved earlier"), std::string::npos) << again.note;
+  EXPECT_EQ(ReadFile(episode / "trajectory.jsonl").value(), trajectory);
 }
 
-TEST_F(SolverTest, AgentThatLeavesNothingGivesNoCandidate) {
-  SolverContext ctx;
-  ctx.work_dir = dir_ / "ws";
-  ctx.executable = Script("echo 'model server unreachable' >&2\nexit 1\n");
-  Result<std::unique_ptr<Solver>> s = MakeSolver("agent:m", ctx);
+TEST_F(SolverTest, AgentThatCannotStartGivesNoCandidate) {
+  const fs::path script = dir_ / "script.jsonl";
+  std::ofstream(script) << Json{{"content", "done"}}.dump() << "\n";
+  SolverContext ctx = AgentContext(dir_);
+  ctx.episode.env.home = dir_ / "nowhere";  // no workspace template
+  Result<std::unique_ptr<Solver>> s = MakeSolver("agent:replay:" + script.string(), ctx);
   Solution none = s.value()->Solve(Named("t"));
   EXPECT_TRUE(none.candidate_dir.empty());
-  EXPECT_NE(none.note.find("model server unreachable"), std::string::npos) << none.note;
+  EXPECT_NE(none.note.find("agent could not start"), std::string::npos) << none.note;
+  EXPECT_FALSE(fs::exists(dir_ / "ws" / "t.solved"));
 }
 
 }  // namespace

@@ -226,3 +226,14 @@ def test_protected_file_change_is_detected_even_through_a_writable_parent(work):
     r = run(f"echo x > {protected}; echo new > {work}/tmp.md; mv {work}/tmp.md {protected}; echo done",
             "--writable", str(work), "--protect", str(protected))
     assert protected.read_text() == "rules" or r["tampered"] == [str(protected)], r
+
+
+def test_help_after_the_double_dash_belongs_to_the_command():
+    # `--help` after `--` is the sandboxed command's argument, not a request for cuda-agent's help.
+    argv = [str(BIN), "sandbox", "run", "--json", "--timeout", "20", "--", "echo", "--help"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, env=ENV)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["stdout"] == "--help\n"
+    proc = subprocess.run([str(BIN), "sandbox", "run", "--help", "--", "echo"], capture_output=True,
+                          text=True, timeout=60, env=ENV)
+    assert proc.returncode == 0 and "usage: cuda-agent <command>" in proc.stdout

@@ -1,0 +1,31 @@
+// judge_args.h — JudgeOptions as the judge's command-line flags, for whoever runs `cuda-agent
+// judge|build` as a process on a session's behalf (the agent's judge gateway), so those commands
+// judge with the same timeouts, cache, store and measurement settings as the in-process grade.
+// The flag names are the ones `judge` reads (docs/cli.md).
+//
+//   std::vector<std::string> argv = {binary, "judge", "--candidate", ws, ...};
+//   std::vector<std::string> flags = JudgeOptionArgs(options);   // --timeout 180 --checks 5 ...
+//   argv.insert(argv.end(), flags.begin(), flags.end());
+//   run.timeout_seconds = JudgementTimeLimit(options);
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "judge/judge.h"
+
+namespace cuda_agent {
+
+// JudgeOptionArgs renders every option that shapes a judgement except the device, the precision
+// policy and the stage (callers name those themselves): --checks, --warmup, --iters, --timeout,
+// --task-timeout, --build-timeout, --build-jobs, --baselines, --reward, --baseline-store,
+// --baseline-drift, --baseline-max-age, --sanitize, --cache-dir. Empty paths and an empty
+// sanitizer are left out (the judge's defaults apply).
+std::vector<std::string> JudgeOptionArgs(const JudgeOptions& options);
+
+// JudgementTimeLimit bounds one whole judgement from its per-job timeouts: the compiler, the
+// trusted jobs (reference, eager and torch.compile baselines) and the candidate's jobs (verify,
+// profile, sanitizer), plus a minute for the rest. A process running a judgement gets this long.
+double JudgementTimeLimit(const JudgeOptions& options);
+
+}  // namespace cuda_agent
