@@ -105,7 +105,7 @@ int ServeCommand(const Args& args) {
   }
   Result<double> ttl = ParseDoubleFlag(a.value(), "session-ttl");
   Result<double> grace = ParseDoubleFlag(a.value(), "shutdown-grace", true);
-  Result<int> max_body = ParseIntFlag(a.value(), "max-body-bytes");
+  Result<double> max_body = ParseDoubleFlag(a.value(), "max-body-bytes");
   for (const Status& s : {ttl.status(), grace.status(), max_body.status()}) {
     if (!s.ok()) return UsageError("serve", s.message(), specs);
   }
