@@ -226,10 +226,8 @@ def server(task, tmp_path_factory):
     state = tmp_path_factory.mktemp("serve")
     port = free_port()
     log = open(state / "serve.log", "w")
-    # --max-body-bytes: the default (16 MiB) is over what ParseIntFlag accepts (1e6) at this commit.
     proc = subprocess.Popen([str(BIN), "serve", "--host", "127.0.0.1", "--port", str(port), "--state-dir",
-                             str(state / "state"), "--mcp-task", str(task), "--max-body-bytes", "1000000",
-                             *FAST],
+                             str(state / "state"), "--mcp-task", str(task), *FAST],
                             stdout=log, stderr=subprocess.STDOUT, env=clean_env())
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
