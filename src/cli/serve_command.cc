@@ -105,7 +105,7 @@ int ServeCommand(const Args& args) {
   }
   Result<double> ttl = ParseDoubleFlag(a.value(), "session-ttl");
   Result<double> grace = ParseDoubleFlag(a.value(), "shutdown-grace", true);
-  Result<int> max_body = ParseIntFlag(a.value(), "max-body-bytes");
+  Result<double> max_body = ParseDoubleFlag(a.value(), "max-body-bytes");
   for (const Status& s : {ttl.status(), grace.status(), max_body.status()}) {
     if (!s.ok()) return UsageError("serve", s.message(), specs);
   }
@@ -175,16 +175,17 @@ int ServeCommand(const Args& args) {
   http.port = port;
   http.threads = counts[5] > 0 ? static_cast<size_t>(counts[5]) : options.max_sessions + 16;
   http.max_body_bytes = static_cast<size_t>(max_body.value());
-  Result<std::unique_ptr<HttpServer>> server =
+  Result<std::unique_ptr<HttpServer>> started =
       StartHttpServer(http, [&api](const HttpRequest& request) { return api.Handle(request); });
-  if (!server.ok()) {
-    std::cerr << "cuda-agent serve: " << server.status().message() << "\n";
+  if (!started.ok()) {
+    std::cerr << "cuda-agent serve: " << started.status().message() << "\n";
     environment.value()->Shutdown(0);
     return kExitInternal;
   }
+  std::unique_ptr<HttpServer> server = std::move(started).value();
   const std::string url_host = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-  const std::string url = "http://" + url_host + ":" + std::to_string(server.value()->port());
-  std::thread serving([&server] { server.value()->Run(); });
+  const std::string url = "http://" + url_host + ":" + std::to_string(server->port());
+  std::thread serving([&server] { server->Run(); });
   std::cout << "cuda-agent serve: listening on " << url << " (state " << options.state_dir.string()
             << ", judge " << judge.Describe() << (token.empty() ? ", no token" : ", bearer token")
             << ")" << std::endl;
@@ -195,7 +196,7 @@ int ServeCommand(const Args& args) {
             << ": refusing new work, finishing running calls (up to " << grace.value() << " s)"
             << std::endl;
   environment.value()->Shutdown(grace.value());
-  server.value()->Stop();
+  server->Stop();
   serving.join();
   // Jobs still judging past the grace period hold the environment: it is left to the process's
   // exit rather than destroyed under them (their records say `running`, then `interrupted`).

@@ -79,6 +79,14 @@ Json JsonColumn(const SqlValue& v) {
   return parsed.ok() ? parsed.value() : Json(nullptr);
 }
 
+// TaskLabel: a stored task (its JSON: a reference string, or {"source", "name"?}) as one line.
+std::string TaskLabel(const SqlValue& v) {
+  Json task = JsonColumn(v);
+  if (task.is_string()) return task.get<std::string>();
+  if (task.is_object()) return task.value("name", std::string("(inline task)"));
+  return Text(v);
+}
+
 // SafeTaskName keeps letters, digits, '-', '_' and '.' of an inline task's name (its file stem).
 std::string SafeTaskName(const std::string& name) {
   std::string out;
@@ -858,7 +866,7 @@ Json Environment::StatusPage() const {
   if (rows.ok()) {
     for (const Row& r : rows.value()) {
       grades.push_back({{Text(r[0]), Text(r[1])},
-                        {"task", Text(r[2])},
+                        {"task", TaskLabel(r[2])},
                         {"reward", JsonColumn(r[3])},
                         {"reason", Text(r[4])},
                         {"at", Real(r[5])}});

@@ -20,7 +20,7 @@ constexpr const char* kInstructions =
     "Grep (paths are relative to the workspace; `bash utils/compile.sh` builds, `python3 "
     "utils/verification.py` and `python3 utils/profiling.py` check and time). `grade` judges the "
     "workspace with the full pipeline and answers the reward: -1 failed, 1 correct, 2 faster than "
-    "eager, 3 faster than eager and torch.compile.";
+    "eager, 3 faster than eager and torch.compile; it ends the episode.";
 
 std::string RandomToken() {
   std::random_device device;
@@ -92,7 +92,8 @@ Json EnvironmentToolSpecs() {
         {"description",
          "Judge the workspace as it is now with the full pipeline (build, verification on fresh "
          "inputs, timing against eager and torch.compile). Answers the reward (-1, 1, 2, 3 or "
-         "none when no verdict was reached) and why."},
+         "none when no verdict was reached) and why. It ends the episode: later tool calls are "
+         "refused, so check with utils/ or `evaluate` first."},
         {"inputSchema", none}},
        {{"name", "evaluate"},
         {"description",

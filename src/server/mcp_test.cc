@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/test_dir.h"
+#include "server/http_api.h"
 #include "server/mcp_http.h"
 
 namespace cuda_agent {
@@ -310,6 +311,23 @@ TEST_F(McpServerTest, StreamableHttpStatusCodes) {
   EXPECT_EQ(result["isError"], true);
   EXPECT_NE(result["content"][0]["text"].get<std::string>().find("/no/such/task.py"),
             std::string::npos);
+}
+
+TEST_F(McpServerTest, ServeMountsMcpBehindTheToken) {
+  HttpApi api(*env_,
+              {.token = "secret", .max_body_bytes = 1 << 20, .version = "t", .mcp = mcp_.get()});
+  HttpResponse refused = api.Handle(Post(Initialize(1, "2025-11-25").dump()));
+  EXPECT_EQ(refused.status, 401);
+  HttpResponse wrong =
+      api.Handle(Post(Initialize(1, "2025-11-25").dump(), {{"authorization", "Bearer nope"}}));
+  EXPECT_EQ(wrong.status, 401);
+  HttpResponse init =
+      api.Handle(Post(Initialize(1, "2025-11-25").dump(), {{"authorization", "Bearer secret"}}));
+  ASSERT_EQ(init.status, 200) << init.body;
+  EXPECT_EQ(HeaderOf(init, kMcpSessionHeader).size(), 32u);
+  // Without an McpServer, /mcp is no route of the HTTP API.
+  HttpApi plain(*env_, {.token = "", .max_body_bytes = 1 << 20, .version = "t", .mcp = nullptr});
+  EXPECT_EQ(plain.Handle(Post(Initialize(1, "2025-11-25").dump())).status, 404);
 }
 
 }  // namespace

@@ -45,6 +45,14 @@ double Number(const Json& object, const char* key, double fallback = 0) {
   return object[key].get<double>();
 }
 
+// TaskText: a task as the environment keeps it (a reference, or {"source", "name"?}) in one line.
+std::string TaskText(const Json& object) {
+  if (!object.is_object() || !object.contains("task")) return "";
+  const Json& task = object["task"];
+  if (task.is_object()) return task.value("name", std::string("(inline task)"));
+  return Text(object, "task");
+}
+
 const Json& List(const Json& status, const char* key) {
   static const Json kEmpty = Json::array();
   if (!status.is_object() || !status.contains(key) || !status[key].is_array()) return kEmpty;
@@ -108,7 +116,7 @@ void SessionsTable(std::ostringstream& html, const Json& status) {
           "<th>calls</th><th>expires</th></tr>";
   for (const Json& s : sessions) {
     html << "<tr><td>" << HtmlEscape(Text(s, "session_id")) << "</td><td>"
-         << HtmlEscape(Text(s, "task")) << "</td><td>" << HtmlEscape(Text(s, "device"))
+         << HtmlEscape(TaskText(s)) << "</td><td>" << HtmlEscape(Text(s, "device"))
          << "</td><td class=\"num\">" << HtmlEscape(Text(s, "calls"));
     if (!Text(s, "turn_limit").empty()) html << " / " << HtmlEscape(Text(s, "turn_limit"));
     html << "</td><td>" << HtmlEscape(In(s.value("expires_in_s", Json(nullptr)))) << "</td></tr>";
@@ -147,7 +155,7 @@ void GradesTable(std::ostringstream& html, const Json& status, double now) {
     std::string who = Text(g, "session_id");
     if (who.empty()) who = Text(g, "job_id");
     html << "<tr><td>" << HtmlEscape(Ago(Number(g, "at"), now)) << "</td><td>" << HtmlEscape(who)
-         << "</td><td>" << HtmlEscape(Text(g, "task")) << "</td>" << RewardCell(g)
+         << "</td><td>" << HtmlEscape(TaskText(g)) << "</td>" << RewardCell(g)
          << "<td class=\"reason\">" << HtmlEscape(Text(g, "reason")) << "</td></tr>";
   }
   html << "</table>";

@@ -30,6 +30,12 @@ Json SampleStatus() {
              {"calls", 5},
              {"turn_limit", 150},
              {"expires_in_s", 1800}},
+            {{"session_id", "s3"},
+             {"task", {{"source", "import torch  # a long inline program"}, {"name", "mine"}}},
+             {"device", "cpu"},
+             {"calls", 1},
+             {"turn_limit", 150},
+             {"expires_in_s", 60}},
             {{"session_id", "s2"},
              {"task", "<script>alert(1)</script>"},
              {"device", "cpu"},
@@ -58,7 +64,9 @@ TEST(StatusPage, ShowsCountsTablesAndBars) {
   EXPECT_NE(html.find("id=\"queue-total\">7<"), std::string::npos);  // 3 + 4
   EXPECT_NE(html.find("id=\"calls-last-minute\">17<"), std::string::npos);
   EXPECT_NE(html.find("version 0.1.0"), std::string::npos);
-  EXPECT_EQ(Count(html, "<tr><td>s"), 2u);  // the two open sessions
+  EXPECT_EQ(Count(html, "<tr><td>s"), 3u);                   // the three open sessions
+  EXPECT_NE(html.find("<td>mine</td>"), std::string::npos);  // an inline task by its name
+  EXPECT_EQ(html.find("a long inline program"), std::string::npos);
   EXPECT_NE(html.find("5 / 150"), std::string::npos);
   EXPECT_NE(html.find("in 30 min"), std::string::npos);
   EXPECT_NE(html.find("correct, 1.52x vs eager"), std::string::npos);

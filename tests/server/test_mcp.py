@@ -36,7 +36,8 @@ CANDIDATE = REPO / "examples" / "relu_scale" / "candidates" / "cpu_correct"
 AGENT_TOOLS = {"Bash", "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "TodoWrite", "BashOutput",
                "KillBash"}
 # Judge flags that keep a CPU grade short; timings do not matter here.
-FAST = ["--device", "cpu", "--baselines", "eager", "--warmup", "1", "--iters", "3", "--checks", "2"]
+FAST = ["--device", "cpu", "--baselines", "eager", "--warmup", "1", "--iters", "3", "--checks", "2",
+        "--baseline-drift", "100", "--baseline-max-age", "0"]
 BAR_BLUE = "#2f6fde"  # the status page's throughput bars
 
 
@@ -124,6 +125,16 @@ def test_stdio_with_the_sdk_client(task, tmp_path):
         async with Client(stdio_params(task, tmp_path / "state")) as client:
             assert client.server_info.name == "cuda-agent"
             assert "grade" in (client.instructions or "")
+            # evaluate judges inline files without the workspace; a malformed call is a tool error.
+            files = {str(p.relative_to(CANDIDATE)): p.read_text() for p in CANDIDATE.rglob("*") if p.is_file()}
+            evaluated = await client.call_tool("evaluate", {"files": files})
+            assert not evaluated.is_error, text_of(evaluated)
+            assert evaluated.structured_content["reward"] >= 1, text_of(evaluated)
+            files["kernels/relu_scale.cpp"] = files["kernels/relu_scale.cpp"].replace("{", "{ oops", 1)
+            broken = await client.call_tool("evaluate", {"files": files})
+            assert broken.structured_content["reward"] == -1, text_of(broken)
+            assert "build" in broken.structured_content["result"]["reason"]
+            assert (await client.call_tool("evaluate", {})).is_error
             return await agent_round_trip(client)
 
     asyncio.run(run())
@@ -199,11 +210,11 @@ def test_stdio_protocol_errors_and_version_negotiation(task, tmp_path):
 def test_stdio_negotiates_an_unknown_version_to_the_latest(task, tmp_path):
     raw = RawStdio(task, tmp_path / "state")
     try:
-        init = raw.ask(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        missing = raw.ask('{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}')
+        assert missing["error"]["code"] == -32602  # and the session is still not initialized
+        init = raw.ask(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "initialize",
                                    "params": {"protocolVersion": "2099-01-01", "capabilities": {}}}))
         assert init["result"]["protocolVersion"] == "2025-11-25"
-        missing = raw.ask('{"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {}}')
-        assert missing["error"]["code"] == -32602
     finally:
         raw.close()
 
