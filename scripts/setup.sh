@@ -16,7 +16,8 @@ if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; f
 # curl headers for src/llm/http_client.cc (libcurl itself is loaded with dlopen at run time).
 APT_PACKAGES=(g++ make cmake ninja-build nlohmann-json3-dev libsqlite3-dev libgtest-dev python3-dev bubblewrap
               libcurl4-openssl-dev libcpp-httplib-dev libhiredis-dev redis-server redis-tools
-              chromium)
+              chromium
+              clang clang-format clang-tidy libclang-rt-14-dev)
 if [ -z "${SKIP_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
   missing=()
   for p in "${APT_PACKAGES[@]}"; do

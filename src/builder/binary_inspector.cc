@@ -172,9 +172,9 @@ std::vector<std::string> TensorCoreOpcodes(const DeviceKernel& kernel) {
   // Matrix instructions on reduced-precision inputs, Volta to Blackwell: HMMA (fp16/bf16/tf32),
   // HGMMA (Hopper warpgroup), IMMA/IGMMA (int8/int4), QGMMA/QMMA/OMMA (fp8/fp4), BMMA/BGMMA
   // (1-bit), and the tcgen05 UTC*MMA family. DMMA (fp64) is full precision.
-  static const char* kFamilies[] = {"HMMA",    "HGMMA",   "IMMA",    "IGMMA", "QGMMA",
-                                    "QMMA",    "OMMA",    "BMMA",    "BGMMA", "UTCHMMA",
-                                    "UTCQMMA", "UTCOMMA", "UTCIMMA", "UTCMMA"};
+  static const char* const kFamilies[] = {"HMMA",    "HGMMA",   "IMMA",    "IGMMA", "QGMMA",
+                                          "QMMA",    "OMMA",    "BMMA",    "BGMMA", "UTCHMMA",
+                                          "UTCQMMA", "UTCOMMA", "UTCIMMA", "UTCMMA"};
   std::vector<std::string> found;
   for (const auto& op : kernel.opcodes) {
     for (const char* f : kFamilies) {

@@ -187,7 +187,7 @@ ReportTable FastPTable(const Json& metrics) {
 }
 
 ReportTable TasksTable(const Json& report, const fs::path& out_dir) {
-  const Json env = report["env"];
+  const Json& env = report["env"];
   const std::string unit =
       env.is_object() && env.value("measure", Json()) == "device" ? " (device µs)" : " (µs)";
   ReportTable t{"Tasks",

@@ -96,16 +96,16 @@ Status MakeMountPoint(const std::string& path, bool file) {
 // RemountReadOnly makes one existing bind mount read-only, keeping the flags the kernel may have
 // locked (nosuid, nodev, noexec, atime) so that the remount is allowed in a user namespace.
 Status RemountReadOnly(const std::string& path) {
-  struct statvfs_flags {
+  struct StatvfsFlag {
     unsigned long st, ms;
   };
   struct statvfs sv;
   unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
   if (statvfs(path.c_str(), &sv) == 0) {
     for (auto f :
-         {statvfs_flags{ST_NOSUID, MS_NOSUID}, statvfs_flags{ST_NODEV, MS_NODEV},
-          statvfs_flags{ST_NOEXEC, MS_NOEXEC}, statvfs_flags{ST_NOATIME, MS_NOATIME},
-          statvfs_flags{ST_NODIRATIME, MS_NODIRATIME}, statvfs_flags{ST_RELATIME, MS_RELATIME}}) {
+         {StatvfsFlag{ST_NOSUID, MS_NOSUID}, StatvfsFlag{ST_NODEV, MS_NODEV},
+          StatvfsFlag{ST_NOEXEC, MS_NOEXEC}, StatvfsFlag{ST_NOATIME, MS_NOATIME},
+          StatvfsFlag{ST_NODIRATIME, MS_NODIRATIME}, StatvfsFlag{ST_RELATIME, MS_RELATIME}}) {
       if (sv.f_flag & f.st) flags |= f.ms;
     }
   }

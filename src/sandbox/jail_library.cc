@@ -17,7 +17,8 @@ void CopyMessage(const std::string& text, char* out, int out_len) {
 
 // cuda_agent_enter_jail: `spec_json` as JailSpecToJson writes it. Returns 0 in the jailed job;
 // returns 1 with `error` filled when the jail could not be entered (nothing was forked yet). The
-// waiting outer process never returns (jail.h).
+// waiting outer process never returns (jail.h). A C symbol that Python finds by this name (ctypes).
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" __attribute__((visibility("default"))) int cuda_agent_enter_jail(const char* spec_json,
                                                                             int ready_fd,
                                                                             char* error,
