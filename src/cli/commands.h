@@ -17,7 +17,9 @@ int BaselinesCommand(const Args& args);  // eval_commands.cc
 int BenchCommand(const Args& args);      // eval_commands.cc
 int SandboxCommand(const Args& args);
 int SynthCommand(const Args& args);
-int LlmCommand(const Args& args);    // llm_command.cc
-int SolveCommand(const Args& args);  // solve_command.cc
+int LlmCommand(const Args& args);     // llm_command.cc
+int SolveCommand(const Args& args);   // solve_command.cc
+int RftCommand(const Args& args);     // rft_command.cc
+int ExportCommand(const Args& args);  // export_command.cc
 
 }  // namespace cuda_agent

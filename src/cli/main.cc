@@ -36,6 +36,10 @@ commands:
              cuda-agent synth --out DIR [--count N] [--max-ops 5] [--decontaminate SUITE] [--device cuda|cpu] [--seed S]
   solve      run the agent on a task: a workspace, the model's tool calls, the final judgement
              cuda-agent solve TASK --model SPEC [--device cuda|cpu] [--max-turns N] [--out DIR] [--json]
+  rft        rejection fine-tuning data: filter agent trajectories into SFT chat rows
+             cuda-agent rft INPUT... --out DIR [--min-reward R] [--parquet] [--strict] [--json]
+  export     a suite as verl's RL dataset (parquet: prompt, data_source, reward_model, extra_info)
+             cuda-agent export verl SUITE --out FILE.parquet [--mode single|agent] [--device cuda|cpu]
   llm        send one request to a model spec (with a dummy echo tool) to check it before a solve
              cuda-agent llm --model openai:URL#MODEL|anthropic:MODEL|replay:FILE [--prompt TEXT] [--no-stream] [--json]
   sandbox    run a command contained (namespaces, read-only root, limits, watchdog)
@@ -91,6 +95,8 @@ int Main(int argc, char** argv) {
   if (command == "synth") return cuda_agent::SynthCommand(args);
   if (command == "llm") return cuda_agent::LlmCommand(args);
   if (command == "solve") return cuda_agent::SolveCommand(args);
+  if (command == "rft") return cuda_agent::RftCommand(args);
+  if (command == "export") return cuda_agent::ExportCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;
