@@ -3,8 +3,9 @@ episode (examples/relu_scale/episodes/cpu_scripted.jsonl) played by the fake tok
 Hermes tool calls, the real tools and the real final judgement. Skipped, saying so, while the binary
 has no `serve` command (branch h4-serve).
 
-Assumed serve flags (docs/server.md gives the HTTP contract only): `cuda-agent serve --device cpu
---port PORT`; the server is ready when GET /v1/health answers.
+Serve flags as h4-serve's src/cli/serve_command.cc has them: `cuda-agent serve --port PORT
+--state-dir DIR`; the device is the session's (`cpu`, sent by the loop); the server is ready when
+GET /v1/health answers.
 """
 
 import asyncio
@@ -32,8 +33,9 @@ SCRIPT = REPO / "examples" / "relu_scale" / "episodes" / "cpu_scripted.jsonl"
 def has_serve() -> bool:
     if not BIN.exists():
         return False
-    run = subprocess.run([str(BIN), "serve", "--help"], capture_output=True, text=True)
-    return run.returncode == 0 and "unknown command" not in run.stderr
+    # `--help` is answered by main for any word; an unknown flag reaches the command (or not).
+    run = subprocess.run([str(BIN), "serve", "--no-such-flag"], capture_output=True, text=True, timeout=60)
+    return "unknown command" not in run.stderr
 
 
 pytestmark = pytest.mark.skipif(not has_serve(), reason=f"{BIN} has no `serve` command yet (h4-serve)")
@@ -47,7 +49,8 @@ def server(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CUDA_AGENT_")}
     if os.environ.get("CUDA_AGENT_CACHE_DIR"):
         env["CUDA_AGENT_CACHE_DIR"] = os.environ["CUDA_AGENT_CACHE_DIR"]
-    process = subprocess.Popen([str(BIN), "serve", "--device", "cpu", "--port", str(port)], cwd=tmp_path, env=env,
+    process = subprocess.Popen([str(BIN), "serve", "--port", str(port), "--state-dir", str(tmp_path / "state")],
+                               cwd=tmp_path, env=env,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
     try:
