@@ -57,6 +57,19 @@ if [ "$("$PYTHON" -c "import importlib.metadata as m; print(m.version('mcp'))" 2
   log "installing mcp==$MCP_VERSION"
   "$PYTHON" -m pip install -q "mcp==$MCP_VERSION"
 fi
+# verl 0.9.1, for the training plug-in (python/cuda_agent_verl) and its tests. Its full install pins
+# torch 2.11 + CUDA wheels, vLLM and transformers < 5.11; here it goes in without dependencies, plus
+# the packages its agent-loop, config and dataset modules import, each pinned (docs/dependencies.md).
+# A training cluster installs verl[vllm]==0.9.1 the ordinary way instead.
+if ! "$PYTHON" -c "from verl.experimental.agent_loop import AgentLoopBase" >/dev/null 2>&1; then
+  log "installing verl==0.9.1 (no dependencies) and the modules its agent loop imports"
+  "$PYTHON" -m pip install -q "ray==2.55.1" "pyvers==0.1.0" "orjson==3.8.3" "cloudpickle==2.1.0" \
+    "importlib_metadata==10.2.0"
+  "$PYTHON" -m pip install -q --no-deps "verl==0.9.1" "tensordict==0.10.0" "omegaconf==2.3.0" \
+    "hydra-core==1.3.2" "antlr4-python3-runtime==4.9.3" "pillow==13.0.0" "codetiming==1.4.0" \
+    "datasets==5.2.0" "multiprocess==0.70.19" "pandas==3.1.1" "dill==0.4.1" "xxhash==4.1.0" \
+    "cachetools==8.0.2" "fastapi==0.165.0"
+fi
 
 # Build.
 GENERATOR=()

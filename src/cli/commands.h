@@ -24,5 +24,7 @@ int ServeCommand(const Args& args);     // serve_command.cc
 int WorkerCommand(const Args& args);    // dist_commands.cc
 int QueueCommand(const Args& args);     // dist_commands.cc
 int JudgeJobCommand(const Args& args);  // dist_commands.cc (hidden: a worker's judgement)
+int RftCommand(const Args& args);       // rft_command.cc
+int ExportCommand(const Args& args);    // export_command.cc
 
 }  // namespace cuda_agent

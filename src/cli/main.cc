@@ -41,6 +41,10 @@ commands:
              cuda-agent serve [--port 8377] [--token T] [--device cuda|cpu] [--state-dir DIR]
   mcp        serve one task's environment to an MCP client over stdio (Claude Code, Cursor, ...)
              cuda-agent mcp --task TASK [--device cuda|cpu] [--state-dir DIR]
+  rft        rejection fine-tuning data: filter agent trajectories into SFT chat rows
+             cuda-agent rft INPUT... --out DIR [--min-reward R] [--parquet] [--strict] [--json]
+  export     a suite as verl's RL dataset (parquet: prompt, data_source, reward_model, extra_info)
+             cuda-agent export verl SUITE --out FILE.parquet [--mode single|agent] [--device cuda|cpu]
   llm        send one request to a model spec (with a dummy echo tool) to check it before a solve
              cuda-agent llm --model openai:URL#MODEL|anthropic:MODEL|replay:FILE [--prompt TEXT] [--no-stream] [--json]
   worker     judge jobs from a Redis queue (one consumer per GPU; docs/scaling.md)
@@ -104,6 +108,8 @@ int Main(int argc, char** argv) {
   if (command == "mcp") return cuda_agent::McpCommand(args);
   if (command == "worker") return cuda_agent::WorkerCommand(args);
   if (command == "queue") return cuda_agent::QueueCommand(args);
+  if (command == "rft") return cuda_agent::RftCommand(args);
+  if (command == "export") return cuda_agent::ExportCommand(args);
   if (command == "version" || command == "--version") {
     std::cout << "cuda-agent " << CUDA_AGENT_VERSION << "\n";
     return 0;

@@ -5,8 +5,8 @@
   tokenizer, and records every prompt it was sent.
 - ``FakeEnvServer``: a fake ``cuda-agent serve`` (docs/server.md) on a thread of the test process,
   for the loop's unit tests until the real server exists (tests/train/test_serve_e2e.py uses the
-  real one): sessions, calls with a turn limit (409), grade with a configurable reward (``None``:
-  no verdict), and faults — ``429`` answers with ``Retry-After`` for the first requests.
+  real one): sessions, calls with a turn limit (409), grade and evaluate with a configurable reward
+  (``None``: no verdict), and faults — ``429`` answers with ``Retry-After`` for the first requests.
 - ``make_tokenizer``: a byte-level BPE tokenizer trained in memory on a few sentences, with
   ChatML special tokens and a chat template that renders tools and tool calls (Hermes form).
 """
@@ -155,6 +155,11 @@ class FakeEnvServer:
                 self.faults_429 -= 1
                 return 429, {"error": {"code": "busy", "message": "queue full"}}, {"Retry-After": self.retry_after}
             parts = path.strip("/").split("/")
+            if method == "POST" and parts == ["v1", "evaluate"]:
+                result = {"reward": self.reward, "correct": self.reward is not None and self.reward > 0,
+                          "outcome": "verdict" if self.reward is not None else "internal_error",
+                          "reason": "fake judgement", "timing": {"speedup_vs_compile": 1.5}}
+                return 200, {"reward": self.reward, "result": result}, None
             if method == "POST" and parts == ["v1", "sessions"]:
                 sid = f"s{len(self.sessions) + 1}"
                 self.sessions[sid] = {"calls": 0, "status": "open", "task": body["task"], "ids": {}}
