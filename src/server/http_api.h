@@ -36,6 +36,7 @@ class HttpApi {
   static const std::vector<Route>& Routes();
 
  private:
+  HttpResponse HandleUntimed(const HttpRequest& request);
   HttpResponse Dispatch(const HttpRequest& request, size_t route, const std::string& id);
   Environment& environment_;
   HttpApiOptions options_;
