@@ -42,6 +42,18 @@ def request(conn, method, path, body=None):
     return resp.status, resp.read()
 
 
+def timed_call(conn, sid, call_id):
+    """One TodoWrite call: (status, round-trip seconds, the server's own milliseconds)."""
+    body = json.dumps({"call_id": call_id, "tool": "TodoWrite", "arguments": TODO})
+    t0 = time.perf_counter()
+    conn.request("POST", f"/v1/sessions/{sid}/calls", body=body, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    resp.read()
+    elapsed = time.perf_counter() - t0
+    match = re.search(r"dur=([\d.]+)", resp.getheader("Server-Timing") or "")
+    return resp.status, elapsed, float(match.group(1)) if match else None
+
+
 def open_sessions(port, count):
     ids = []
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
@@ -61,27 +73,32 @@ def caller(port, session_ids, calls, start_at, out_queue):
 
     def run(sid):
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-        latencies, statuses, errors = [], {}, 0
+        latencies, server_ms, statuses, errors, reconnects = [], [], {}, 0, 0
         for i in range(3):  # warm-up: connection, first rows
-            request(conn, "POST", f"/v1/sessions/{sid}/calls",
-                    {"call_id": f"w{i}", "tool": "TodoWrite", "arguments": TODO})
+            timed_call(conn, sid, f"w{i}")
         while time.time() < start_at:
             time.sleep(0.001)
         for i in range(calls):
-            t0 = time.perf_counter()
-            try:
-                status, _ = request(conn, "POST", f"/v1/sessions/{sid}/calls",
-                                    {"call_id": f"c{i}", "tool": "TodoWrite", "arguments": TODO})
-            except (OSError, http.client.HTTPException):
+            for attempt in range(2):
+                try:
+                    status, elapsed, ms = timed_call(conn, sid, f"c{i}")
+                    break
+                except (OSError, http.client.HTTPException):
+                    # A kept-alive connection the server closed while idle: reconnect and send the
+                    # same call_id again (idempotent), as a trainer's client would.
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+                    reconnects += 1
+            else:
                 errors += 1
-                conn.close()
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
                 continue
-            latencies.append(time.perf_counter() - t0)
+            latencies.append(elapsed)
+            if ms is not None:
+                server_ms.append(ms)
             statuses[status] = statuses.get(status, 0) + 1
         conn.close()
         with lock:
-            results.append((latencies, statuses, errors))
+            results.append((latencies, server_ms, statuses, errors, reconnects))
 
     threads = [threading.Thread(target=run, args=(sid,)) for sid in session_ids]
     for t in threads:
@@ -104,14 +121,16 @@ def drive(port, session_ids, calls, processes):
     for p in procs:
         p.join()
     wall = time.time() - start_at
-    latencies, statuses, errors = [], {}, 0
+    latencies, server_ms, statuses, errors, reconnects = [], [], {}, 0, 0
     for results in gathered:
-        for lat, st, err in results:
+        for lat, ms, st, err, rec in results:
             latencies.extend(lat)
+            server_ms.extend(ms)
             errors += err
+            reconnects += rec
             for k, v in st.items():
                 statuses[k] = statuses.get(k, 0) + v
-    return latencies, statuses, errors, wall
+    return latencies, server_ms, statuses, errors, reconnects, wall
 
 
 def percentile(values, q):
@@ -136,9 +155,10 @@ def start_server(binary, state_dir, *flags):
     return proc, int(match.group(1))
 
 
-def summary_ms(latencies):
+def summary_ms(latencies, server_ms):
     return {"p50_ms": 1000 * percentile(latencies, 50), "p99_ms": 1000 * percentile(latencies, 99),
-            "max_ms": 1000 * max(latencies), "calls": len(latencies)}
+            "max_ms": 1000 * max(latencies), "calls": len(latencies),
+            "server_p50_ms": percentile(server_ms, 50), "server_p99_ms": percentile(server_ms, 99)}
 
 
 def main():
@@ -157,25 +177,28 @@ def main():
               "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "command": " ".join(sys.argv)}
     state = tempfile.mkdtemp(prefix="serve-bench-", dir="/tmp")
     try:
-        proc, port = start_server(args.bin, state, "--max-sessions", str(max(args.hold, args.sessions)))
+        proc, port = start_server(args.bin, state, "--max-sessions", str(max(args.hold, args.sessions)),
+                                  "--turn-limit", "1000000")
         try:
             single_runs, concurrent_runs = [], []
             for r in range(args.repeat):
                 ids = open_sessions(port, 1)
-                lat, st, err, wall = drive(port, ids, args.calls * 4, 1)
-                single_runs.append({**summary_ms(lat), "statuses": st, "errors": err})
+                lat, ms, st, err, rec, wall = drive(port, ids, args.calls * 4, 1)
+                single_runs.append({**summary_ms(lat, ms), "statuses": st, "errors": err})
                 ids = open_sessions(port, args.sessions)
-                lat, st, err, wall = drive(port, ids, args.calls, args.processes)
-                concurrent_runs.append({**summary_ms(lat), "statuses": st, "errors": err,
-                                        "calls_per_s": len(lat) / wall})
+                lat, ms, st, err, rec, wall = drive(port, ids, args.calls, args.processes)
+                concurrent_runs.append({**summary_ms(lat, ms), "statuses": st, "errors": err,
+                                        "reconnects": rec, "calls_per_s": len(lat) / wall})
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
                 for sid in ids:
                     request(conn, "DELETE", f"/v1/sessions/{sid}")
                 conn.close()
-                print(f"run {r + 1}: 1 session p50 {single_runs[-1]['p50_ms']:.2f} ms p99 "
-                      f"{single_runs[-1]['p99_ms']:.2f} ms; {args.sessions} sessions p50 "
-                      f"{concurrent_runs[-1]['p50_ms']:.2f} ms p99 {concurrent_runs[-1]['p99_ms']:.2f} ms "
-                      f"({concurrent_runs[-1]['calls_per_s']:.0f} calls/s) {st}", flush=True)
+                one, many = single_runs[-1], concurrent_runs[-1]
+                print(f"run {r + 1}: 1 session p50 {one['p50_ms']:.2f} ms p99 {one['p99_ms']:.2f} ms "
+                      f"(server {one['server_p50_ms']:.3f}/{one['server_p99_ms']:.3f} ms); "
+                      f"{args.sessions} sessions p50 {many['p50_ms']:.2f} ms p99 {many['p99_ms']:.2f} ms "
+                      f"(server {many['server_p50_ms']:.3f}/{many['server_p99_ms']:.3f} ms, "
+                      f"{many['calls_per_s']:.0f} calls/s) {st}", flush=True)
             report["single"] = single_runs
             report["concurrent"] = concurrent_runs
         finally:
@@ -185,7 +208,7 @@ def main():
         # Hold and memory on a fresh server (its RSS not grown by the latency runs).
         shutil.rmtree(state)
         os.makedirs(state)
-        proc, port = start_server(args.bin, state, "--max-sessions", str(args.hold))
+        proc, port = start_server(args.bin, state, "--max-sessions", str(args.hold), "--turn-limit", "1000000")
         try:
             warm = open_sessions(port, 2)  # the first sessions load the code paths; not counted
             time.sleep(0.5)
@@ -204,10 +227,10 @@ def main():
             status, body = request(conn, "GET", "/v1/health")
             conn.close()
             open_now = json.loads(body)["sessions_open"]
-            lat, st, err, wall = drive(port, all_ids, args.hold_calls, args.processes)
+            lat, ms, st, err, rec, wall = drive(port, all_ids, args.hold_calls, args.processes)
             bad = {k: v for k, v in st.items() if k not in (200, 429)}
-            report["hold"] = {"sessions_open": open_now, **summary_ms(lat), "statuses": st, "errors": err,
-                              "ok": err == 0 and not bad}
+            report["hold"] = {"sessions_open": open_now, **summary_ms(lat, ms), "statuses": st, "errors": err,
+                              "reconnects": rec, "ok": err == 0 and not bad}
             print(f"hold: {report['hold']}", flush=True)
         finally:
             proc.send_signal(signal.SIGTERM)
@@ -225,6 +248,9 @@ def main():
         "concurrent_p50_ms": spread(report["concurrent"], "p50_ms"),
         "concurrent_p99_ms": spread(report["concurrent"], "p99_ms"),
         "concurrent_calls_per_s": spread(report["concurrent"], "calls_per_s"),
+        "single_server_p50_ms": spread(report["single"], "server_p50_ms"),
+        "concurrent_server_p50_ms": spread(report["concurrent"], "server_p50_ms"),
+        "concurrent_server_p99_ms": spread(report["concurrent"], "server_p99_ms"),
     }
     print(json.dumps(report["summary"], indent=2))
     if args.json:

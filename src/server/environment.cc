@@ -269,12 +269,17 @@ struct Environment::State {
   }
 
   void ReaperLoop() {
+    // Checkpoints run here, on a connection of their own, not inside a request's commit (the
+    // request connection's automatic checkpoint is off): a checkpoint's fsync would otherwise hold
+    // the store's mutex, and every request behind it, for milliseconds.
+    Result<Database> checkpointer = Database::Open(options.state_dir / "server.sqlite");
     std::unique_lock<std::mutex> lock(mutex);
     while (!stopping) {
       reaper_wake.wait_for(lock, std::chrono::duration<double>(options.reap_interval_s));
       if (stopping) break;
       lock.unlock();
       Reap();
+      if (checkpointer.ok()) (void)checkpointer->Query("PRAGMA wal_checkpoint(PASSIVE)");
       lock.lock();
     }
   }
@@ -396,6 +401,9 @@ Result<std::unique_ptr<Environment>> Environment::Open(EnvironmentOptions option
   // WAL with synchronous=NORMAL: a commit is in the log before the answer leaves, so it survives
   // the process being killed (kill -9); only a power loss may take the last commits.
   if (Status s = db->Exec("PRAGMA synchronous=NORMAL"); !s.ok()) return s;
+  if (Result<std::vector<Row>> r = db->Query("PRAGMA wal_autocheckpoint=0"); !r.ok()) {
+    return r.status();
+  }
   for (const char* sql : kSchema) {
     if (Status s = db->Exec(sql); !s.ok()) return s;
   }

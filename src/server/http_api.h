@@ -40,6 +40,7 @@ class HttpApi {
   static const std::vector<Route>& Routes();
 
  private:
+  HttpResponse HandleUntimed(const HttpRequest& request);
   HttpResponse Dispatch(const HttpRequest& request, size_t route, const std::string& id);
   // Unauthorized: the 401 for a request without the server's token, nullopt when it may pass.
   std::optional<HttpResponse> Unauthorized(const HttpRequest& request) const;
