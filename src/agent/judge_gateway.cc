@@ -134,7 +134,7 @@ void JudgeGateway::Serve() {
 Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::string>& argv,
                                                          const std::string& cwd) const {
   if (argv.empty()) return InvalidArgument("empty command");
-  const std::string command = argv[0];
+  const std::string& command = argv[0];
   if (command != "build" && command != "judge") {
     return InvalidArgument("only `build` and `judge` are served, not `" + command + "`");
   }
@@ -148,7 +148,7 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
           : std::vector<std::string>{"task", "candidate", "device", "until", "json", "policy"};
   std::map<std::string, std::string> flags;
   for (size_t i = 1; i < argv.size(); ++i) {
-    std::string arg = argv[i];
+    const std::string& arg = argv[i];
     if (arg.rfind("--", 0) != 0) return InvalidArgument("unexpected argument '" + arg + "'");
     std::string name = arg.substr(2), value;
     bool has_value = false;

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/toolchain.h"
 #include "common/fs.h"
+#include "harness/toolchain.h"
 
 namespace cuda_agent {
 

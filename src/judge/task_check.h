@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "harness/toolchain.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"
+#include "harness/toolchain.h"
 #include "sandbox/sandbox.h"
 #include "task/task.h"
 

@@ -15,10 +15,10 @@
 #include <map>
 #include <string>
 
-#include "harness/toolchain.h"
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"
+#include "harness/toolchain.h"
 #include "sandbox/sandbox.h"
 
 namespace cuda_agent {

@@ -28,14 +28,14 @@ WorkDirs::WorkDirs(const fs::path& r)
     : root(r),
       jobs(r / "jobs"),
       shared(r / "shared"),
-      private_(r / "private"),
+      expected_dir(r / "private"),
       outputs(r / "outputs"),
       src(r / "src"),
       build(r / "build"),
       task_file(r / "task.py"),
       spot_candidate(r / "spot_candidate"),
       signals(r / "signals") {
-  for (const auto& d : {jobs, shared, private_, outputs, src, build, spot_candidate, signals}) {
+  for (const auto& d : {jobs, shared, expected_dir, outputs, src, build, spot_candidate, signals}) {
     fs::create_directories(d);
   }
 }

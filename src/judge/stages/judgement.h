@@ -35,10 +35,11 @@ std::vector<int64_t> SecretSeeds(int n);
 enum class Next { kContinue, kStop };
 
 // The folders of one judgement. `shared` holds what the candidate may see (its init inputs and
-// weights); `private_` holds the expected outputs, which no sandbox that runs candidate code binds;
-// `signals` holds the go/stop files of the early jobs (harness/early_jobs.h).
+// weights); `expected_dir` holds the expected outputs, which no sandbox that runs candidate code
+// binds; `signals` holds the go/stop files of the early jobs (harness/early_jobs.h).
 struct WorkDirs {
-  fs::path root, jobs, shared, private_, outputs, src, build, task_file, spot_candidate, signals;
+  fs::path root, jobs, shared, expected_dir, outputs, src, build, task_file, spot_candidate,
+      signals;
 
   explicit WorkDirs(const fs::path& r);
   std::string InitInputs() const { return (shared / "init_inputs.pt").string(); }

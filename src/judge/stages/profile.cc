@@ -37,7 +37,7 @@ KernelOrigin Classify(const JudgementFacts& facts, const std::string& name) {
 // StartSpotCompare: the comparison of the spot-checked timed calls' outputs (CheckTimedCalls), as
 // an early job; their paths come with its go.
 void StartSpotCompare(Judgement& j) {
-  StartCompareJob(j, "compare_spots", {}, {}, {j.dirs().private_, j.dirs().spot_candidate});
+  StartCompareJob(j, "compare_spots", {}, {}, {j.dirs().expected_dir, j.dirs().spot_candidate});
 }
 
 // AuditKernels (HACKS C1, C3, B11): every device activity of the timed calls is the candidate's

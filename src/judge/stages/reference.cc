@@ -34,7 +34,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing) 
   Json spec = {{"task_path", dirs.task_file.string()},
                {"device", j.result().device},
                {"data_dir", dirs.shared.string()},
-               {"expected_dir", dirs.private_.string()},
+               {"expected_dir", dirs.expected_dir.string()},
                {"init_seed", init_seed},
                {"check_seeds", seeds},
                {"input_scales", scales},
@@ -47,7 +47,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing) 
                       {"iters", opt.iters},
                       {"spot_check_calls", secrets.spot_calls}};
   }
-  JobSandbox box = j.Contain({dirs.task_file}, {dirs.shared, dirs.private_});
+  JobSandbox box = j.Contain({dirs.task_file}, {dirs.shared, dirs.expected_dir});
   return std::async(std::launch::async, [&j, spec, box]() {
     ReferenceRun run;
     auto t = Clock::now();

@@ -32,7 +32,8 @@ std::pair<std::vector<std::string>, std::vector<std::string>> VerifyPairs(Judgem
   for (int i = 0; i <= checks; ++i) {
     std::string n = std::to_string(i);
     expected.push_back(
-        (j.dirs().private_ / ("expected_" + std::to_string(i < checks ? i : 0) + ".pt")).string());
+        (j.dirs().expected_dir / ("expected_" + std::to_string(i < checks ? i : 0) + ".pt"))
+            .string());
     actual.push_back((j.dirs().outputs / ("output_" + n + ".pt")).string());
   }
   return {expected, actual};
@@ -172,12 +173,12 @@ void StartCompareJob(Judgement& j, const std::string& name,
 
 void StartVerifyJobs(Judgement& j) {
   const WorkDirs& dirs = j.dirs();
-  // The candidate sees its weights, the task, its sources and extension; never dirs.private_.
+  // The candidate sees its weights, the task, its sources and extension; never dirs.expected_dir.
   j.early().Start("candidate", "candidate", CandidateSpec(j),
                   j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.outputs}),
                   j.options().candidate_timeout_s);
   auto [expected, actual] = VerifyPairs(j);
-  StartCompareJob(j, "compare", expected, actual, {dirs.private_, dirs.outputs});
+  StartCompareJob(j, "compare", expected, actual, {dirs.expected_dir, dirs.outputs});
 }
 
 Next Verify(Judgement& j) {
