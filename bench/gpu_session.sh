@@ -8,6 +8,8 @@
 #   bash bench/gpu_session.sh bench      # baselines for all of .gpu/kernelbench_all, then `cuda-agent bench`
 #                                        # over bench/candidates/kernelbench.py's candidates (resumable)
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
+#   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
+#                                        # python -m cuda_agent_rl against it, then every arm judged
 #
 # Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
 # the chosen KernelBench tasks: ../shared does not travel to the GPU machine). pytest-xdist, when
@@ -149,6 +151,27 @@ PY
     python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out "$LATENCY_DIR" --phases report >/dev/null
     tar -C "$LATENCY_DIR" -czf "$OUT/latency.tar.gz" --exclude='*.so' . && cp "$LATENCY_DIR/summary.md" "$OUT/" 2>/dev/null
     ls "$CUDA_AGENT_CACHE_DIR" 2>/dev/null; ls /tmp/cuda-agent-*/ 2>/dev/null | head
+    ;;
+  rl)
+    # `serve` needs its HTTP plug-in and cpp-httplib next to the binary (scripts/bundle.sh).
+    export LD_LIBRARY_PATH="$PWD/dist/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    PORT="${RL_PORT:-8391}"
+    "$BIN" serve --port "$PORT" --state-dir /tmp/rl-serve --judge-workers "${RL_JUDGE_WORKERS:-8}" \
+      --queue-per-device 256 > "$OUT/rl_serve.log" 2>&1 &
+    SERVE_PID=$!
+    python3 - "$PORT" > "$OUT/rl_health.json" <<'PY'
+import sys, time, urllib.request
+for _ in range(300):
+    try:
+        print(urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/v1/health", timeout=1).read().decode()); break
+    except OSError:
+        time.sleep(0.2)
+PY
+    PYTHONPATH="$PWD/python${PYTHONPATH:+:$PYTHONPATH}" timeout "${RL_TIMEOUT:-480}" python3 -m cuda_agent_rl \
+      --server "http://127.0.0.1:$PORT" --device cuda --steps "${RL_STEPS:-300}" --group 8 \
+      --concurrency "${RL_JUDGE_WORKERS:-8}" --max-minutes "${RL_MAX_MINUTES:-6}" --sweep --out "$OUT/rl" \
+      2>&1 | tee "$OUT/rl.log" | tail -60
+    kill -TERM "$SERVE_PID"; wait "$SERVE_PID"
     ;;
   baselines)
     shift
