@@ -10,6 +10,8 @@
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
+#   bash bench/gpu_session.sh ncu        # `cuda-agent profile --ncu` on the examples' cuda_correct
+#                                        # candidates (JSON, text, raw CSV) + tests/ncu (issue 22), ≤ 180 s
 #
 # Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
 # the chosen KernelBench tasks: ../shared does not travel to the GPU machine). pytest-xdist, when
@@ -172,6 +174,50 @@ PY
       --concurrency "${RL_JUDGE_WORKERS:-8}" --max-minutes "${RL_MAX_MINUTES:-6}" --sweep --out "$OUT/rl" \
       2>&1 | tee "$OUT/rl.log" | tail -60
     kill -TERM "$SERVE_PID"; wait "$SERVE_PID"
+    ;;
+  ncu)
+    # Issue 22 (docs/ncu.md): the report of each example's cuda_correct candidate as text (stdout),
+    # JSON (--json-out) and ncu's raw CSV (--raw-out), the three at once (their builds overlap; the
+    # ncu runs take the exclusive lease one after the other), then tests/ncu on the warm cache. A
+    # device call brings back 8 files: everything is packed into ncu.tar.gz, the relu_scale report
+    # and raw CSV (the parser's real fixture) are copied beside it.
+    start=$SECONDS
+    NCU_DIR="$OUT/ncu"
+    mkdir -p "$NCU_DIR" "$CUDA_AGENT_CACHE_DIR"
+    export CUDA_AGENT_TEST_CACHE_DIR="$CUDA_AGENT_CACHE_DIR"
+    {
+      echo "== ncu"; command -v ncu || ls -l /usr/local/cuda/bin/ncu
+      { ncu --version || /usr/local/cuda/bin/ncu --version; } 2>&1 | tail -2
+      echo "== driver: RmProfilingAdminOnly (1: counters for administrators only)"
+      grep -i profiling /proc/driver/nvidia/params 2>&1
+      id; "$BIN" sandbox info
+    } > "$NCU_DIR/diag.txt" 2>&1
+    cat "$NCU_DIR/diag.txt"
+    pids=()
+    for ex in relu_scale linear_gelu rowwise_softmax; do
+      ( timeout "${NCU_PROFILE_TIMEOUT:-110}" "$BIN" profile --ncu --device cuda --task "examples/$ex/model.py" \
+          --candidate "examples/$ex/candidates/cuda_correct" --json-out "$NCU_DIR/$ex.json" \
+          --raw-out "$NCU_DIR/$ex.raw.csv" > "$NCU_DIR/$ex.txt" 2> "$NCU_DIR/$ex.err"
+        echo "$ex: exit $?" >> "$NCU_DIR/exits.txt" ) &
+      pids+=($!)
+    done
+    wait "${pids[@]}"
+    cat "$NCU_DIR/exits.txt"
+    for ex in relu_scale linear_gelu rowwise_softmax; do echo "== $ex"; cat "$NCU_DIR/$ex.txt"; tail -3 "$NCU_DIR/$ex.err"; done
+    # Counters refused inside the sandbox: is it the sandbox (uid 65534, no capabilities) or the
+    # machine? The same trusted example once without the sandbox tells.
+    if grep -q '"status": "not_permitted"' "$NCU_DIR/relu_scale.json" 2>/dev/null; then
+      CUDA_AGENT_SANDBOX=none timeout 60 "$BIN" profile --ncu --device cuda --task examples/relu_scale/model.py \
+        --candidate examples/relu_scale/candidates/cuda_correct --raw-out "$NCU_DIR/relu_scale.nosandbox.raw.csv" \
+        > "$NCU_DIR/relu_scale.nosandbox.txt" 2>&1
+      echo "== without the sandbox (exit $?)"; cat "$NCU_DIR/relu_scale.nosandbox.txt"
+    fi
+    left=$((175 - (SECONDS - start))); [ "$left" -lt 30 ] && left=30
+    echo "== tests/ncu ($left s)"
+    timeout "$left" python3 -m pytest tests/ncu -q -p no:cacheprovider -rA 2>&1 | tee "$OUT/ncu_tests.txt" | tail -15
+    cp "$NCU_DIR/relu_scale.txt" "$NCU_DIR/relu_scale.raw.csv" "$OUT/" 2>/dev/null
+    tar -C "$OUT" -czf "$OUT/ncu.tar.gz" ncu && rm -rf "$NCU_DIR"
+    echo "ncu mode: $((SECONDS - start)) s"
     ;;
   baselines)
     shift

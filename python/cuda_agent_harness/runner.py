@@ -26,6 +26,7 @@ JOB_MODULES = {
     "profile": "cuda_agent_harness.jobs.profile",
     "task_check": "cuda_agent_harness.jobs.task_check",
     "synth": "cuda_agent_harness.jobs.synth",
+    "ncu_target": "cuda_agent_harness.jobs.ncu_target",
 }
 
 

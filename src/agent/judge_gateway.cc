@@ -135,17 +135,19 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
                                                          const std::string& cwd) const {
   if (argv.empty()) return InvalidArgument("empty command");
   const std::string& command = argv[0];
-  if (command != "build" && command != "judge") {
-    return InvalidArgument("only `build` and `judge` are served, not `" + command + "`");
+  if (command != "build" && command != "judge" && command != "profile") {
+    return InvalidArgument("only `build`, `judge` and `profile` are served, not `" + command + "`");
   }
   const fs::path workspace = Real(config_.workspace);
   fs::path dir = Real(cwd.empty() ? workspace : fs::path(cwd));
   if (!SameOrUnder(dir, workspace, true))
     return InvalidArgument("the command must run inside the workspace");
   std::vector<std::string> allowed =
-      command == "build"
-          ? std::vector<std::string>{"candidate", "device", "out", "json", "policy"}
+      command == "build" ? std::vector<std::string>{"candidate", "device", "out", "json", "policy"}
+      : command == "profile"
+          ? std::vector<std::string>{"task", "candidate", "device", "ncu", "json", "policy"}
           : std::vector<std::string>{"task", "candidate", "device", "until", "json", "policy"};
+  const std::vector<std::string> switches = {"json", "ncu"};
   std::map<std::string, std::string> flags;
   for (size_t i = 1; i < argv.size(); ++i) {
     const std::string& arg = argv[i];
@@ -160,7 +162,9 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       return InvalidArgument("flag --" + name + " is not served for `" + command + "`");
     }
-    if (name != "json" && !has_value) {
+    bool is_switch = std::find(switches.begin(), switches.end(), name) != switches.end();
+    if (is_switch && has_value) return InvalidArgument("--" + name + " takes no value");
+    if (!is_switch && !has_value) {
       if (i + 1 >= argv.size()) return InvalidArgument("--" + name + " needs a value");
       value = argv[++i];
     }
@@ -196,6 +200,12 @@ Result<std::vector<std::string>> JudgeGateway::Translate(const std::vector<std::
       return InvalidArgument("--out must be a file of the workspace outside its protected files");
     }
     out.insert(out.end(), {"--out", library.string()});
+  } else if (command == "profile") {
+    if (!flags.count("task") || resolve(flags["task"]) != workspace / "model.py") {
+      return InvalidArgument("--task must be this workspace's model.py");
+    }
+    if (!flags.count("ncu")) return InvalidArgument("`profile` is served with --ncu only");
+    out.insert(out.end(), {"--task", config_.task_spec, "--ncu"});
   } else {
     if (!flags.count("task") || resolve(flags["task"]) != workspace / "model.py") {
       return InvalidArgument("--task must be this workspace's model.py");

@@ -1,9 +1,10 @@
 // judge_gateway.h — how sandboxed workspace commands reach the judge without nesting sandboxes.
 // The solve process listens on a Unix socket in a folder bound into the Bash sandbox. Inside, the
-// environment variable CUDA_AGENT_JUDGE_GATEWAY=<socket> makes `cuda-agent build|judge` forward its
-// argv and cwd over the socket (RunViaJudgeGateway) and print the answer, so `bash
-// utils/compile.sh`, `python3 -m utils.verification` and `python3 -m utils.profiling` print what
-// they always print. Outside, the gateway runs the real command, but only `build` and `judge`, with
+// environment variable CUDA_AGENT_JUDGE_GATEWAY=<socket> makes `cuda-agent build|judge|profile`
+// forward its argv and cwd over the socket (RunViaJudgeGateway) and print the answer, so `bash
+// utils/compile.sh`, `python3 -m utils.verification`, `python3 -m utils.profiling` and `python3 -m
+// utils.ncu` print what they always print. Outside, the gateway runs the real command, but only
+// `build`, `judge` and `profile --ncu` (whose report never counts as a verdict), with
 // the candidate fixed to the episode's workspace, the task fixed to the episode's task, and the
 // device, precision policy, timeouts and cache fixed to the episode's JudgeOptions: everything
 // else is refused (docs/agent.md, "Judge gateway").
@@ -52,8 +53,8 @@ class JudgeGateway {
   void Stop();
   fs::path SocketPath() const { return socket_path_; }
 
-  // Translate checks a forwarded command (argv[0] is build or judge) and returns the argv run
-  // outside.
+  // Translate checks a forwarded command (argv[0] is build, judge or profile) and returns the argv
+  // run outside.
   Result<std::vector<std::string>> Translate(const std::vector<std::string>& argv,
                                              const std::string& cwd) const;
   // Handle answers one request {"argv": [...], "cwd": "..."} with {"exit_code", "stdout",
@@ -77,8 +78,9 @@ class JudgeGateway {
   std::atomic<int> requests_{0};
 };
 
-// RunViaJudgeGateway is `cuda-agent build|judge ...` inside the sandbox: sends the command to the
-// gateway at `socket_path`, prints its stdout/stderr, returns its exit status (4 when unreachable).
+// RunViaJudgeGateway is `cuda-agent build|judge|profile ...` inside the sandbox: sends the command
+// to the gateway at `socket_path`, prints its stdout/stderr, returns its exit status (4 when
+// unreachable).
 int RunViaJudgeGateway(const std::string& socket_path, const std::string& command,
                        const std::vector<std::string>& args);
 

@@ -23,7 +23,9 @@ class JudgeGatewayTest : public ::testing::Test {
     fake_judge_ = dir_->path() / "fake-judge.sh";
     std::ofstream(fake_judge_)
         << "#!/bin/sh\necho \"args: $*\" >&2\n"
-           "case \"$*\" in *verify*) echo '{\"reward\": null, \"correct\": true, \"reason\": "
+           "case \"$*\" in *--ncu*) echo '{\"tool\": \"ncu\", \"status\": \"ok\", "
+           "\"reward\": 3, \"correct\": true}';;\n"
+           "*verify*) echo '{\"reward\": null, \"correct\": true, \"reason\": "
            "\"ok\"}';;\n"
            "*judge*) echo '{\"reward\": 2, \"correct\": true, \"reason\": \"fast\"}';;\n"
            "*) echo 'build succeeded';; esac\nexit 0\n";
@@ -88,6 +90,36 @@ TEST_F(JudgeGatewayTest, TranslatesTheUtilsCommands) {
                   .ok());
 }
 
+TEST_F(JudgeGatewayTest, TranslatesTheNcuUtility) {
+  JudgeGateway gateway(config_);
+  // What utils/ncu.py sends; the task becomes the episode's task, the options the session's.
+  Result<std::vector<std::string>> profile = gateway.Translate(
+      {"profile", "--ncu", "--task", "model.py", "--candidate", ".", "--device", "cpu", "--json"},
+      workspace_.string());
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  std::vector<std::string> expected = {
+      fake_judge_.string(), "profile", "--candidate", workspace_.string(), "--device", "cpu",
+      "--policy",           "strict",  "--task",      "/suite/task.py",    "--ncu",    "--json"};
+  const std::vector<std::string> options = JudgeOptionArgs(config_.judge);
+  expected.insert(expected.end(), options.begin(), options.end());
+  EXPECT_EQ(profile.value(), expected);
+}
+
+TEST_F(JudgeGatewayTest, AnNcuReportIsNeverAVerdict) {
+  // ncu's report (clocks locked, kernels replayed) must not become the episode's in-loop verdict,
+  // whatever it prints.
+  Result<std::unique_ptr<JudgeGateway>> gateway = JudgeGateway::Start(config_);
+  ASSERT_TRUE(gateway.ok()) << gateway.status().ToString();
+  JudgeGateway& gw = *gateway.value();
+  Json answer =
+      gw.Handle({{"argv", {"profile", "--ncu", "--task", "model.py", "--candidate", ".", "--json"}},
+                 {"cwd", workspace_.string()}});
+  EXPECT_EQ(answer["exit_code"], 0) << answer.dump();
+  EXPECT_NE(answer["stdout"].get<std::string>().find("\"tool\": \"ncu\""), std::string::npos)
+      << answer.dump();
+  EXPECT_FALSE(gw.Best().has_value());
+}
+
 TEST_F(JudgeGatewayTest, CommandsCarryTheSessionsJudgeOptions) {
   config_.judge.candidate_timeout_s = 42;
   config_.judge.trusted_timeout_s = 77.5;
@@ -124,8 +156,27 @@ TEST_F(JudgeGatewayTest, RefusesEverythingElse) {
     std::vector<std::string> argv;
     std::string cwd, why;
   } cases[] = {
-      {{"sandbox", "run", "--", "sh"}, ws, "only `build` and `judge`"},
-      {{"workspace", "init"}, ws, "only `build` and `judge`"},
+      {{"sandbox", "run", "--", "sh"}, ws, "only `build`, `judge` and `profile`"},
+      {{"workspace", "init"}, ws, "only `build`, `judge` and `profile`"},
+      {{"profile", "--task", "model.py", "--candidate", "."}, ws, "with --ncu only"},
+      {{"profile", "--ncu", "--task", "/other/task.py", "--candidate", "."},
+       ws,
+       "--task must be this workspace's model.py"},
+      {{"profile", "--ncu", "--task", "model.py", "--candidate", "/etc"},
+       ws,
+       "--candidate must be this workspace"},
+      {{"profile", "--ncu", "--task", "model.py", "--candidate", ".", "--ncu-path", "/bin/sh"},
+       ws,
+       "--ncu-path is not served"},
+      {{"profile", "--ncu", "--task", "model.py", "--candidate", ".", "--raw-out", "/tmp/x"},
+       ws,
+       "--raw-out is not served"},
+      {{"profile", "--ncu=yes", "--task", "model.py", "--candidate", "."},
+       ws,
+       "--ncu takes no value"},
+      {{"profile", "--ncu", "--task", "model.py", "--candidate", ".", "--device", "cuda"},
+       ws,
+       "device is cpu"},
       {{"judge", "--task", "model.py", "--candidate", "/etc"},
        ws,
        "--candidate must be this workspace"},

@@ -26,5 +26,6 @@ int QueueCommand(const Args& args);     // dist_commands.cc
 int JudgeJobCommand(const Args& args);  // dist_commands.cc (hidden: a worker's judgement)
 int RftCommand(const Args& args);       // rft_command.cc
 int ExportCommand(const Args& args);    // export_command.cc
+int ProfileCommand(const Args& args);   // profile_command.cc (ncu)
 
 }  // namespace cuda_agent

@@ -24,6 +24,8 @@ commands:
              cuda-agent judge --task TASK --candidate DIR [--device cuda|cpu] [--json]
   build      compile a candidate into cuda_extension.so
              cuda-agent build --candidate DIR [--device cuda|cpu] --out FILE
+  profile    Nsight Compute on the candidate's own kernels: speed of light, occupancy, bound, hint
+             cuda-agent profile --ncu --task TASK --candidate DIR [--device cuda|cpu] [--json]
   workspace  make an agent workspace for a task
              cuda-agent workspace init --task TASK [--device cuda|cpu] DIR
   baselines  time the eager and torch.compile versions of a suite's tasks (stored, resumable)
@@ -89,13 +91,16 @@ int Main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
-  // Inside an agent's sandbox, build and judge go to the solve process (agent/judge_gateway.h).
+  // Inside an agent's sandbox, build, judge and profile go to the solve process
+  // (agent/judge_gateway.h).
   if (const char* gateway = std::getenv(cuda_agent::kJudgeGatewayEnv);
-      gateway != nullptr && *gateway != '\0' && (command == "judge" || command == "build")) {
+      gateway != nullptr && *gateway != '\0' &&
+      (command == "judge" || command == "build" || command == "profile")) {
     return cuda_agent::RunViaJudgeGateway(gateway, command, args);
   }
   if (command == "judge") return cuda_agent::JudgeCommand(args);
   if (command == "build") return cuda_agent::BuildCommand(args);
+  if (command == "profile") return cuda_agent::ProfileCommand(args);
   if (command == "workspace") return cuda_agent::WorkspaceCommand(args);
   if (command == "tasks") return cuda_agent::TasksCommand(args);
   if (command == "baselines") return cuda_agent::BaselinesCommand(args);

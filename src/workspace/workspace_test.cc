@@ -36,7 +36,7 @@ TEST_F(WorkspaceTest, InitWritesTemplateTaskAndMetadata) {
   ASSERT_TRUE(InitWorkspace(Spec(ws)).ok());
   for (const char* f : {"SKILL.md", "binding.cpp", "binding_registry.h", "plain_binding.h",
                         "model.py", "utils/compile.sh", "utils/verification.py",
-                        "utils/profiling.py", ".cuda-agent/workspace.json"}) {
+                        "utils/profiling.py", "utils/ncu.py", ".cuda-agent/workspace.json"}) {
     EXPECT_TRUE(fs::exists(ws / f)) << f;
   }
   EXPECT_TRUE(fs::is_directory(ws / "kernels"));
