@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The Redis queue's numbers (issue 20): its overhead per job, and judged candidates per hour as CPU
-workers are added. Starts its own redis-server on a free loopback port (AOF on, fsync every second,
-as docs/scaling.md deploys it) and its own workers; stops them at the end.
+workers are added. Starts its own redis-server ($CUDA_AGENT_REDIS_SERVER, else the one on PATH) on
+a free loopback port (AOF on, fsync every second, as docs/scaling.md deploys it) and its own
+workers; stops them at the end.
 
   overhead  one worker, the no-op benchmark mode (`cuda-agent queue bench --noop`): workers answer
             each job without judging it, so submit → result is the queue alone (XADD, XREADGROUP,
@@ -26,6 +27,7 @@ import json
 import os
 import platform
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -35,6 +37,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+STARTED: list[subprocess.Popen] = []  # every worker process, stopped at the end whatever happens
 
 
 def free_port() -> int:
@@ -43,18 +46,35 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def redis_server() -> str | None:
+    """$CUDA_AGENT_REDIS_SERVER (scripts/bundle.sh's dist/redis/redis-server on the GPU machine), else
+    the redis-server on PATH."""
+    return os.environ.get("CUDA_AGENT_REDIS_SERVER") or shutil.which("redis-server")
+
+
+def ping(port: int) -> bool:
+    """PING in RESP over a socket (no redis-cli needed)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"*1\r\n$4\r\nPING\r\n")
+            return s.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
 def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
+    proc = subprocess.Popen([redis_server(), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
                              "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
                              "--logfile", str(folder / "redis.log")])
     for _ in range(300):
-        ping = subprocess.run(["redis-cli", "-p", str(port), "PING"], capture_output=True, text=True)
-        if ping.stdout.strip() == "PONG":
+        if ping(port):
             return proc, f"redis://127.0.0.1:{port}/0"
+        if proc.poll() is not None:
+            break
         time.sleep(0.05)
     proc.kill()
-    sys.exit("redis-server did not start")
+    sys.exit(f"redis-server did not start (see {folder / 'redis.log'})")
 
 
 def start_workers(binary: Path, url: str, n: int, build_jobs: int, cache: Path, log: Path) -> list[subprocess.Popen]:
@@ -64,17 +84,21 @@ def start_workers(binary: Path, url: str, n: int, build_jobs: int, cache: Path, 
             [str(binary), "worker", "--redis", url, "--device", "cpu", "--consumers", "1", "--name", f"bench{i}",
              "--build-jobs", str(build_jobs), "--cache-dir", str(cache)],
             stdout=subprocess.DEVNULL, stderr=open(log, "a")))
+        STARTED.append(procs[-1])
     return procs
 
 
-def stop(procs: list[subprocess.Popen]) -> None:
+def stop(procs: list[subprocess.Popen], grace: float = 120) -> None:
+    """SIGTERM (a worker finishes the job in hand), SIGKILL after `grace` seconds."""
     for p in procs:
-        p.terminate()
+        if p.poll() is None:
+            p.terminate()
     for p in procs:
         try:
-            p.wait(timeout=120)
+            p.wait(timeout=grace)
         except subprocess.TimeoutExpired:
             p.kill()
+            p.wait()
 
 
 def queue_bench(binary: Path, url: str, args: argparse.Namespace, count: int, concurrency: int,
@@ -113,8 +137,14 @@ def main() -> None:
     ap.add_argument("--phases", default="overhead,scaling")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    if shutil.which("redis-server") is None:
-        sys.exit("redis-server is required (scripts/setup.sh installs it)")
+    def on_sigterm(*_):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: the clean-up below is not interrupted
+        sys.exit("dist_scaling: SIGTERM (time limit?): stopping")
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    if redis_server() is None:
+        sys.exit("redis-server is required (scripts/setup.sh installs it; on the GPU machine set "
+                 "CUDA_AGENT_REDIS_SERVER=dist/redis/redis-server)")
     binary = Path(args.binary)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -164,10 +194,13 @@ def main() -> None:
                     summary.append(f"| {n} | {build_jobs} | {count} | {spread(rates, '{:,.0f}')} | "
                                    f"{spread(p50s, '{:.1f}')} |")
         finally:
+            # Also after a SIGTERM (a time limit): the workers and Redis stop, what was measured is
+            # printed.
+            stop(STARTED, grace=5)  # only an interrupted run has workers left: no job to finish
             redis.terminate()
             redis.wait()
-    print(f"{machine['host']}, {machine['cpus']} CPUs ({args.cores} used), {machine['date']}")
-    print("\n".join(summary))
+            print(f"{machine['host']}, {machine['cpus']} CPUs ({args.cores} used), {machine['date']}")
+            print("\n".join(summary), flush=True)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,13 @@
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh ncu        # `cuda-agent profile --ncu` on the examples' cuda_correct
 #                                        # candidates (JSON, text, raw CSV) + tests/ncu (issue 22), ≤ 180 s
+#   bash bench/gpu_session.sh serve      # issue 19's row: 8 concurrent sessions through serve vs
+#                                        # `bench --jobs 8`, same candidates (bench/server_throughput.py)
+#   bash bench/gpu_session.sh dist       # the Redis queue on this host's CPUs: overhead, then 1/2/4/8
+#                                        # CPU workers (bench/dist_scaling.py) with the carried redis-server
 #
-# Expects dist/bin/cuda-agent (scripts/bundle.sh) and, for baselines, .gpu/kernelbench (a copy of
+# Expects dist/bin/cuda-agent (scripts/bundle.sh; serve needs dist/bin's HTTP plug-in, dist needs
+# dist/redis/) and, for baselines, .gpu/kernelbench (a copy of
 # the chosen KernelBench tasks: ../shared does not travel to the GPU machine). pytest-xdist, when
 # wanted, comes as .gpu/pylib (pip install --target; the GPU machine has no network).
 set -uo pipefail
@@ -218,6 +223,27 @@ PY
     cp "$NCU_DIR/relu_scale.txt" "$NCU_DIR/relu_scale.raw.csv" "$OUT/" 2>/dev/null
     tar -C "$OUT" -czf "$OUT/ncu.tar.gz" ncu && rm -rf "$NCU_DIR"
     echo "ncu mode: $((SECONDS - start)) s"
+    ;;
+  serve)
+    # 16 distinct candidates (copies of relu_scale, linear_gelu, rowwise_softmax with cuda_correct)
+    # per run, through serve with 8 session clients and through bench --jobs 8, twice each, order
+    # alternating; without baselines (both paths alike). About 4 × 16 judgements at 8 at once plus a
+    # warm-up: ≤ 240 s on an H100 at ~8 s a judgement. The JSON is written after every run.
+    timeout "${SERVE_TIMEOUT:-240}" python3 bench/server_throughput.py --binary "$BIN" --device cuda \
+      --threads "${SERVE_THREADS:-8}" --count "${SERVE_COUNT:-16}" --repeats "${SERVE_REPEATS:-2}" \
+      --mode "${SERVE_MODE:-session}" --out "$OUT/server-throughput" 2>&1 | tee "$OUT/server_throughput.txt"
+    echo "server_throughput exit ${PIPESTATUS[0]} (124: out of time; the runs so far are in the JSON)"
+    ;;
+  dist)
+    # Debian's redis-server carried in dist/redis/ (scripts/bundle.sh): the GPU machine has none.
+    export CUDA_AGENT_REDIS_SERVER="${CUDA_AGENT_REDIS_SERVER:-$PWD/dist/redis/redis-server}"
+    "$CUDA_AGENT_REDIS_SERVER" --version || { echo "no runnable redis-server at $CUDA_AGENT_REDIS_SERVER"; exit 1; }
+    # One repeat of 1, 2, 4, 8 CPU workers over the 16 cores (max(4, 4N) judgements each, 2N in
+    # flight), after 500 no-op jobs for the queue's overhead: ≤ 300 s. Records in $OUT/dist.
+    timeout "${DIST_TIMEOUT:-300}" python3 bench/dist_scaling.py --binary "$BIN" --cores "$(nproc)" \
+      --workers "${DIST_WORKERS:-1,2,4,8}" --repeats "${DIST_REPEATS:-1}" --jobs "${DIST_JOBS:-4}" \
+      --noop-jobs 500 --out "$OUT/dist" 2>&1 | tee "$OUT/dist_scaling.txt"
+    echo "dist_scaling exit ${PIPESTATUS[0]} (124: out of time; the runs so far are in $OUT/dist)"
     ;;
   baselines)
     shift

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/judge_flags.h"
+#include "dist/redis_judge.h"
 #include "eval/baselines_run.h"
 #include "eval/bench.h"
 #include "eval/report.h"
@@ -319,6 +320,31 @@ int BaselinesCommand(const Args& args) {
 
 // --- bench ---
 
+namespace {
+
+// JudgeFolderRemotely judges a candidate folder through a remote judge service as
+// Judge::Run(&task, folder, options) judges it here: the folder read once (an unreadable one is the
+// same static failure), its protected files checked here when it is a workspace, and the result
+// naming the folder.
+JudgeResult JudgeFolderRemotely(JudgeService& remote, const Task& task, const fs::path& folder,
+                                const JudgeOptions& options) {
+  Result<Candidate> candidate = Candidate::FromFolder(folder);
+  if (!candidate.ok()) {
+    JudgeResult r;
+    r.device = DeviceName(options.device);
+    r.candidate = {{"dir", folder.string()}, {"hash", Candidate().hash()}};
+    r.Fail(Stage::kStatic, "unreadable_candidate",
+           "cannot read the candidate: " + candidate.status().message());
+    return r;
+  }
+  JudgeResult r = remote.Evaluate(
+      {.task = task, .candidate = candidate.value(), .options = options, .workspace = folder});
+  r.candidate["dir"] = folder.string();
+  return r;
+}
+
+}  // namespace
+
 int BenchCommand(const Args& args) {
   std::vector<OptionSpec> own = {
       {"solver", true, "solutions:<dir> (a folder mirroring the suite) or agent:<model spec>", ""},
@@ -328,6 +354,10 @@ int BenchCommand(const Args& args) {
       {"report-only", false, "judge nothing: build the reports from the stored results", ""},
       {"agent-timeout", true,
        "seconds of each agent episode: no new turn after this long (agent solver)", "7200"},
+      {"redis", true,
+       "judge on `cuda-agent worker` hosts through this Redis queue: redis://HOST[:PORT][/DB] "
+       "(default: in this process; --jobs judgements are then in flight at once)",
+       ""},
   };
   // The agent solver's episodes take the same agent flags as `solve`.
   own.insert(own.end(), AgentSpecs().begin(), AgentSpecs().end());
@@ -380,8 +410,20 @@ int BenchCommand(const Args& args) {
         return UsageError("bench", s.message(), specs);
       return Internal("bench", s.message());
     }
+    // --redis: the judgements go to the workers (RedisJudge); the records are made the same way.
+    std::unique_ptr<RedisJudge> remote;
+    if (const std::string url = a->Get("redis"); !url.empty()) {
+      if (Result<RedisUrl> parsed = ParseRedisUrl(url); !parsed.ok())
+        return UsageError("bench", "--redis: " + parsed.status().message(), specs);
+      Result<std::unique_ptr<RedisJudge>> connected = RedisJudge::Connect({.url = url});
+      if (!connected.ok())
+        return Internal("bench",
+                        "--redis: cannot use the judge queue: " + connected.status().message());
+      remote = std::move(connected).value();
+    }
     JudgeFn judge = [&](const Task& task, const fs::path& candidate) {
-      return Judge(env.value()).Run(&task, candidate, opt);
+      if (!remote) return Judge(env.value()).Run(&task, candidate, opt);
+      return JudgeFolderRemotely(*remote, task, candidate, opt);
     };
     std::cerr << "run " << run.run_id << ": " << sel.tasks.size() << " tasks, store "
               << store_path.string() << "\n";

@@ -2,17 +2,24 @@
 // Environment over its state folder (reopening what a previous server left), puts the HTTP face on
 // host:port, prints the URL, and serves until SIGTERM/SIGINT: then new work gets 503, running
 // calls finish (up to --shutdown-grace), the store is checkpointed and the process exits 0.
+// With --redis the judgements go to `cuda-agent worker` hosts through the Redis queue (RedisJudge)
+// and /v1/health lists the workers; without it they run in this process (InProcessJudge).
 #include <pthread.h>
 #include <signal.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/judge_flags.h"
 #include "cli/options.h"
+#include "common/device.h"
+#include "dist/redis_judge.h"
+#include "dist/worker.h"
 #include "harness/client.h"
 #include "judge/judge_service.h"
 #include "server/environment.h"
@@ -33,7 +40,14 @@ const std::vector<OptionSpec>& ServeSpecs() {
         {"max-sessions", true, "sessions open at once; beyond: 429", "256"},
         {"queue-per-device", true,
          "judgements waiting per device beyond the running ones; beyond: 429", "8"},
-        {"judge-workers", true, "judgements running at once per device", "1"},
+        {"judge-workers", true,
+         "judgements running at once per device (with --redis: default the live workers' "
+         "consumers of the device)",
+         "1"},
+        {"redis", true,
+         "judge on `cuda-agent worker` hosts through this Redis queue: redis://HOST[:PORT][/DB] "
+         "(default: in this process)",
+         ""},
         {"session-ttl", true, "seconds an idle session lives (then expired, its folder removed)",
          "3600"},
         {"turn-limit", true, "tool calls per session unless the session asks for fewer or more",
@@ -76,6 +90,82 @@ bool HiddenFromSessions(const fs::path& dir, const fs::path& cache_dir) {
 bool IsLoopback(const std::string& host) {
   return host == "127.0.0.1" || host == "localhost" || host == "::1";
 }
+
+// WorkerWatch reads the workers' state from Redis (WorkerStates) every `every_s` on a thread of
+// its own: /v1/health answers from the last reading without a round trip to Redis, and unless the
+// judgements at once are fixed (--judge-workers), each device's follow its live consumers.
+class WorkerWatch {
+ public:
+  explicit WorkerWatch(std::string url) : url_(std::move(url)) {}
+  ~WorkerWatch() { Stop(); }
+  WorkerWatch(const WorkerWatch&) = delete;
+  WorkerWatch& operator=(const WorkerWatch&) = delete;
+
+  // Read is the last reading: {"workers", "queues"} or {"error"}.
+  Json Read() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_;
+  }
+
+  // Start reads once now (so the first health answer has the workers), then every `every_s`.
+  void Start(Environment* environment, double every_s) {
+    Refresh(environment);
+    thread_ = std::thread([this, environment, every_s] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!stop_) {
+        wake_.wait_for(lock, std::chrono::duration<double>(every_s));
+        if (stop_) break;
+        lock.unlock();
+        Refresh(environment);
+        lock.lock();
+      }
+    });
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  // Refresh reads the state; `environment`, when given, gets each device's live consumers (at
+  // least 1, so that a judgement submitted before any worker came waits in the stream for one).
+  void Refresh(Environment* environment) {
+    Result<Json> states = WorkerStates(url_);
+    Json reading;
+    if (states.ok()) {
+      reading = {{"workers", states->value("workers", Json::array())},
+                 {"queues", states->value("queues", Json::object())}};
+    } else {
+      reading = {{"workers", Json::array()}, {"error", states.status().message()}};
+    }
+    if (environment != nullptr && states.ok()) {
+      for (Device device : {Device::kCuda, Device::kCpu}) {
+        size_t consumers = 0;
+        for (const Json& w : reading["workers"]) {
+          if (w.value("device", "") != DeviceName(device) || w.value("state", "") != "running")
+            continue;
+          for (const Json& c : w.value("consumers", Json::array()))
+            consumers += c.value("state", "") != "stopped" ? 1 : 0;
+        }
+        environment->SetJudgeWorkers(DeviceName(device), consumers);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    last_ = std::move(reading);
+  }
+
+  const std::string url_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  Json last_ = {{"workers", Json::array()}};
+  bool stop_ = false;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -125,7 +215,26 @@ int ServeCommand(const Args& args) {
     return kExitInternal;
   }
   // The judge lives as long as the process: jobs still judging after the grace period use it.
-  InProcessJudge& judge = *new InProcessJudge(env.value());
+  const std::string redis_url = a->Get("redis");
+  JudgeService* judge_service = nullptr;
+  // The workers' state, read in the background (--redis only); it lives as long as the process
+  // too, since the environment's health calls it.
+  WorkerWatch* watch = nullptr;
+  if (!redis_url.empty()) {
+    if (Result<RedisUrl> parsed = ParseRedisUrl(redis_url); !parsed.ok())
+      return UsageError("serve", "--redis: " + parsed.status().message(), specs);
+    Result<std::unique_ptr<RedisJudge>> remote = RedisJudge::Connect({.url = redis_url});
+    if (!remote.ok()) {
+      std::cerr << "cuda-agent serve: --redis: cannot use the judge queue: "
+                << remote.status().message() << "\n";
+      return kExitInternal;
+    }
+    judge_service = remote.value().release();
+    watch = new WorkerWatch(redis_url);
+  } else {
+    judge_service = new InProcessJudge(env.value());
+  }
+  JudgeService& judge = *judge_service;
   EnvironmentOptions options;
   options.state_dir =
       a->Get("state-dir").empty() ? DefaultCacheDir() / "serve" : fs::path(a->Get("state-dir"));
@@ -146,6 +255,7 @@ int ServeCommand(const Args& args) {
   options.default_ttl_s = ttl.value();
   options.default_turn_limit = counts[4];
   options.version = CUDA_AGENT_VERSION;
+  if (watch != nullptr) options.workers = [watch] { return watch->Read(); };
 
   // SIGTERM and SIGINT are taken by sigwait below: blocked here, before any thread starts, so that
   // every thread inherits the mask and none of them is interrupted by a signal handler.
@@ -159,6 +269,10 @@ int ServeCommand(const Args& args) {
   if (!environment.ok()) {
     std::cerr << "cuda-agent serve: " << environment.status().message() << "\n";
     return kExitInternal;
+  }
+  if (watch != nullptr) {
+    // Judgements at once per device: fixed by --judge-workers, else the live consumers.
+    watch->Start(a->Has("judge-workers") ? nullptr : environment.value().get(), 2.0);
   }
   // MCP at /mcp (server/mcp_http.h). Like the judge it lives as long as the process: its sessions'
   // Environment sessions are left to the Environment's shutdown.
@@ -180,6 +294,7 @@ int ServeCommand(const Args& args) {
   if (!started.ok()) {
     std::cerr << "cuda-agent serve: " << started.status().message() << "\n";
     environment.value()->Shutdown(0);
+    if (watch != nullptr) watch->Stop();
     return kExitInternal;
   }
   std::unique_ptr<HttpServer> server = std::move(started).value();
@@ -197,6 +312,7 @@ int ServeCommand(const Args& args) {
             << std::endl;
   environment.value()->Shutdown(grace.value());
   server->Stop();
+  if (watch != nullptr) watch->Stop();
   serving.join();
   // Jobs still judging past the grace period hold the environment: it is left to the process's
   // exit rather than destroyed under them (their records say `running`, then `interrupted`).

@@ -106,7 +106,7 @@ bool PrintableId(const std::string& id) {
   return true;
 }
 
-const char* kSchema[] = {
+constexpr const char* kSchema[] = {
     "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, task TEXT, task_spec TEXT, "
     "device TEXT, policy TEXT, turn_limit INTEGER, ttl_s REAL, created_at REAL, expires_at REAL, "
     "status TEXT, dir TEXT, task_dir TEXT, reason TEXT)",
@@ -834,13 +834,27 @@ Json Environment::Health() const {
                        {"queue_depth", 0},
                        {"running", 0}});
   }
-  return {{"version", st.options.version},
-          {"status", st.stopping ? "stopping" : "ok"},
-          {"devices", devices},
-          {"queue_depth", st.queue.QueueDepth()},
-          {"sessions_open", open},
-          {"max_sessions", st.options.max_sessions},
-          {"judge", st.judge.Describe()}};
+  Json health = {{"version", st.options.version},
+                 {"status", st.stopping ? "stopping" : "ok"},
+                 {"devices", devices},
+                 {"queue_depth", st.queue.QueueDepth()},
+                 {"sessions_open", open},
+                 {"max_sessions", st.options.max_sessions},
+                 {"judge", st.judge.Describe()},
+                 {"workers", Json::array()}};
+  if (st.options.workers) {
+    Json remote = st.options.workers();
+    if (remote.is_object()) {
+      if (remote.contains("workers")) health["workers"] = remote["workers"];
+      if (remote.contains("queues")) health["queues"] = remote["queues"];
+      if (remote.contains("error")) health["workers_error"] = remote["error"];
+    }
+  }
+  return health;
+}
+
+void Environment::SetJudgeWorkers(const std::string& device, size_t workers) {
+  state_->queue.SetWorkers(device, workers);
 }
 
 Json Environment::StatusPage() const {

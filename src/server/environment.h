@@ -11,6 +11,7 @@
 //   Result<GradeAnswer> g = env.Grade(s->session_id);
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +55,11 @@ struct EnvironmentOptions {
   size_t judge_workers = 1;      // judgements running at once per device
   std::string version;           // for /v1/health
   double reap_interval_s = 1;    // how often the reaper looks for expired sessions
+  // Remote judging (serve --redis): the workers' state for /v1/health, {"workers": [{name, host,
+  // device, heartbeat_age_s, consumers: [...]}], "queues": {...}} or {"error": "..."}; called on
+  // every health request, so it must answer at once (a cached read). Empty: judging is
+  // in-process and health's "workers" is [].
+  std::function<Json()> workers;
 };
 
 struct OpenSessionRequest {
@@ -112,6 +118,10 @@ class Environment {
   // finished evaluations, newest first), "throughput": {"bucket_s": 300, "counts": [12, oldest
   // first]}, "calls_last_minute", "uptime_s"}.
   Json StatusPage() const;
+  // SetJudgeWorkers sets how many judgements of `device` run at once (at least 1): with a remote
+  // judge, the live consumers of its queue (serve --redis); the 429 bound is this plus
+  // queue_per_device.
+  void SetJudgeWorkers(const std::string& device, size_t workers);
   // ReapExpired closes sessions idle past their TTL (workspace removed, record kept as expired).
   void ReapExpired();
   // Shutdown stops accepting work (503), waits for running calls up to `grace_s`, closes sessions

@@ -125,6 +125,8 @@ class HttplibServer : public HttpServer {
 }  // namespace cuda_agent
 
 // cuda_agent_make_http_server: a server bound to options.host:port, or null with `error` set.
+// The name is the C symbol that dlsym looks up (kMakeHttpServerSymbol), not one of ours.
+// NOLINTBEGIN(readability-identifier-naming)
 extern "C" __attribute__((visibility("default"))) cuda_agent::HttpServer*
 cuda_agent_make_http_server(const cuda_agent::HttpServerOptions& options,
                             cuda_agent::HttpHandler handler, std::string* error) {
@@ -137,3 +139,4 @@ cuda_agent_make_http_server(const cuda_agent::HttpServerOptions& options,
     return nullptr;
   }
 }
+// NOLINTEND(readability-identifier-naming)

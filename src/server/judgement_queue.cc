@@ -41,12 +41,12 @@ std::optional<JudgementQueue::Place> JudgementQueue::Admit(const std::string& de
   std::lock_guard<std::mutex> lock(mutex_);
   Device& d = devices_[device];
   // A free worker takes the place at once; beyond the workers, `capacity` may wait.
-  size_t free_workers = d.running < options_.workers ? options_.workers - d.running : 0;
+  const size_t workers = WorkersOf(d);
+  size_t free_workers = d.running < workers ? workers - d.running : 0;
   if (d.waiting >= free_workers + options_.capacity) {
     double mean = d.judged > 0 ? d.mean_s : options_.first_guess_s;
     double ahead = static_cast<double>(d.waiting + d.running);
-    *retry_after_s =
-        std::clamp(std::ceil(ahead * mean / static_cast<double>(options_.workers)), 1.0, 600.0);
+    *retry_after_s = std::clamp(std::ceil(ahead * mean / static_cast<double>(workers)), 1.0, 600.0);
     return std::nullopt;
   }
   ++d.waiting;
@@ -79,7 +79,10 @@ JudgeResult JudgementQueue::RunOnDevice(const std::string& device, bool has_plac
     std::unique_lock<std::mutex> lock(mutex_);
     Device& d = devices_[device];
     if (!has_place) ++d.waiting;
-    freed_.wait(lock, [&] { return devices_[device].running < options_.workers; });
+    freed_.wait(lock, [&] {
+      const Device& now = devices_[device];
+      return now.running < WorkersOf(now);
+    });
     Device& now = devices_[device];
     --now.waiting;
     ++now.running;
@@ -96,11 +99,18 @@ JudgeResult JudgementQueue::RunOnDevice(const std::string& device, bool has_plac
   return result;
 }
 
+void JudgementQueue::SetWorkers(const std::string& device, size_t workers) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  devices_[device].workers = std::max<size_t>(workers, 1);
+  freed_.notify_all();
+}
+
 Json JudgementQueue::Snapshot() const {
   std::lock_guard<std::mutex> lock(mutex_);
   Json out = Json::array();
   for (const auto& [name, d] : devices_) {
-    size_t free_workers = d.running < options_.workers ? options_.workers - d.running : 0;
+    const size_t workers = WorkersOf(d);
+    size_t free_workers = d.running < workers ? workers - d.running : 0;
     std::string state = d.waiting >= free_workers + options_.capacity ? "full"
                         : d.running > 0                               ? "busy"
                                                                       : "idle";
@@ -108,7 +118,7 @@ Json JudgementQueue::Snapshot() const {
                    {"state", state},
                    {"queue_depth", d.waiting},
                    {"running", d.running},
-                   {"workers", options_.workers},
+                   {"workers", workers},
                    {"capacity", options_.capacity},
                    {"mean_s", d.mean_s}});
   }

@@ -66,6 +66,11 @@ class JudgementQueue : public JudgeService {
   JudgeResult Evaluate(const JudgeRequest& request) override;
   std::string Describe() const override { return inner_.Describe(); }
 
+  // SetWorkers sets how many judgements of `device` run at once (at least 1), instead of the
+  // options' workers: with a remote judge, the live consumers of the device's stream. Places
+  // waiting for a worker start at once when it grows; running ones finish when it shrinks.
+  void SetWorkers(const std::string& device, size_t workers);
+
   // Snapshot: [{"device", "state": idle|busy|full, "queue_depth", "running", "workers",
   // "capacity", "mean_s"}], devices in name order.
   Json Snapshot() const;
@@ -77,7 +82,9 @@ class JudgementQueue : public JudgeService {
     size_t running = 0;
     double mean_s = 0;
     size_t judged = 0;
+    size_t workers = 0;  // SetWorkers; 0: the options' workers
   };
+  size_t WorkersOf(const Device& d) const { return d.workers > 0 ? d.workers : options_.workers; }
   JudgeResult RunOnDevice(const std::string& device, bool has_place, const JudgeRequest& request);
   void Release(const std::string& device);
 

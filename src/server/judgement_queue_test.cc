@@ -82,6 +82,40 @@ TEST(JudgementQueue, RefusesBeyondWorkersPlusCapacityWithRetryAfter) {
   EXPECT_TRUE(queue.Admit("cpu", &retry));
 }
 
+TEST(JudgementQueue, SetWorkersWidensTheDeviceAndStartsWaitingPlaces) {
+  // A remote judge (serve --redis): the device's workers follow the live consumers.
+  FakeBlockingJudge judge;
+  JudgementQueue queue(judge, {.capacity = 0, .workers = 1, .first_guess_s = 10});
+  double retry = 0;
+  std::optional<JudgementQueue::Place> a = queue.Admit("cpu", &retry);
+  ASSERT_TRUE(a);
+  EXPECT_FALSE(queue.Admit("cpu", &retry));
+  queue.SetWorkers("cpu", 3);
+  std::optional<JudgementQueue::Place> b = queue.Admit("cpu", &retry);
+  std::optional<JudgementQueue::Place> c = queue.Admit("cpu", &retry);
+  ASSERT_TRUE(b && c);
+  EXPECT_FALSE(queue.Admit("cpu", &retry));
+  EXPECT_EQ(queue.Snapshot()[0]["workers"], 3);
+  EXPECT_EQ(queue.Snapshot()[0]["state"], "full");
+  // Another device keeps the options' workers.
+  std::optional<JudgementQueue::Place> gpu = queue.Admit("cuda", &retry);
+  ASSERT_TRUE(gpu);
+  EXPECT_FALSE(queue.Admit("cuda", &retry));
+
+  std::thread t1([&] { queue.Run(std::move(*a), CpuRequest()); });
+  std::thread t2([&] { queue.Run(std::move(*b), CpuRequest()); });
+  std::thread t3([&] { queue.Run(std::move(*c), CpuRequest()); });
+  WaitFor([&] { return judge.running_ == 3; });
+  // Shrinking lets the running finish; zero means one.
+  queue.SetWorkers("cpu", 0);
+  EXPECT_EQ(queue.Snapshot()[0]["workers"], 1);
+  judge.Release();
+  t1.join();
+  t2.join();
+  t3.join();
+  EXPECT_EQ(judge.max_running_, 3);
+}
+
 TEST(JudgementQueue, UnusedPlaceIsGivenBack) {
   FakeBlockingJudge judge;
   JudgementQueue queue(judge, {.capacity = 0, .workers = 1});

@@ -1,7 +1,11 @@
 """`cuda-agent worker` and `cuda-agent queue` against a real redis-server (each test starts its own on
 a free loopback port and stops it): judgements through the queue and the faults of issue 20 — a
 worker killed mid-job, a poison job, Redis killed and restarted, Redis unreachable at start, a
-malformed job, SIGTERM during a job. CPU device; real judgements of examples/relu_scale."""
+malformed job, SIGTERM during a job. CPU device; real judgements of examples/relu_scale.
+
+redis-server is $CUDA_AGENT_REDIS_SERVER (scripts/bundle.sh's dist/redis/redis-server on the GPU
+machine) or the one on PATH; redis-cli is $CUDA_AGENT_REDIS_CLI, else the one beside that
+redis-server, else the one on PATH."""
 
 import json
 import os
@@ -23,6 +27,21 @@ STREAM = "cuda-agent:jobs:cpu"
 DEAD = "cuda-agent:dead:cpu"
 
 
+def redis_tool(name):
+    """The redis-server or redis-cli to run (see the module's docstring); None when there is none."""
+    configured = os.environ.get("CUDA_AGENT_" + name.upper().replace("-", "_"))
+    if configured:
+        return configured
+    server = os.environ.get("CUDA_AGENT_REDIS_SERVER")
+    if server and name != "redis-server" and (Path(server).parent / name).is_file():
+        return str(Path(server).parent / name)
+    return shutil.which(name)
+
+
+REDIS_SERVER = redis_tool("redis-server")
+REDIS_CLI = redis_tool("redis-cli")
+
+
 def binary_path():
     return Path(os.environ.get("CUDA_AGENT_BIN") or REPO / "build" / "cuda-agent")
 
@@ -32,8 +51,9 @@ def binary():
     path = binary_path()
     if not (path.is_file() and os.access(path, os.X_OK)):
         pytest.skip(f"binary not built: {path}")
-    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
-        pytest.fail("redis-server and redis-cli are required (scripts/setup.sh installs them)")
+    if REDIS_SERVER is None or REDIS_CLI is None:
+        pytest.fail("redis-server and redis-cli are required (scripts/setup.sh installs them; on the GPU "
+                    "machine set CUDA_AGENT_REDIS_SERVER=dist/redis/redis-server)")
     return path
 
 
@@ -59,7 +79,7 @@ class Redis:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self):
-        args = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
+        args = [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir),
                 "--save", "", "--logfile", str(self.dir / "redis.log")]
         if self.aof:
             args += ["--appendonly", "yes", "--appendfsync", "always"]
@@ -76,7 +96,7 @@ class Redis:
         self.proc.wait()
 
     def try_cli(self, *args):
-        proc = subprocess.run(["redis-cli", "-p", str(self.port), *args], capture_output=True, text=True,
+        proc = subprocess.run([REDIS_CLI, "-p", str(self.port), *args], capture_output=True, text=True,
                               timeout=10)
         return proc.stdout.strip() if proc.returncode == 0 else None
 
