@@ -11,7 +11,7 @@
 #                     CUDA_AGENT_REDIS_SERVER=$PWD/dist/redis/redis-server python3 -m pytest tests/dist
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake --build build -j "$(nproc)" >/dev/null
+cmake --build build -j "$(nproc)" --target cuda-agent cuda_agent_http cuda_agent_jail >/dev/null
 mkdir -p dist/bin
 cp build/cuda-agent dist/bin/cuda-agent
 strip dist/bin/cuda-agent

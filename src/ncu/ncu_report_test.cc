@@ -77,6 +77,33 @@ TEST(NcuReport, OnlyTheCandidatesKernelsAreReported) {
   EXPECT_EQ(by_key.kernels[0].key, "relu_scale_vec4_kernel");
 }
 
+// The raw page ncu 2025.3 wrote on an H100 (tests/ncu/fixtures/README.md): the parser reads every
+// field the report uses, and the candidate's one launch is classified by the documented rules.
+TEST(NcuReport, ParsesThePageCapturedOnAnH100) {
+  Result<NcuCsv> csv = ParseNcuRawCsv(Fixture("ncu_h100_relu_scale.csv"));
+  ASSERT_TRUE(csv.ok()) << csv.status().ToString();
+  EXPECT_TRUE(csv->header_found);
+  EXPECT_TRUE(csv->errors.empty());
+  ASSERT_EQ(csv->launches.size(), 1u);
+  EXPECT_EQ(csv->launches[0].name, kOwnMangled);
+  EXPECT_DOUBLE_EQ(*csv->launches[0].Get(ncu_metric::kDuration), 11648e-9);
+  EXPECT_DOUBLE_EQ(*csv->launches[0].Get(ncu_metric::kDramRead), 16785664);
+  NcuReport report;
+  AnalyzeLaunches(csv->launches, {kOwnMangled}, &report);
+  ASSERT_EQ(report.kernels.size(), 1u);
+  const NcuKernel& k = report.kernels[0];
+  EXPECT_EQ(k.grid, "(4096, 1, 1)");
+  EXPECT_EQ(k.block, "(256, 1, 1)");
+  ASSERT_TRUE(k.compute_pct && k.memory_pct && k.achieved_occupancy_pct && k.registers_per_thread);
+  EXPECT_GT(*k.memory_pct, 0);
+  EXPECT_LE(*k.memory_pct, 100);
+  EXPECT_GT(*k.registers_per_thread, 0);
+  EXPECT_DOUBLE_EQ(*k.dram_write_bytes, 1676032);  // most of the output still in L2
+  EXPECT_FALSE(k.bound.empty());
+  EXPECT_FALSE(k.hint.empty());
+  EXPECT_TRUE(report.other_kernels.empty());
+}
+
 TEST(NcuReport, RooflinePosition) {
   NcuReport report = AnalyzeFixture({kOwnMangled});
   const NcuRoofline& roof = report.roofline;

@@ -237,10 +237,11 @@ def test_gpu_report_of_the_relu_scale_candidate(tmp_path, cache_dir):
         assert k["occupancy_limiter"] in ("registers", "shared memory", "block size", "blocks per SM",
                                           "none")
         assert k["registers_per_thread"] > 0
-    # 2048 x 2048 float32 in and out: at least 16 MiB each way through DRAM.
+    # 2048 x 2048 float32 in: at least 16 MiB read from DRAM. The 16 MiB written mostly stay in L2
+    # when the kernel ends (50 MB on an H100: 1.6 MB reached DRAM there), so writes are only > 0.
     total_read = sum(k["dram_read_bytes"] or 0 for k in report["kernels"])
     total_written = sum(k["dram_write_bytes"] or 0 for k in report["kernels"])
-    assert total_read >= 0.9 * 2048 * 2048 * 4 and total_written >= 0.9 * 2048 * 2048 * 4
+    assert total_read >= 0.9 * 2048 * 2048 * 4 and total_written > 0
     assert all("relu_scale" not in name for name in report["other_kernels"])
     roof = report["roofline"]
     if roof["available"]:
