@@ -24,9 +24,9 @@ see is still caught (docs/hacks.md, "Defence in depth").
   pid (`/proc/sys/kernel/ns_last_pid`), which counts every thread created in it: in the sandbox the
   job is alone in its namespace with the sandbox's init, so the counter moving during a forward means
   the forward started a thread — even one that ended before the forward returned, which
-  `guards.ThreadWatch` (counts after the forward) cannot see. Not counted where the job shares its
-  namespace (no sandbox) or where the device's own libraries may start threads during a call (the
-  profiler's, in the CUDA profile job).
+  `guards.ThreadWatch` (counts after the forward) cannot see. Counted only where the job is alone in
+  its namespace (not without the sandbox) and on the CPU: on CUDA the profiler and the libraries may
+  start threads of their own inside a call (the jobs pass count_created_threads=False there).
 
     watch = ProcessWatch(device)          # before model_new is imported
     model = build_candidate(...)

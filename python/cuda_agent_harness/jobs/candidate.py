@@ -142,7 +142,9 @@ def run(spec: dict, result: dict) -> None:
     start_torch_threads(device)
     clock.lap("load")
 
-    watch = ProcessWatch(device)  # pins taken before any candidate code is imported
+    # Pins taken before any candidate code is imported. Threads a forward creates are counted on the CPU:
+    # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.
+    watch = ProcessWatch(device, count_created_threads=device == "cpu")
     with watch.no_thread_starts("loading ModelNew"):
         model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
     watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily

@@ -195,7 +195,8 @@ def run(spec: dict, result: dict) -> None:
                           device, budget) for i in calls}
     start_torch_threads(device)
     # The candidate's process watch: pins taken before its code is imported (process_watch.py).
-    # On CUDA the profiler's own threads may start during a call: created threads are counted on the CPU.
+    # On CUDA the profiler's (and the libraries') own threads may start during a call: created threads are
+    # counted on the CPU.
     watch = ProcessWatch(device, count_created_threads=device == "cpu") if target == "candidate" else None
     with watch.no_thread_starts("loading ModelNew") if watch is not None else contextlib.nullcontext():
         model = build_model(spec, target, task, init_inputs, state_dict, device)
