@@ -4,6 +4,8 @@
 #   bash bench/gpu_session.sh judge      # GPU judge scenarios + per-stage judge times
 #   bash bench/gpu_session.sh baselines L1,L2  # eager/compile baselines for the chosen tasks
 #   bash bench/gpu_session.sh corpus     # the hack corpus and CUDA judge cases (4 at a time), GPU harness tests
+#   bash bench/gpu_session.sh matrix     # the defence-in-depth matrix's GPU cells (docs/hacks.md): every CUDA
+#                                        # case judged with the static rules skipped, 4 at a time, ≤ 300 s
 #   bash bench/gpu_session.sh taskcheck  # cuda-agent tasks check over .gpu/kernelbench_all (all 250 tasks)
 #   bash bench/gpu_session.sh bench      # baselines for all of .gpu/kernelbench_all, then `cuda-agent bench`
 #                                        # over bench/candidates/kernelbench.py's candidates (resumable)
@@ -55,6 +57,30 @@ case "${1:-judge}" in
     export CUDA_AGENT_TEST_CACHE_DIR=/tmp/cuda-agent-test-cache
     timeout "${CORPUS_TIMEOUT:-400}" python3 -m pytest tests/hacks tests/judge -q -p no:cacheprovider -n 4 \
       -k "${CORPUS_FILTER:-cuda or legit}" --junitxml="$OUT/corpus.xml" -rA 2>&1 | tee "$OUT/corpus.txt" | tail -40
+    ;;
+  matrix)
+    # The run-time column of docs/hacks.md's matrix for the CUDA cases: each judged once with the static
+    # rules switched off (the test-only `judge --test-skip-static`, honoured with CUDA_AGENT_TESTING=1,
+    # which matrix.py sets for those judgements only), MATRIX_JOBS (4) judge processes at a time. The JSON
+    # is rewritten after every case: no case starts after MATRIX_BUDGET seconds (200; those left are
+    # "not-run"), and a second lease resumes from .gpu/hack_matrix_gpu.json when one was carried back.
+    # Here: cp .../hack_matrix_gpu.json tests/hacks/matrix/gpu.json; python3 tests/hacks/matrix.py doc
+    export CUDA_AGENT_TEST_CACHE_DIR=/tmp/cuda-agent-test-cache
+    if [ -f .gpu/hack_matrix_gpu.json ] && [ ! -f "$OUT/hack_matrix_gpu.json" ]; then
+      cp .gpu/hack_matrix_gpu.json "$OUT/hack_matrix_gpu.json"
+    fi
+    timeout "${MATRIX_TIMEOUT:-290}" python3 tests/hacks/matrix.py run --only runtime --case-device cuda \
+      --jobs "${MATRIX_JOBS:-4}" --time-budget "${MATRIX_BUDGET:-200}" --resume --binary "$BIN" \
+      --cache-dir "$CUDA_AGENT_TEST_CACHE_DIR" --out "$OUT/hack_matrix_gpu.json" 2>&1 | tee "$OUT/matrix.txt" | tail -40
+    python3 - "$OUT/hack_matrix_gpu.json" <<'PY'
+import collections, json, sys
+cases = json.load(open(sys.argv[1]))["cases"]
+count = collections.Counter(e["runtime"]["result"] for e in cases.values())
+print("runtime cells:", dict(count))
+for name, e in sorted(cases.items()):
+    if e["runtime"]["result"] in ("missed", "refused", "error", "not-run"):
+        print(f"  {name}: {e['runtime']['result']} {e['runtime'].get('reason', '')[:150]}")
+PY
     ;;
   taskcheck)
     # --progress: a second lease resumes where this one stopped (same seed).

@@ -8,6 +8,11 @@
   tensors, to tell afterwards whether inputs or weights changed. Comparison is bitwise, so NaN == NaN.
 - `poison_free_memory` (HACKS.md B1): fills memory the allocator will hand out next with NaN, so an
   output that is never written holds NaN rather than whatever happened to be there.
+- `EarlierOutputs` and `ModelState` (HACKS.md B4, A5; the run-time side of the static rules
+  static_state and module_state): earlier calls' outputs are kept alive (within a budget) and a new
+  output may not share their memory (a cache keyed by pointer, a stale buffer: `bad_output`); the
+  model's attributes (every submodule's `__dict__`, and the items of its dicts, lists and sets) must be
+  the same objects after a forward as before it (a cache or a call counter on self: `module_state`).
 """
 
 from __future__ import annotations
@@ -109,8 +114,8 @@ def _check_tensor(t: torch.Tensor, path: str, device: str,
             f"expand): an output must hold every element in memory of its own")
     for label, (other_device, (lo, hi)) in protected:
         if other_device == t.device.type and where[0] < hi and lo < where[1]:
-            bad(f"shares memory with {label}: an output must be a new tensor, not an input, a weight "
-                f"or a view of one")
+            bad(f"shares memory with {label}: an output must be a new tensor, not an input, a weight, "
+                f"an earlier output or a view of one")
 
 
 def protected_ranges(named: list[tuple[str, torch.Tensor]]) -> list[tuple[str, tuple[str, tuple[int, int]]]]:
@@ -149,6 +154,97 @@ def _check_value(value: Any, path: str, device: str, ranges: list) -> None:
                                      f"not a plain torch.Tensor")
     raise JobError("bad_output", f"{path}: a {type(value).__name__} object, not a tensor, a tuple, list or "
                                  f"dict, or a plain scalar")
+
+
+class EarlierOutputs:
+    """The tensors of earlier calls' outputs, labelled, kept alive while they fit in `budget_bytes` (so
+    their memory cannot be handed out again, and a new output in it is one returned before)."""
+
+    def __init__(self, budget_bytes: int):
+        self.budget_bytes = budget_bytes
+        self.kept_bytes = 0
+        self.named: list[tuple[str, torch.Tensor]] = []
+
+    def add(self, output: Any, label: str) -> None:
+        tensors = [(f"{label}{suffix}", t) for suffix, t in _leaf_tensors(output, "")]
+        size = sum(t.numel() * t.element_size() for _, t in tensors)
+        if self.kept_bytes + size <= self.budget_bytes:
+            self.kept_bytes += size
+            self.named += tensors
+
+
+def _leaf_tensors(value: Any, path: str) -> Iterator[tuple[str, torch.Tensor]]:
+    if type(value) is torch.Tensor:
+        yield path, value
+        return
+    children = _children(value)
+    if children is not None:
+        for suffix, child in children:
+            yield from _leaf_tensors(child, path + suffix)
+
+
+class ModelState:
+    """The model's attributes as they were: for every submodule, its `__dict__` entries, and the
+    globals of the candidate's module (`model_new`, dunder names aside: Python keeps its own there);
+    for plain dicts, lists and sets among them, their items too (read with the builtin types' own
+    methods)."""
+
+    def __init__(self, model: torch.nn.Module, source: Any = None):
+        self.model = model
+        self.source = source  # the model_new module, when there is one
+        self.before = self._take()
+
+    def _take(self) -> dict:
+        state = {}
+        for prefix, module in torch.nn.Module.named_modules(self.model):
+            for key, value in list(vars(module).items()):
+                state[(prefix or type(self.model).__name__, key)] = (value, self._items(value))
+        if self.source is not None:
+            for key, value in list(vars(self.source).items()):
+                if not (key.startswith("__") and key.endswith("__")):
+                    state[(self.source.__name__, key)] = (value, self._items(value))
+        return state
+
+    @staticmethod
+    def _items(value: Any) -> tuple | None:
+        """The items of a plain dict (keys and values), list or set, read without any override."""
+        kind = type(value)
+        if issubclass(kind, dict):
+            return tuple(x for pair in dict.items(value) for x in pair)
+        if issubclass(kind, list):
+            return tuple(list.__iter__(value))
+        if issubclass(kind, set):
+            return tuple(set.__iter__(value))
+        return None
+
+    @staticmethod
+    def _same(a: tuple | None, b: tuple | None) -> bool:
+        if a is None or b is None:
+            return a is b
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+    def differences(self) -> list[str]:
+        now = self._take()
+        found = []
+        for (owner, key), (value, items) in self.before.items():
+            if (owner, key) not in now:
+                found.append(f"{owner}.{key} was deleted")
+                continue
+            value_now, items_now = now[(owner, key)]
+            if value_now is not value:
+                found.append(f"{owner}.{key} was replaced")
+            elif not self._same(items, items_now):
+                found.append(f"{owner}.{key} changed (a {type(value).__name__} of {len(value)} entries)")
+        for owner, key in now.keys() - self.before.keys():
+            found.append(f"{owner}.{key} was added")
+        return found
+
+    def check(self, what: str) -> None:
+        """Raises JobError("module_state") when the model's attributes changed."""
+        changed = self.differences()
+        if changed:
+            raise JobError("module_state", f"{what}: the forward changed the model's state ({summarize(changed)}); "
+                                           f"a forward must keep nothing between calls")
 
 
 # ---------------------------------------------------------------------------------------------------

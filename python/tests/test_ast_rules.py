@@ -329,3 +329,15 @@ def test_checking_is_fast_on_a_large_file():
     start = time.perf_counter()
     check_source(model(body + "\nreturn y0"))
     assert time.perf_counter() - start < 10
+
+
+@pytest.mark.parametrize("source, rule, allowed", [
+    (model("return cuda_extension.f(x)", init="self.stream = torch.cuda.Stream()"), "side_stream",
+     "getCurrentCUDAStream()"),
+    (model("self.last = cuda_extension.f(x)\nreturn self.last"), "module_state", "set attributes in __init__"),
+    (HEAD + "import threading\nclass ModelNew(nn.Module):\n    pass\n", "host_thread", "inside forward"),
+])
+def test_refusals_of_legitimate_idioms_name_the_allowed_way(source, rule, allowed):
+    messages = [v.message for v in check_source(source) if v.rule == rule]
+    assert messages, f"{rule} did not fire"
+    assert allowed in messages[0], messages[0]

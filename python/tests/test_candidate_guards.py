@@ -200,8 +200,10 @@ def test_a_thread_left_running_is_spawned_threads(tmp_path):
         "        threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
         "        w = self.lin.weight")
     _, _, result = run_candidate(tmp_path, source)
-    assert_fails(result, "spawned_threads", "check 0: the candidate's forward left threads running")
-    assert result["threads_after"]["python"] == result["threads_before"]["python"] + 1
+    # Refused when it starts (process_watch.py), so it never runs at all.
+    assert_fails(result, "spawned_threads", "check 0: the candidate's code started a thread "
+                                            "(threading.Thread.start)")
+    assert result["threads_after"]["python"] == result["threads_before"]["python"]
 
 
 def test_torch_threads_do_not_count_against_a_fresh_process(tmp_path):
@@ -231,3 +233,36 @@ def test_an_output_never_written_fails_the_comparison(tmp_path):
     compared = run("compare", compare_spec(tmp_path, ref, spec))
     assert compared["error_kind"] == "mismatch"
     assert not any(c["ok"] for c in compared["checks"])
+
+
+# --- state kept across calls (B4, A5) ------------------------------------------------------------------
+
+def test_a_module_level_cache_is_module_state(tmp_path):
+    source = GOOD_CANDIDATE.replace("class ModelNew", "_SEEN = {}\n\nclass ModelNew").replace(
+        "        w = self.lin.weight",
+        "        _SEEN[x.data_ptr()] = True\n"
+        "        w = self.lin.weight")
+    _, _, result = run_candidate(tmp_path, source)
+    assert_fails(result, "module_state", "check 0: the forward changed the model's state "
+                                         "(model_new._SEEN changed (a dict of 1 entries))")
+
+
+def test_a_call_counter_on_self_is_module_state(tmp_path):
+    source = GOOD_CANDIDATE.replace(
+        "        w = self.lin.weight",
+        "        self.__dict__['calls'] = self.__dict__.get('calls', 0) + 1\n"
+        "        w = self.lin.weight")
+    _, _, result = run_candidate(tmp_path, source)
+    assert_fails(result, "module_state", "check 0: the forward changed the model's state (ModelNew.calls was added)")
+
+
+def test_returning_an_earlier_output_is_a_bad_output(tmp_path):
+    """A cache out of the model-state guard's sight (here on the function object; in C++ a static map)."""
+    source = GOOD_CANDIDATE.replace(
+        "        return torch.from_numpy(y * 2 + 1 + offset)",
+        "        seen = type(self).forward.__dict__.setdefault('seen', [])\n"
+        "        if not seen:\n"
+        "            seen.append(torch.from_numpy(y * 2 + 1 + offset))\n"
+        "        return seen[0]")
+    _, _, result = run_candidate(tmp_path, source)
+    assert_fails(result, "bad_output", "check 1: output: shares memory with the output of check 0")

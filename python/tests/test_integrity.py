@@ -204,3 +204,82 @@ def test_other_objects_are_refused():
     reason = bad_output_reason((torch.randn(2), Impostor()))
     assert reason == "output[1]: a Impostor object, not a tensor, a tuple, list or dict, or a plain scalar"
     check_output((1, 2.5, None, "s", torch.float32, torch.device("cpu")), "cpu", [])
+
+
+# --- earlier outputs and the model's own state (B4, A5) ------------------------------------------------
+
+def test_an_earlier_output_returned_again_is_a_bad_output():
+    from cuda_agent_harness.integrity import EarlierOutputs
+    earlier = EarlierOutputs(1 << 20)
+    first = torch.ones(4)
+    earlier.add((first, {"b": torch.zeros(2)}), "the output of check 0")
+    assert [label for label, _ in earlier.named] == ["the output of check 0[0]", "the output of check 0[1]['b']"]
+    check_output(torch.ones(4), "cpu", earlier.named)  # a new tensor: fine
+    reason = bad_output_reason(first[1:], earlier.named)
+    assert reason.startswith("output: shares memory with the output of check 0[0]: "), reason
+    assert "an earlier output" in reason
+
+
+def test_earlier_outputs_beyond_the_budget_are_not_kept():
+    from cuda_agent_harness.integrity import EarlierOutputs
+    earlier = EarlierOutputs(64)
+    earlier.add(torch.ones(8), "a")       # 32 bytes
+    earlier.add(torch.ones(16), "b")      # 64 more: over the budget
+    earlier.add(torch.ones(8), "c")
+    assert [label for label, _ in earlier.named] == ["a", "c"]
+
+
+class Counter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+        self.cache = {}
+        self.calls = 0
+        self.history = []
+
+
+def test_the_model_state_must_stay_as_it_was():
+    from cuda_agent_harness.integrity import ModelState
+    model = Counter()
+    state = ModelState(model)
+    state.check("check 0")
+    model.calls += 1
+    assert state.differences() == ["Counter.calls was replaced"]
+    model.calls -= 1
+    model.cache[123] = torch.ones(1)
+    model.lin.extra = 1
+    model.history.append(1)
+    found = state.differences()
+    assert "Counter.cache changed (a dict of 1 entries)" in found
+    assert "Counter.history changed (a list of 1 entries)" in found
+    assert "lin.extra was added" in found
+    with pytest.raises(JobError) as failure:
+        state.check("timed call 3")
+    assert failure.value.kind == "module_state"
+    assert failure.value.reason.startswith("timed call 3: the forward changed the model's state (")
+
+
+def test_the_harness_reading_weights_leaves_the_model_state_alone():
+    from cuda_agent_harness.integrity import ModelState, model_weights, weight_tensors
+    model = Counter().eval()
+    state = ModelState(model)
+    model_weights(model), weight_tensors(model), model.state_dict()
+    with torch.no_grad():
+        model.lin(torch.ones(1, 2))
+    assert state.differences() == []
+
+
+def test_module_level_state_of_the_candidate_counts_too():
+    import types
+
+    from cuda_agent_harness.integrity import ModelState
+    source = types.ModuleType("model_new")
+    source.CACHE = {}
+    source.LIMIT = 3
+    state = ModelState(Counter(), source)
+    source.__warningregistry__ = {}  # Python's own bookkeeping: not the candidate's state
+    assert state.differences() == []
+    source.CACHE["x"] = 1
+    source.LIMIT = 4
+    assert sorted(state.differences()) == ["model_new.CACHE changed (a dict of 1 entries)",
+                                           "model_new.LIMIT was replaced"]

@@ -64,3 +64,23 @@ def test_static_job_does_not_import_torch(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
     assert '"ok": true' in (tmp_path / "r.json").read_text()
+
+
+def test_rules_false_skips_the_ast_rules_only(tmp_path):
+    """The judge's test-only --test-skip-static: the AST rules are off, the shape checks are not."""
+    write(tmp_path / "c" / "model_new.py", "import threading\nclass ModelNew:\n    pass\n")
+    spec = static_spec(tmp_path, tmp_path / "c")
+    refused = run("static", spec)
+    assert refused["error_kind"] == "static_rule" and "host_thread" in refused["reason"]
+    skipped = run("static", {**spec, "rules": False})
+    assert skipped["ok"], skipped
+    assert skipped["rules"] is False and skipped["violations"] == []
+    write(tmp_path / "d" / "model_new.py", "import threading\nclass Other:\n    pass\n")
+    shape = run("static", {**static_spec(tmp_path, tmp_path / "d"), "rules": False})
+    assert shape["error_kind"] == "no_model_new_class"
+
+
+def test_rules_must_be_a_boolean(tmp_path):
+    write(tmp_path / "c" / "model_new.py", "class ModelNew:\n    pass\n")
+    result = run("static", {**static_spec(tmp_path, tmp_path / "c"), "rules": "no"})
+    assert result["error_kind"] == "internal"

@@ -123,6 +123,36 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
 
 namespace {
 
+// kTestSkipStatic is the hidden, test-only switch of `judge` (JudgeOptions::test_skip_static). It
+// is kept out of JudgeSpecs on purpose: no help line, no CUDA_AGENT_* mirror, and build, bench and
+// baselines do not know it.
+constexpr const char* kTestSkipStatic = "--test-skip-static";
+
+// TakeTestSkipStatic removes kTestSkipStatic from the options of `args` (those before any "--")
+// and says whether it was there; an error when it is given a value or is not allowed here.
+Result<bool> TakeTestSkipStatic(Args& args) {
+  bool found = false;
+  const std::string with_value = std::string(kTestSkipStatic) + "=";
+  for (auto it = args.begin(); it != args.end() && *it != "--";) {
+    if (*it == kTestSkipStatic) {
+      found = true;
+      it = args.erase(it);
+      continue;
+    }
+    if (it->rfind(with_value, 0) == 0) {
+      return InvalidArgument(std::string(kTestSkipStatic) + " takes no value");
+    }
+    ++it;
+  }
+  if (found && !TestSwitchesAllowed()) {
+    return InvalidArgument(std::string(kTestSkipStatic) +
+                           " is a test-only switch (it judges without the static rules, so the "
+                           "result is not a verdict); it is honoured only with " +
+                           kTestingEnv + "=1 in the environment");
+  }
+  return found;
+}
+
 int Emit(const JudgeResult& result, bool json) {
   if (json) {
     std::cout << result.ToJson().dump(2) << "\n";
@@ -134,8 +164,11 @@ int Emit(const JudgeResult& result, bool json) {
 
 }  // namespace
 
-int JudgeCommand(const Args& args) {
+int JudgeCommand(const Args& given) {
   const auto& specs = JudgeSpecs();
+  Args args = given;
+  Result<bool> skip_static = TakeTestSkipStatic(args);
+  if (!skip_static.ok()) return UsageError("judge", skip_static.status().message(), specs);
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("judge", a.status().message(), specs);
   if (!a->positional().empty())
@@ -147,6 +180,7 @@ int JudgeCommand(const Args& args) {
     return UsageError("judge", "candidate folder not found: " + candidate.string(), specs);
   Result<JudgeOptions> opt = OptionsFromArgs(a.value());
   if (!opt.ok()) return UsageError("judge", opt.status().message(), specs);
+  opt->test_skip_static = skip_static.value();
   Result<Task> task = LoadTask(a->Get("task"));
   if (!task.ok()) {
     if (task.status().code() == StatusCode::kNotFound && !fs::exists(a->Get("task"))) {
@@ -158,6 +192,7 @@ int JudgeCommand(const Args& args) {
     r.error_kind = "task";
     r.reason = "task error: " + task.status().message();
     r.device = a->Get("device");
+    if (opt->test_skip_static) r.MarkStaticSkipped();
     return Emit(r, a->Has("json"));
   }
   Result<HarnessEnv> env = HarnessEnv::Discover();

@@ -91,6 +91,7 @@ Json OptionsToJson(const JudgeOptions& o) {
 Result<JudgeOptions> OptionsFromJson(const Json& j, const JudgeOptions& local) {
   if (!j.is_object()) return InvalidArgument("field 'options' must be an object");
   JudgeOptions o = local;
+  o.test_skip_static = false;  // test-only (cuda-agent judge --test-skip-static): never for a job
   Result<std::string> device = GetString(j, "device");
   if (!device.ok()) return device.status();
   Result<Device> d = ParseDevice(device.value());
@@ -279,6 +280,14 @@ Result<JudgeResult> JudgeResultFromJson(const Json& j) {
   }
   r.device = j.value("device", "");
   r.reward_schedule = j.value("reward_schedule", "paper");
+  // A judgement without the static rules (a test's) stays marked: no reward, whatever it carries.
+  if (j.contains("static_skipped") && j["static_skipped"].is_boolean() &&
+      j["static_skipped"].get<bool>()) {
+    r.static_skipped = true;
+    r.reward.reset();
+    if (j.contains("unofficial_reward") && j["unofficial_reward"].is_number_integer())
+      r.unofficial_reward = j["unofficial_reward"].get<int>();
+  }
   for (auto [key, field] : {std::pair{"task", &r.task},
                             {"candidate", &r.candidate},
                             {"policy", &r.policy},

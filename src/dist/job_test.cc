@@ -141,5 +141,39 @@ TEST(JobTest, JudgeResultReadsBackWhatToJsonWrote) {
   EXPECT_FALSE(JudgeResultFromJson(bad).ok());
 }
 
+// The test-only switch that skips the static rules never travels: a job cannot ask a worker for it,
+// and a result made with it keeps its mark (and no reward) through the queue.
+TEST(JobTest, SkippingTheStaticRulesNeverTravels) {
+  JudgeRequest request = Request();
+  request.options.test_skip_static = true;
+  Result<JudgeJob> job = MakeJob(request);
+  ASSERT_TRUE(job.ok()) << job.status().message();
+  for (const auto& [key, value] : job->ToJson()["options"].items()) {
+    EXPECT_EQ(key.find("static"), std::string::npos) << key;
+  }
+  Json forged = job->ToJson()["options"];
+  forged["test_skip_static"] = true;
+  forged["skip_static"] = true;
+  Result<JudgeOptions> read = OptionsFromJson(forged, JudgeOptions{});
+  ASSERT_TRUE(read.ok()) << read.status().message();
+  EXPECT_FALSE(read->test_skip_static);
+  JudgeOptions local;
+  local.test_skip_static = true;
+  EXPECT_FALSE(job->Request(local).options.test_skip_static);
+
+  JudgeResult r;
+  r.Fail(Stage::kVerify, "forbidden_op", "check 0: aten.relu");
+  r.MarkStaticSkipped();
+  Result<JudgeResult> back = JudgeResultFromJson(r.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(back->static_skipped);
+  EXPECT_FALSE(back->reward.has_value());
+  EXPECT_EQ(back->unofficial_reward, -1);
+  EXPECT_EQ(back->ToJson(), r.ToJson());
+  Json forged_result = r.ToJson();
+  forged_result["reward"] = 3;  // a reward next to the mark is dropped, not believed
+  EXPECT_FALSE(JudgeResultFromJson(forged_result)->reward.has_value());
+}
+
 }  // namespace
 }  // namespace cuda_agent

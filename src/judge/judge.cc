@@ -2,9 +2,18 @@
 // JudgeResult and says whether to go on; Run and Baselines only string them together.
 #include "judge/judge.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
+
+bool TestSwitchesAllowed() {
+  const char* value = std::getenv(kTestingEnv);
+  return value != nullptr && std::strcmp(value, "1") == 0;
+}
+
 namespace {
 
 // RunGuarded runs the stages; an exception (a bug of ours, e.g. a malformed harness answer) becomes
@@ -28,6 +37,10 @@ JudgeResult Judge::Run(const Task* task, const Candidate& candidate, const Judge
   r.candidate = {{"dir", folder.string()}, {"hash", candidate.hash()}};
   std::unique_ptr<RewardSchedule> schedule = MakeRewardSchedule(opt.reward_schedule);
   auto run = [&]() {
+    if (opt.test_skip_static && !TestSwitchesAllowed()) {
+      return j.Internal(std::string("the static rules may be skipped only in tests (") +
+                        kTestingEnv + "=1); refusing to judge without them");
+    }
     if (!schedule) return j.Internal("unknown reward schedule '" + opt.reward_schedule + "'");
     if (!task && opt.until != Stage::kBuild) return j.Internal("no task given");
     if (j.PrepareWork() == Next::kStop) return Next::kStop;
@@ -60,6 +73,7 @@ JudgeResult Judge::Run(const Task* task, const Candidate& candidate, const Judge
     return Reward(j, *schedule);
   };
   RunGuarded(j, run);
+  if (opt.test_skip_static) r.MarkStaticSkipped();
   return r;
 }
 
@@ -72,6 +86,7 @@ JudgeResult Judge::Run(const Task* task, const fs::path& candidate_dir, const Ju
   j.Fail(Stage::kStatic, "unreadable_candidate",
          "cannot read the candidate: " + candidate.status().message());
   j.Finish();
+  if (opt.test_skip_static) r.MarkStaticSkipped();
   return r;
 }
 

@@ -55,7 +55,20 @@ struct JudgeOptions {
   const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
   uint64_t job_memory_bytes = 0;     // cgroup memory limit per job; 0: 3/4 of the machine's memory
   uint64_t job_max_pids = 4096;      // processes and threads per job
+  // Test only: skip the static rules (the C++/CUDA scan of kernels/ and model_new.py's AST rules;
+  // the protected-file hashes and model_new.py's presence, syntax and ModelNew class are still
+  // checked), so that the hack corpus shows what the run-time checks catch on their own
+  // (docs/hacks.md, "Defence in depth"). Only `cuda-agent judge --test-skip-static` sets it, and
+  // only with CUDA_AGENT_TESTING=1 in the environment; no flag table, JSON form or
+  // JudgeOptionArgs carries it, and Judge::Run refuses it without that variable. Such a
+  // judgement has no reward (JudgeResult::static_skipped).
+  bool test_skip_static = false;
 };
+
+// kTestingEnv is the variable that allows test-only switches (JudgeOptions::test_skip_static):
+// they are honoured only when it is exactly "1".
+inline constexpr const char* kTestingEnv = "CUDA_AGENT_TESTING";
+bool TestSwitchesAllowed();
 
 class Judge {
  public:

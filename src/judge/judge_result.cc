@@ -41,6 +41,14 @@ void JudgeResult::Fail(Stage at, std::string kind, std::string why) {
   reason = std::move(why);
 }
 
+void JudgeResult::MarkStaticSkipped() {
+  if (static_skipped) return;
+  static_skipped = true;
+  unofficial_reward = reward;
+  reward.reset();
+  reason = std::string(kStaticSkippedNote) + reason;
+}
+
 Json JudgeResult::ToJson() const {
   Json j;
   j["schema_version"] = kJudgeSchemaVersion;
@@ -65,6 +73,10 @@ Json JudgeResult::ToJson() const {
   j["env"] = env;
   j["stage_seconds"] = stage_seconds;
   j["jobs"] = jobs;
+  j["static_skipped"] = static_skipped;
+  if (static_skipped) {
+    j["unofficial_reward"] = unofficial_reward ? Json(*unofficial_reward) : Json(nullptr);
+  }
   return j;
 }
 
@@ -88,6 +100,10 @@ std::string Ratio(const Json& v) {
 
 std::string JudgeResult::ToText() const {
   std::ostringstream s;
+  if (static_skipped) {
+    s << "NOT A VERDICT: the static rules were skipped (test only); unofficial reward: "
+      << (unofficial_reward ? std::to_string(*unofficial_reward) : std::string("none")) << "\n";
+  }
   s << "reward: " << (reward ? std::to_string(*reward) : std::string("none (stopped early)"))
     << "   stage: " << StageName(stage) << "   device: " << device << "\n";
   s << "reason: " << reason << "\n";

@@ -12,6 +12,10 @@ namespace cuda_agent {
 
 inline constexpr int kJudgeSchemaVersion = 1;
 
+// The start of the reason of a judgement without the static rules (JudgeResult::static_skipped).
+inline constexpr const char* kStaticSkippedNote =
+    "static rules skipped (test only: --test-skip-static), not a verdict; ";
+
 // Stage names where a judgement can stop, in order.
 enum class Stage { kTask, kStatic, kBuild, kVerify, kProfile, kDone };
 const char* StageName(Stage stage);
@@ -47,9 +51,18 @@ struct JudgeResult {
   Json jobs = Json::array();
   std::string device;
   std::string reward_schedule = "paper";
+  // The static rules were skipped (the test-only JudgeOptions::test_skip_static): not a verdict.
+  // The reward is then always absent, whatever the candidate did, and the one it would have got
+  // is `unofficial_reward`; `correct`, `stage` and `error_kind` say where the run-time checks
+  // stopped it.
+  bool static_skipped = false;
+  std::optional<int> unofficial_reward;
 
   // Fail records a verdict of −1 at `stage`.
   void Fail(Stage at, std::string kind, std::string why);
+  // MarkStaticSkipped turns the result of a judgement without the static rules into a non-verdict:
+  // static_skipped, the reward moved to unofficial_reward, the reason prefixed with a warning.
+  void MarkStaticSkipped();
   Json ToJson() const;
   // ToText is a short report an agent can act on.
   std::string ToText() const;

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
+
+#include "judge/judge_args.h"
 #include "judge/judge_service.h"
 
 namespace cuda_agent {
@@ -12,7 +15,8 @@ namespace {
 
 // The fake interpreter: `fake -m cuda_agent_harness JOB --spec SPEC`. It looks up JOB in the
 // behaviour file beside it: "result:<json>" writes that JSON as the result, "signal:N" kills
-// itself, "sleep" hangs; a job not listed answers {"ok": true}.
+// itself, "sleep" hangs, "rules:<json>" writes that JSON unless the spec says "rules": false
+// (then {"ok": true}); a job not listed answers {"ok": true}.
 constexpr const char* kFakePython = R"(#!/usr/bin/env python3
 import json, os, signal, sys, time
 job, spec_path = sys.argv[3], sys.argv[5]
@@ -23,6 +27,8 @@ if action.startswith("signal:"):
     os.kill(os.getpid(), int(action.split(":")[1]))
 if action == "sleep":
     time.sleep(60)
+if action.startswith("rules:"):
+    action = "result:" + (action[len("rules:"):] if spec.get("rules", True) else '{"ok": true}')
 result = json.loads(action[len("result:"):])
 json.dump(result, open(spec["result_path"], "w"))
 )";
@@ -53,7 +59,10 @@ class JudgeTest : public ::testing::Test {
     opt_.cache_dir = home_ / "cache";
     opt_.candidate_timeout_s = 3;
   }
-  void TearDown() override { fs::remove_all(home_); }
+  void TearDown() override {
+    unsetenv(kTestingEnv);
+    fs::remove_all(home_);
+  }
 
   void Behave(const Json& behaviour) {
     ASSERT_TRUE(WriteJsonFile(home_ / "bin" / "behaviour.json", behaviour).ok());
@@ -170,6 +179,69 @@ TEST_F(JudgeTest, AnUnreadableFolderIsAVerdict) {
   EXPECT_EQ(r.stage, Stage::kStatic);
   EXPECT_EQ(r.error_kind, "unreadable_candidate");
   EXPECT_NE(r.reason.find("no-such-folder"), std::string::npos) << r.reason;
+}
+
+// The test-only switch: refused unless CUDA_AGENT_TESTING=1, then both rule sets are skipped and
+// the result is marked as no verdict.
+constexpr const char* kAstRuleBroken =
+    R"(rules:{"ok": false, "error_kind": "static_rule", "reason": "host_thread: model_new.py:1: x"})";
+
+TEST_F(JudgeTest, SkippingTheStaticRulesNeedsTheTestingVariable) {
+  Behave({{"static", kAstRuleBroken}});
+  opt_.test_skip_static = true;
+  for (const char* value : {"", "0", "true"}) {
+    if (*value == 0) {
+      unsetenv(kTestingEnv);
+    } else {
+      setenv(kTestingEnv, value, 1);
+    }
+    JudgeResult r = Run();
+    EXPECT_EQ(r.outcome, Outcome::kInternalError) << value;
+    EXPECT_NE(r.reason.find("CUDA_AGENT_TESTING=1"), std::string::npos) << r.reason;
+    EXPECT_TRUE(r.static_skipped);
+    EXPECT_FALSE(r.reward.has_value());
+    EXPECT_TRUE(r.jobs.empty()) << "nothing may run: " << r.jobs.dump();
+  }
+}
+
+TEST_F(JudgeTest, SkippingTheStaticRulesSkipsBothRuleSetsAndIsNoVerdict) {
+  Behave({{"static", kAstRuleBroken}, {"toolchain", kToolchainCpu}});
+  ASSERT_TRUE(WriteFileAtomic(cand_ / "kernels" / "x.cpp", "void f() { fork(); }\n").ok());
+  JudgeResult normal = Run();
+  EXPECT_EQ(normal.stage, Stage::kStatic);
+  EXPECT_EQ(normal.error_kind, "static_rule");
+  EXPECT_FALSE(normal.static_skipped);
+  EXPECT_EQ(normal.ToJson()["static_skipped"], false);
+  EXPECT_FALSE(normal.ToJson().contains("unofficial_reward"));
+  fs::remove(cand_ / "kernels" / "x.cpp");
+  EXPECT_EQ(Run().error_kind, "static_rule") << "the AST rules alone stop it too";
+
+  setenv(kTestingEnv, "1", 1);
+  opt_.test_skip_static = true;
+  ASSERT_TRUE(WriteFileAtomic(cand_ / "kernels" / "x.cpp", "void f() { fork(); }\n").ok());
+  JudgeResult r = Run();
+  EXPECT_EQ(r.stage, Stage::kBuild) << "past both rule sets: " << r.reason;
+  EXPECT_TRUE(r.violations.empty()) << r.violations.dump();
+  EXPECT_TRUE(r.static_skipped);
+  EXPECT_FALSE(r.reward.has_value()) << "never a reward without the static rules";
+  EXPECT_EQ(r.unofficial_reward, -1);
+  EXPECT_EQ(r.correct, false);
+  EXPECT_EQ(r.reason.rfind(kStaticSkippedNote, 0), 0u) << r.reason;
+  Json j = r.ToJson();
+  EXPECT_EQ(j["static_skipped"], true);
+  EXPECT_TRUE(j["reward"].is_null());
+  EXPECT_EQ(j["unofficial_reward"], -1);
+  EXPECT_EQ(r.ToText().rfind("NOT A VERDICT", 0), 0u) << r.ToText();
+  // The shape checks stay: model_new.py must still be there.
+  fs::remove(cand_ / "model_new.py");
+  EXPECT_EQ(Run().error_kind, "missing_model_new");
+}
+
+TEST_F(JudgeTest, TheSwitchIsNeverRenderedAsAFlag) {
+  opt_.test_skip_static = true;
+  for (const std::string& arg : JudgeOptionArgs(opt_)) {
+    EXPECT_EQ(arg.find("static"), std::string::npos) << arg;
+  }
 }
 
 }  // namespace

@@ -334,6 +334,58 @@ TEST(StaticRules, StaticState) {
       "void g() { auto n = static_cast<int>(3.0); static_assert(sizeof(int) == 4, \"\"); }\n");
 }
 
+// MessageOf is the message of the first violation of `rule` on `code`, or "" when it does not fire.
+std::string MessageOf(const std::string& rule, const std::string& code) {
+  for (const StaticViolation& v : ScanSource(code, "kernels/x.cu")) {
+    if (v.rule == rule) return v.message;
+  }
+  return "";
+}
+
+// A legitimate idiom done the refused way: the message names the allowed way, not only the rule.
+TEST(StaticRules, RefusedIdiomsNameTheAllowedWay) {
+  struct Case {
+    const char* rule;
+    const char* code;
+    const char* allowed;
+  };
+  const Case cases[] = {
+      {"static_state",
+       "cublasHandle_t get() { static cublasHandle_t handle = nullptr; return handle; }",
+       "at::cuda::getCurrentCUDABlasHandle()"},
+      {"global_state", "cublasHandle_t g_handle = nullptr;",
+       "at::cuda::getCurrentCUDABlasHandle()"},
+      {"static_state", "void f() { static cudaStream_t stream; }",
+       "at::cuda::getCurrentCUDAStream()"},
+      {"static_state", "void f() { static at::cuda::CUDAStream s = make(); }",
+       "at::cuda::getCurrentCUDAStream()"},
+      {"static_state", "int sms() { static cudaDeviceProp prop; return prop.multiProcessorCount; }",
+       "at::cuda::getCurrentDeviceProperties()"},
+      {"static_state", "void f() { static torch::Tensor workspace; }",
+       "torch::empty(..., x.options())"},
+      {"static_state", "void f() { static cudnnHandle_t h; }", "cudnnSetStream"},
+      {"side_stream", "void f() { cudaStream_t s = cudaStreamPerThread; }",
+       "at::cuda::getCurrentCUDAStream()"},
+      {"host_thread", "void f() { std::thread t(g); t.join(); }",
+       "at::cuda::getCurrentCUDAStream()"},
+      {"host_thread", "void f() { cudaLaunchHostFunc(s, g, nullptr); }",
+       "at::cuda::getCurrentCUDAStream()"},
+      {"device_state", "void f() { cudaSetDevice(1); }", "c10::cuda::CUDAGuard"},
+  };
+  for (const Case& c : cases) {
+    std::string message = MessageOf(c.rule, c.code);
+    EXPECT_NE(message.find(c.allowed), std::string::npos)
+        << c.rule << " on " << c.code << ": the message must name " << c.allowed << ", got '"
+        << message << "'";
+  }
+  // Without a known idiom the general advice stays.
+  EXPECT_NE(MessageOf("static_state", "void f() { static int calls = 0; }")
+                .find("allocate per call, or make it const/constexpr"),
+            std::string::npos);
+  EXPECT_EQ(MessageOf("device_state", "void f() { cudaDeviceReset(); }"),
+            "`cudaDeviceReset` changes device-wide state");
+}
+
 TEST(StaticRules, GlobalState) {
   EXPECT_FIRES("global_state", "std::unordered_map<void*, float*> cache;");
   EXPECT_FIRES("global_state", "__device__ unsigned int counter;");

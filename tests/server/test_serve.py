@@ -328,6 +328,10 @@ def test_every_bad_input_has_its_status_and_message(tmp_path, servers):
             says="/etc/passwd")
     refused("POST", "/v1/evaluate", 400, body={"task": str(TASK), "files": {"kernels/a.cu": "x"}, "wait": 1},
             says="'wait'")
+    # The judge's test-only switch that skips the static rules is no option of the service.
+    refused("POST", "/v1/evaluate", 400,
+            body={"task": str(TASK), "files": {"kernels/a.cu": "x"}, "test_skip_static": True},
+            says="unknown field 'test_skip_static'")
     refused("POST", "/v1/sessions", 413, code="too_large", raw=json.dumps({"task": "x" * 8000}),
             says="--max-body-bytes")
 

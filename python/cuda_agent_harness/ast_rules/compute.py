@@ -310,7 +310,8 @@ class Body:
                     continue  # torch_patching, reported by the universal rules
                 if root == "self" or root is None or root not in self.locals:
                     self.c.report("module_state", node, f"assigning `{snippet(element)}` outside "
-                                                        "__init__ keeps state across calls")
+                                                        "__init__ keeps state across calls; set attributes "
+                                                        "in __init__ and compute every output anew")
                 elif self.is_tainted(element.value):
                     self.report_tensor(node, f"assigning `{snippet(element)}` changes a tensor")
         in_function = isinstance(self.func, ast.FunctionDef)

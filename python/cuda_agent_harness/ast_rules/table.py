@@ -144,7 +144,7 @@ RULE_HINTS = {
     "torch_functional": "torch.nn.functional is the reference's compute; write a kernel",
     "torch_compiler": "generated kernels are not the candidate's",
     "torch_ops": "a back door to ATen kernels or to compiling code at run time",
-    "host_thread": "work would run outside the call",
+    "host_thread": "work would run outside the call; do it inside forward, through cuda_extension",
     "timer_patching": "the judge times with the profiler",
     "side_stream": "launch on the current stream (c10::cuda::getCurrentCUDAStream() in C++)",
     "global_flags": "global flags and seeds change the reference and the baselines",

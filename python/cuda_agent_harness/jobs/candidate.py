@@ -7,7 +7,10 @@ reference job made it), writing output_{i}.pt. Making the inputs after candidate
 it nothing: it sees its inputs anyway, and inputs it altered would only be the wrong ones. Around
 every forward (docs/harness-protocol.md, `candidate`): free memory poisoned with NaN, torch.nn.functional
 blocked, every dispatched op counted and compute ops refused, thread counts compared, the output checked
-(plain dense tensors of their own), and inputs and weights compared with exact copies. The backend
+(plain dense tensors of their own, sharing no memory with earlier outputs), the model's attributes left as
+they were, and inputs and weights compared with exact copies; after loading the
+model and after every forward, what the process must keep (the callables the harness relies on, thread
+counts and seeds, no child processes, no Python thread started) is checked (process_watch.py). The backend
 flags of the precision policy are set first and must be unchanged after every forward.
 
 With "repeat_first_check", the first input set runs once more at the end under another allocator state
@@ -18,29 +21,35 @@ undefined behaviour that passed by luck rarely passes twice (HACKS B12).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import sys
 
 import torch
 
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
 from ..inputs import make_input_set, transformed
-from ..integrity import (POISON_HUGE, Frozen, check_output, check_weights, frozen_budget,
-                         poison_free_memory, reference_weights, summarize, weight_tensors)
+from ..integrity import (POISON_HUGE, EarlierOutputs, Frozen, ModelState, check_output, check_weights,
+                         frozen_budget, poison_free_memory, reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, load_trusted, reference_state_dict, synchronize
 from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu
 from ..phases import PhaseClock
 from ..precision import apply_backend_flags, check_flags_unchanged
+from ..process_watch import ProcessWatch
 from ..shared_memory import SharedMemoryFiller
 from ..spec import require, require_device
 from ..task_module import import_task
 from .reference import per_check
 
 
-def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: OpGuard, what: str):
-    """One forward under no_grad with F blocked and the op guard on, then a device-wide synchronise."""
-    with torch.no_grad(), block_functional(guard.record), guard.watch(what):
+def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: OpGuard, what: str,
+                    watch: ProcessWatch | None = None):
+    """One forward under no_grad with F blocked, the op guard on and (with `watch`) Python threads
+    refused, then a device-wide synchronise."""
+    no_threads = watch.no_thread_starts(what) if watch is not None else contextlib.nullcontext()
+    with torch.no_grad(), block_functional(guard.record), guard.watch(what), no_threads:
         output = model(*inputs)
     synchronize(device)
     return output
@@ -67,7 +76,9 @@ class CheckInputs:
 def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: OpGuard,
               threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict, flags: dict,
               what: str = "", poison: float = math.nan, another_state: bool = False,
-              filler: SharedMemoryFiller | None = None, clock: PhaseClock | None = None) -> None:
+              filler: SharedMemoryFiller | None = None, clock: PhaseClock | None = None,
+              watch: ProcessWatch | None = None, earlier: EarlierOutputs | None = None,
+              state: ModelState | None = None) -> None:
     """One checked forward. With `another_state`, the device is left in another state for it (HACKS
     B12): later allocations shifted and, on CUDA (`filler`), every SM's shared memory filled with
     3.0e38 — after the inputs are made (their kernels would overwrite shared memory) and before the
@@ -85,13 +96,20 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
     result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs), poison)
     lap("poison")
     threads.reset()
+    if watch is not None:
+        watch.reset()
     with phase("forward", f"{what}: ModelNew.forward"):
-        output = guarded_forward(model, inputs, device, guard, what)
+        output = guarded_forward(model, inputs, device, guard, what, watch)
     lap("forward")
     del shift
     threads.check(what)
+    if watch is not None:
+        watch.check(what)
     check_flags_unchanged(flags, what)
-    check_output(output, device, named_inputs + weight_tensors(model), path=f"{what}: output")
+    check_output(output, device, named_inputs + weight_tensors(model) + (earlier.named if earlier else []),
+                 path=f"{what}: output")
+    if state is not None:
+        state.check(what)
     changed = frozen_inputs.differences(named_inputs)
     if changed:
         raise JobError("mutated_input", f"{what}: the forward changed its inputs: {summarize(changed)} "
@@ -99,6 +117,8 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
     check_weights(weights, model, f"{what}: after the forward")
     lap("guards")
     torch.save(to_cpu(output), os.path.join(output_dir, f"output_{i}.pt"))
+    if earlier is not None:
+        earlier.add(output, f"the output of {what}")
     lap("save")
 
 
@@ -122,10 +142,17 @@ def run(spec: dict, result: dict) -> None:
     start_torch_threads(device)
     clock.lap("load")
 
-    model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
+    # Pins taken before any candidate code is imported. Threads a forward creates are counted on the CPU:
+    # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.
+    watch = ProcessWatch(device, count_created_threads=device == "cpu")
+    with watch.no_thread_starts("loading ModelNew"):
+        model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
+    watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
     weights = reference_weights(state_dict, device, private)
     del state_dict
     check_weights(weights, model, "after load_state_dict")
+    state = ModelState(model, sys.modules.get("model_new"))
+    earlier = EarlierOutputs(frozen_budget(device) // 4)
     clock.lap("model")
     guard = OpGuard()
     threads = ThreadWatch()
@@ -133,7 +160,8 @@ def run(spec: dict, result: dict) -> None:
         for i in range(len(checks)):
             inputs = checks.make(i)
             clock.lap("inputs")
-            run_check(i, model, inputs, device, guard, threads, weights, output_dir, result, flags, clock=clock)
+            run_check(i, model, inputs, device, guard, threads, weights, output_dir, result, flags, clock=clock,
+                      watch=watch, earlier=earlier, state=state)
             del inputs
             result["checks_run"] = i + 1
         if repeat and len(checks):
@@ -143,7 +171,7 @@ def run(spec: dict, result: dict) -> None:
             clock.lap("repeat_setup")
             run_check(len(checks), model, checks.make(0), device, guard, threads, weights, output_dir,
                       result, flags, what="repeat of check 0", poison=POISON_HUGE, another_state=True,
-                      filler=filler, clock=clock)
+                      filler=filler, clock=clock, watch=watch, earlier=earlier, state=state)
             result["repeated_check"] = True
     finally:
         result["aten_ops"] = guard.ops()

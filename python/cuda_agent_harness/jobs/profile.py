@@ -7,7 +7,8 @@ a float64 GEMM; the judge compares it with the calibration stored with the basel
 the machine drifted), then `iters` timed calls, each on the next input set, with their outputs kept
 alive until the end (within 4 GiB; beyond it only call 0's and the spot-checked calls'). The candidate's calls run
 under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
-output checks after each call, weights compared at the end), so profiling looks the same as checking. The
+the process watch, output checks after each call, weights compared at the end), so profiling looks the
+same as checking. The
 outputs of the timed calls named in `spot_check_calls` are written, so the judge can check them against
 the reference job's outputs on the same input sets (HACKS.md A5, A6).
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import sys
 from typing import Any
 
 import torch
@@ -34,12 +36,13 @@ from .. import go, timing
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts
 from ..inputs import make_timing_sets, timed_call_set
-from ..integrity import (Frozen, check_output, check_weights, frozen_budget, poison_free_memory,
-                         reference_weights, summarize, weight_tensors)
+from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
+                         poison_free_memory, reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, build_reference, load_trusted, reference_state_dict
 from ..phases import PhaseClock
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
+from ..process_watch import ProcessWatch
 from ..spec import require, require_device
 from ..task_module import import_task
 
@@ -75,9 +78,13 @@ def spot_check_calls(spec: dict, iters: int) -> list[int]:
 class CandidateChecks:
     """The candidate's guards in the profile job: the op guard around each call, checks after it."""
 
-    def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int], flags: dict):
+    def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int], flags: dict,
+                 watch: ProcessWatch):
         self.model = model
         self.flags = flags
+        self.watch = watch
+        self.state = ModelState(model, sys.modules.get("model_new"))
+        self.earlier = EarlierOutputs(timing.OUTPUT_BUDGET_BYTES)
         self.device = device
         self.guard = OpGuard()
         self.threads = ThreadWatch()
@@ -85,16 +92,21 @@ class CandidateChecks:
         self.snapshots: dict[int, Any] = {}  # spot-checked outputs, copied as soon as the call returned
 
     def call(self, inputs: list, label: str) -> Any:
-        with self.guard.watch(label):
+        with self.guard.watch(label), self.watch.no_thread_starts(label):
             return self.model(*inputs)
 
     def after(self, label: str, inputs: list, output: Any) -> None:
         self.threads.check(label)
+        self.watch.check(label)
         check_flags_unchanged(self.flags, label)
-        check_output(output, self.device, named_tensors(inputs, "input") + weight_tensors(self.model),
+        check_output(output, self.device,
+                     named_tensors(inputs, "input") + weight_tensors(self.model) + self.earlier.named,
                      path=f"{label}: output")
+        self.state.check(label)
+        self.earlier.add(output, f"the output of {label}")
         if label in self.spot_labels:
             self.snapshots[self.spot_labels[label]] = cpu_copy(output)
+        self.watch.reset()  # the baseline of the next call (outside its timed region)
 
     def check_outputs_unchanged(self, outputs: list) -> None:
         """Each spot-checked output must still equal its copy taken right after its call (HACKS.md A2:
@@ -182,7 +194,14 @@ def run(spec: dict, result: dict) -> None:
     pristine = {i: Frozen(named_tensors(input_sets[timed_call_set(i, warmup, len(input_sets))], "input"),
                           device, budget) for i in calls}
     start_torch_threads(device)
-    model = build_model(spec, target, task, init_inputs, state_dict, device)
+    # The candidate's process watch: pins taken before its code is imported (process_watch.py).
+    # On CUDA the profiler's (and the libraries') own threads may start during a call: created threads are
+    # counted on the CPU.
+    watch = ProcessWatch(device, count_created_threads=device == "cpu") if target == "candidate" else None
+    with watch.no_thread_starts("loading ModelNew") if watch is not None else contextlib.nullcontext():
+        model = build_model(spec, target, task, init_inputs, state_dict, device)
+    if watch is not None:
+        watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
     clock.lap("model")
 
     checks = None
@@ -192,7 +211,7 @@ def run(spec: dict, result: dict) -> None:
     del state_dict  # the model holds its own copy; a GB-sized weight must not be held twice while timing
     if weights is not None:
         check_weights(weights, model, "after load_state_dict")
-        checks = CandidateChecks(model, device, calls, flags)
+        checks = CandidateChecks(model, device, calls, flags, watch)
         threads = checks.threads
         guard = block_functional(checks.guard.record)
         poison_free_memory(device, tensor_bytes(input_sets[0]))
@@ -205,11 +224,15 @@ def run(spec: dict, result: dict) -> None:
     after = checks.after if checks is not None else timing.no_check
     try:
         threads.reset()
+        if checks is not None:
+            checks.watch.reset()
         with torch.no_grad(), guard:
             durations: list[float] = []
             first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after, durations)
             clock.lap("warmup")
             result["calibration"] = timing.calibrate(device)
+            if checks is not None:
+                checks.watch.reset()  # the calibration's GEMM may start the BLAS library's threads
             clock.lap("calibration")
             if device == "cuda":
                 flusher = timing.L2Flusher(flush_l2)

@@ -5,6 +5,9 @@ Imports no torch, so it answers in milliseconds. Every violation is listed in th
 (`[{rule, file, line, message}]`, in source order); the first one is the reason,
 `"<rule>: model_new.py:LINE: message"`, with `error_kind: "static_rule"`. The scan of the .cu/.cpp
 files is the judge's own (C++, src/judge/static_rules.h).
+
+A spec with "rules": false (the judge's test-only --test-skip-static, docs/hacks.md "Defence in depth")
+checks only that model_new.py exists, parses and defines ModelNew: no size limit and no AST rules.
 """
 
 from __future__ import annotations
@@ -45,17 +48,19 @@ def defines_class(tree: ast.Module, name: str) -> bool:
 
 def run(spec: dict, result: dict) -> None:
     candidate_dir = require(spec, "candidate_dir", str)
+    rules = require(spec, "rules", bool, default=True)
     result["violations"] = []
+    result["rules"] = rules
     path = os.path.join(candidate_dir, "model_new.py")
     if not os.path.isfile(path):
         raise JobError("missing_model_new", f"model_new.py not found in {candidate_dir}")
     size = os.path.getsize(path)
-    if size > MAX_MODEL_NEW_BYTES:
+    if rules and size > MAX_MODEL_NEW_BYTES:
         reject(result, [Violation("unanalysable", 1, f"{size} bytes: model_new.py may have at most "
                                                      f"{MAX_MODEL_NEW_BYTES}")])
     tree = parse_model_new(path)
     if not defines_class(tree, "ModelNew"):
         raise JobError("no_model_new_class", "model_new.py defines no top-level class ModelNew")
-    violations = check_tree(tree)
+    violations = check_tree(tree) if rules else []
     if violations:
         reject(result, violations)

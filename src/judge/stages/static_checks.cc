@@ -1,7 +1,11 @@
 // static_checks.cc — the static stage: nothing of the candidate is compiled or run yet. An agent
 // workspace's protected files must match the hashes recorded at `workspace init`; the C++/CUDA
 // sources must pass the named rules (judge/static_rules.h); model_new.py must pass the harness's
-// `static` job (syntax, ModelNew, the AST rules).
+// `static` job (syntax, ModelNew, the AST rules). Under the test-only
+// JudgeOptions::test_skip_static both rule sets are skipped (the C++ scan, and the AST rules and
+// size limit of the `static` job); the protected-file hashes and model_new.py's presence, syntax
+// and ModelNew class are checked still: they are not rules a cheat could slip past but the shape
+// every candidate must have.
 #include "judge/stages/stages.h"
 #include "judge/static_rules.h"
 #include "workspace/workspace.h"
@@ -17,7 +21,9 @@ Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& work
       return j.Fail(Stage::kStatic, "tampering", intact.message());
     }
   }
-  std::vector<StaticViolation> found = ScanCandidate(candidate);
+  const bool rules = !j.options().test_skip_static;
+  std::vector<StaticViolation> found;
+  if (rules) found = ScanCandidate(candidate);
   for (const auto& v : found) {
     r.violations.push_back(
         {{"rule", v.rule}, {"file", v.file}, {"line", v.line}, {"message", v.message}});
@@ -33,8 +39,9 @@ Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& work
       std::string where = workspace.empty() ? "the candidate" : fs::absolute(workspace).string();
       return j.Fail(Stage::kStatic, "missing_model_new", "model_new.py not found in " + where);
     }
-    Result<JobOutcome> st = j.RunJob(
-        "static", "static", {{"candidate_dir", fs::absolute(j.dirs().src).string()}}, 60, nullptr);
+    Json spec = {{"candidate_dir", fs::absolute(j.dirs().src).string()}};
+    if (!rules) spec["rules"] = false;
+    Result<JobOutcome> st = j.RunJob("static", "static", spec, 60, nullptr);
     if (!st.ok()) return j.Internal(st.status().message());
     if (!st->has_result) return j.Internal("static check failed to run: " + st->StderrTail(5));
     for (const auto& v : st->result.value("violations", Json::array())) r.violations.push_back(v);

@@ -28,11 +28,15 @@ const std::unordered_map<std::string, IdentRule>& IdentRules() {
       for (const std::string& n : WordSet(names)) (*m)[n] = {rule, use, why};
     };
     add(kSideStream, Use::kName,
-        "changes the caller's current stream or uses the per-thread stream",
+        "changes the caller's current stream or uses the per-thread stream; launch on "
+        "at::cuda::getCurrentCUDAStream() (a stream of your own must wait on it and be joined "
+        "back before the call returns)",
         "cuStreamCreate cuStreamCreateWithPriority cudaStreamPerThread CU_STREAM_PER_THREAD "
         "getStreamFromExternal setCurrentCUDAStream CUDAStreamGuard OptionalCUDAStreamGuard "
         "CUDAMultiStreamGuard");
-    add(kHostThread, Use::kName, "runs host work outside the call",
+    add(kHostThread, Use::kName,
+        "runs host work outside the call; do the work inside the call, on "
+        "at::cuda::getCurrentCUDAStream()",
         "pthread_create thrd_create cudaLaunchHostFunc cuLaunchHostFunc cudaStreamAddCallback "
         "cuStreamAddCallback");
     add(kGlobalState, Use::kName,
@@ -55,12 +59,15 @@ const std::unordered_map<std::string, IdentRule>& IdentRules() {
     add(kL2Persistence, Use::kAny, "keeps data in L2 across the judge's flush",
         "accessPolicyWindow hitProp missProp hitRatio");
     add(kDeviceState, Use::kName, "changes device-wide state",
-        "cudaDeviceReset cudaSetDevice cudaSetDeviceFlags cudaSetValidDevices "
+        "cudaDeviceReset cudaSetDeviceFlags cudaSetValidDevices "
         "cudaDeviceSetCacheConfig cudaDeviceSetSharedMemConfig cudaDeviceSetMemPool "
         "cudaMemPoolSetAttribute cudaDeviceSetGraphMemAttribute cudaThreadSetLimit "
-        "cudaThreadSetCacheConfig cuCtxCreate cuCtxCreate_v2 cuCtxDestroy cuCtxSetCurrent "
-        "cuCtxPushCurrent cuCtxPopCurrent cuCtxSetCacheConfig cuDevicePrimaryCtxReset "
-        "cuDevicePrimaryCtxSetFlags");
+        "cudaThreadSetCacheConfig cuCtxCreate cuCtxCreate_v2 cuCtxDestroy cuCtxSetCacheConfig "
+        "cuDevicePrimaryCtxReset cuDevicePrimaryCtxSetFlags");
+    add(kDeviceState, Use::kName,
+        "changes the current device for the rest of the process; for the call's device use "
+        "c10::cuda::CUDAGuard guard(x.device()), which restores it on return",
+        "cudaSetDevice cuCtxSetCurrent cuCtxPushCurrent cuCtxPopCurrent");
     add(kDynamicLoading, Use::kName, "loads code at run time",
         "dlopen dlmopen dlsym dlvsym GetProcAddress cuModuleGetFunction");
     add(kTimerPatching, Use::kName, "can patch the harness's timers",
@@ -160,7 +167,12 @@ void CheckStdName(SourceScan& s, const std::vector<std::string>& rest, int line,
       WordSet("ifstream ofstream fstream filebuf basic_ifstream basic_ofstream basic_fstream "
               "filesystem"));
   const std::string& first = rest.front();
-  if (threads->count(first)) s.Emit(kHostThread, line, shown + " runs host work outside the call");
+  if (threads->count(first)) {
+    s.Emit(kHostThread, line,
+           shown +
+               " runs host work outside the call; do the work inside the call, on "
+               "at::cuda::getCurrentCUDAStream()");
+  }
   if (files->count(first)) s.Emit(kFileIo, line, shown + " accesses files");
   if (first == "chrono") s.Emit(kClockRead, line, shown + " reads clocks");
 }

@@ -1,6 +1,8 @@
 // state.cc — static_state and global_state: state that outlives the call (caches keyed by pointer
 // or content, call counters that tell warm-up from timing; HACKS B4, A5). static/thread_local
-// variables and namespace-scope (__device__ included) variables must be immutable.
+// variables and namespace-scope (__device__ included) variables must be immutable. Where the state
+// is a legitimate idiom done the wrong way (a cached cuBLAS handle, stream, device properties or
+// scratch tensor), the message names the allowed way (AllowedWay).
 #include <algorithm>
 
 #include "judge/static/source_scan.h"
@@ -44,6 +46,63 @@ bool LooksLikeParameters(const std::vector<Token>& T, size_t open, size_t close)
     if (k + 1 < close && T[k].IsPunct(">") && T[k + 1].IsIdent()) return true;
   }
   return false;
+}
+
+// The idioms people cache across calls that have an allowed way, by a type name in the
+// declaration; the first match in this order wins (`static std::map<int, cudaStream_t>` is a
+// stream cache).
+struct CachedIdiom {
+  const char* types;
+  const char* allowed;
+};
+
+const std::vector<CachedIdiom>& CachedIdioms() {
+  static const auto* idioms = new std::vector<CachedIdiom>{
+      {"cublasHandle_t",
+       "for a cuBLAS handle, take torch's in every call: at::cuda::getCurrentCUDABlasHandle() "
+       "(created once per device and thread by torch, already bound to the current stream)"},
+      {"cublasLtHandle_t",
+       "cuBLASLt is not allowed; for a GEMM take torch's cuBLAS handle in every call: "
+       "at::cuda::getCurrentCUDABlasHandle()"},
+      {"cudaStream_t CUstream CUDAStream",
+       "for a stream, take at::cuda::getCurrentCUDAStream() in every call (a stream of your own "
+       "must wait on it and be joined back before the call returns)"},
+      {"cudaDeviceProp",
+       "for device properties (SM count, shared memory), use "
+       "at::cuda::getCurrentDeviceProperties(): torch caches them"},
+      {"cudnnHandle_t",
+       "for a cuDNN handle, create it in the call (cudnnCreate, then cudnnSetStream with "
+       "at::cuda::getCurrentCUDAStream()) and destroy it before returning"},
+      {"cudaEvent_t CUevent",
+       "for an event, create it in the call (cudaEventCreateWithFlags(&e, "
+       "cudaEventDisableTiming)) and destroy it before returning"},
+      {"thread jthread pthread_t",
+       "threads are not allowed: do the work inside the call, on "
+       "at::cuda::getCurrentCUDAStream()"},
+      {"Tensor TensorBase",
+       "for scratch memory, allocate a tensor in every call with torch::empty(..., x.options()) "
+       "(torch's caching allocator makes that cheap); outputs must be computed anew every call"},
+  };
+  return *idioms;
+}
+
+// AllowedWay is the allowed way for the idiom the declaration T[begin, end) caches, or "".
+std::string AllowedWay(const std::vector<Token>& T, size_t begin, size_t end) {
+  for (const CachedIdiom& idiom : CachedIdioms()) {
+    std::unordered_set<std::string> types = WordSet(idiom.types);
+    for (size_t k = begin; k < end && k < T.size(); ++k) {
+      if (T[k].IsIdent() && types.count(T[k].text)) return idiom.allowed;
+    }
+  }
+  return "";
+}
+
+// StateAdvice ends a static_state/global_state message: the allowed way for a known idiom, else
+// the general one.
+std::string StateAdvice(const std::vector<Token>& T, size_t begin, size_t end,
+                        const std::string& general) {
+  std::string allowed = AllowedWay(T, begin, end);
+  return allowed.empty() ? general : allowed;
 }
 
 enum class Scope { kNamespace, kBlock };
@@ -92,8 +151,10 @@ void CheckNamespaceVariable(SourceScan& s, const std::vector<Token>& T, size_t b
   if (name.empty()) return;
   s.Emit(kGlobalState, T[begin].line,
          std::string(device ? "__device__ " : "") + "global `" + name +
-             "` is mutable state that outlives the call (a cache or a counter); allocate "
-             "scratch per call (torch::empty + cudaMemsetAsync), or make it const/constexpr");
+             "` is mutable state that outlives the call (a cache or a counter); " +
+             StateAdvice(T, begin, stop,
+                         "allocate scratch per call (torch::empty + cudaMemsetAsync), or make "
+                         "it const/constexpr"));
 }
 
 void CheckNamespaceStatement(SourceScan& s, const std::vector<Token>& T, size_t begin, size_t end) {
@@ -169,8 +230,8 @@ void CheckStatic(SourceScan& s, const std::vector<Token>& T) {
     if (T[j].IsPunct("(") && j + 2 < T.size() && T[j + 2].IsIdent()) name = T[j + 2].text;
     s.Emit(kStaticState, T[i].line,
            T[i].text + " variable `" + name +
-               "` keeps state across calls (a cache or a call "
-               "counter); allocate per call, or make it const/constexpr");
+               "` keeps state across calls (a cache or a call counter); " +
+               StateAdvice(T, i + 1, j, "allocate per call, or make it const/constexpr"));
   }
 }
 
