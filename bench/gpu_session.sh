@@ -12,6 +12,7 @@
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
+#   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
 #   bash bench/gpu_session.sh ncu        # `cuda-agent profile --ncu` on the examples' cuda_correct
 #                                        # candidates (JSON, text, raw CSV) + tests/ncu (issue 22), ≤ 180 s
 #   bash bench/gpu_session.sh serve      # issue 19's row: 8 concurrent sessions through serve vs
@@ -270,6 +271,30 @@ PY
       --workers "${DIST_WORKERS:-1,2,4,8}" --repeats "${DIST_REPEATS:-1}" --jobs "${DIST_JOBS:-4}" \
       --noop-jobs 500 --out "$OUT/dist" 2>&1 | tee "$OUT/dist_scaling.txt"
     echo "dist_scaling exit ${PIPESTATUS[0]} (124: out of time; the runs so far are in $OUT/dist)"
+    ;;
+  dist-gpu)
+    # Judged per hour against GPUs on one host (issue 20's GPU rows): one `cuda-agent worker --device
+    # cuda --gpus G` (one consumer per GPU) for G = 0, then 0,1, ... up to every GPU; `queue bench`
+    # submits DISTGPU_COUNT distinct copies of relu_scale's cuda_correct (each one compiled), 2 per
+    # GPU in flight, after a warm-up of 2 (baselines, caches). One shared cache folder, as on a host.
+    export CUDA_AGENT_REDIS_SERVER="${CUDA_AGENT_REDIS_SERVER:-$PWD/dist/redis/redis-server}"
+    RPORT=6391; URL="redis://127.0.0.1:$RPORT/0"
+    "$CUDA_AGENT_REDIS_SERVER" --port "$RPORT" --save '' --appendonly no > "$OUT/redis.log" 2>&1 &
+    REDIS_PID=$!; sleep 1
+    NGPU=$(nvidia-smi -L | wc -l); SET=""
+    TASK=(--task examples/relu_scale/model.py --candidate examples/relu_scale/candidates/cuda_correct --device cuda)
+    for g in $(seq 0 $((NGPU - 1))); do
+      SET="${SET:+$SET,}$g"; N=$((g + 1))
+      "$BIN" worker --redis "$URL" --device cuda --gpus "$SET" --cache-dir /tmp/distgpu-cache \
+        > "$OUT/worker_$N.log" 2>&1 &
+      WPID=$!
+      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count 2 --concurrency 2 --json > /dev/null 2>&1
+      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count "${DISTGPU_COUNT:-12}" --concurrency $((2 * N)) \
+        --json > "$OUT/distgpu_$N.json" 2>> "$OUT/distgpu.err"
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'GPU(s):', round(r['jobs_per_hour']), 'judged/h, p50', round(r['latency_ms']['p50']/1000,1), 's, outcomes', r.get('outcomes'))" "$OUT/distgpu_$N.json" "$N"
+      kill -TERM "$WPID"; wait "$WPID"
+    done
+    kill "$REDIS_PID"
     ;;
   baselines)
     shift

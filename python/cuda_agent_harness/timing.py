@@ -19,6 +19,7 @@ guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS
 
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 from dataclasses import dataclass, field
@@ -328,23 +329,32 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
     calls_start = time.perf_counter()
     if started is not None:
         started()
-    for i in range(iters):
-        label = f"timed call {i}"
-        inputs = input_sets[(first + i) % len(input_sets)]
-        flusher.flush(i)
-        torch.cuda.synchronize()
-        fences.before()
-        with phase(kind, label):
-            with record_function(CALL_RANGE.format(i)):
-                start = time.perf_counter()
-                output = call(inputs, label)
-                fences.after()
-                torch.cuda.synchronize()
-                end = time.perf_counter()
-        timings.wall_us.append((end - start) * 1e6)
-        after(label, inputs, output)
-        timings.outputs.append(keep(i, output))
-        del output
+    # No garbage-collection pause inside a timed call: it would add to the call's host time, and a call
+    # whose host time outlasts the stream fence's spin hides work it left unjoined (A1).
+    gc_was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for i in range(iters):
+            label = f"timed call {i}"
+            inputs = input_sets[(first + i) % len(input_sets)]
+            flusher.flush(i)
+            torch.cuda.synchronize()
+            fences.before()
+            with phase(kind, label):
+                with record_function(CALL_RANGE.format(i)):
+                    start = time.perf_counter()
+                    output = call(inputs, label)
+                    fences.after()
+                    torch.cuda.synchronize()
+                    end = time.perf_counter()
+            timings.wall_us.append((end - start) * 1e6)
+            after(label, inputs, output)
+            timings.outputs.append(keep(i, output))
+            del output
+    finally:
+        if gc_was_enabled:
+            gc.enable()
     profiler.seconds["calls"] = time.perf_counter() - calls_start
     profiler.stop()
     events = profiler.events()

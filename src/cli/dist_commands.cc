@@ -65,7 +65,8 @@ const std::vector<OptionSpec>& WorkerSpecs() {
       {"redis", true, "the queue: redis://HOST[:PORT][/DB] (required)", ""},
       {"device", true, "cuda or cpu: the stream this worker takes jobs from", "cuda"},
       {"gpus", true, "CUDA: one consumer per GPU index, e.g. 0,1,2,3 (default: 0)", "0"},
-      {"consumers", true, "CPU: how many jobs are judged at a time", "1"},
+      {"consumers", true,
+       "jobs judged at a time: on the CPU in all, on CUDA per GPU (timings stay one at a time)", "1"},
       {"name", true, "this worker's name in Redis (default: HOST-PID)", ""},
       {"visibility", true, "seconds after which a dead consumer's job is taken over", "60"},
       {"max-deliveries", true, "deliveries without a result before the dead-letter stream", "3"},
@@ -107,8 +108,6 @@ int WorkerCommand(const Args& args) {
   if (!consumers.ok()) return UsageError("worker", consumers.status().message(), specs);
   if (consumers.value() < 1 || consumers.value() > 1024)
     return UsageError("worker", "--consumers must be 1..1024", specs);
-  if (o.device == Device::kCuda && a->Has("consumers"))
-    return UsageError("worker", "--consumers is for --device cpu; on CUDA use --gpus", specs);
   o.consumers = consumers.value();
   Result<int> deliveries = ParseIntFlag(a.value(), "max-deliveries");
   if (!deliveries.ok()) return UsageError("worker", deliveries.status().message(), specs);

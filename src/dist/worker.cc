@@ -140,16 +140,20 @@ Status Worker::Run() {
     if (Status s = probe.Connect(); !s.ok()) return s;
     if (Status s = EnsureGroup(probe); !s.ok()) return s;
   }
-  std::vector<std::string> gpus = o_.gpus;
-  if (o_.device == Device::kCpu || gpus.empty()) {
-    gpus.assign(static_cast<size_t>(std::max(1, o_.consumers)), "");
-  }
-  for (size_t i = 0; i < gpus.size(); ++i) {
-    ConsumerState s;
-    s.gpu = gpus[i];
-    s.name = o_.name + (gpus[i].empty() ? "/c" + std::to_string(i) : "/gpu" + gpus[i]);
-    s.since = UnixNow();
-    states_.push_back(s);
+  // CPU: --consumers consumers. CUDA: --consumers per GPU, so that one judgement's build and
+  // verification overlap another's timing (the device lease keeps the timings apart).
+  const int per_slot = std::max(1, o_.consumers);
+  std::vector<std::string> slots = o_.gpus;
+  if (o_.device == Device::kCpu || slots.empty()) slots.assign(1, "");
+  for (const std::string& gpu : slots) {
+    for (int k = 0; k < per_slot; ++k) {
+      ConsumerState s;
+      s.gpu = gpu;
+      std::string index = std::to_string(gpu.empty() ? k : k + 1);
+      s.name = o_.name + (gpu.empty() ? "/c" + index : "/gpu" + gpu + (k == 0 ? "" : "." + index));
+      s.since = UnixNow();
+      states_.push_back(s);
+    }
   }
   Say(o_.name + ": " + std::to_string(states_.size()) + " consumer(s) on " + stream_ + " at " +
       url_.text + " (visibility " + Seconds(o_.visibility_s) + " s, dead letter after " +

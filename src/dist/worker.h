@@ -29,7 +29,7 @@ struct WorkerOptions {
   std::string url;
   Device device = Device::kCpu;
   std::vector<std::string> gpus;  // CUDA: one consumer per GPU (its CUDA_VISIBLE_DEVICES)
-  int consumers = 1;              // CPU: how many consumers
+  int consumers = 1;              // CPU: how many consumers; CUDA: how many per GPU
   std::string name;               // default <host>-<pid>
   double visibility_s = 60;       // a job idle this long in a consumer's hands is taken over
   int max_deliveries = 3;         // then the job goes to the dead-letter stream

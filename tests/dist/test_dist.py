@@ -345,3 +345,21 @@ def test_sigterm_finishes_the_job_in_hand_then_exits_and_the_state_shows_it(bina
     after = status(binary, redis.url)
     assert after["workers"] == []
     assert after["queues"]["cpu"] == {"waiting": 0, "pending": 0, "dead_letter": 0}
+
+
+def test_a_cuda_worker_runs_its_consumers_per_gpu(binary, redis, tmp_path):
+    # No GPU is needed to start one: consumers take a GPU only with a job. Two GPUs × two consumers.
+    log = tmp_path / "cuda_worker.log"
+    proc = subprocess.Popen([str(binary), "worker", "--redis", redis.url, "--device", "cuda", "--gpus", "0,1",
+                             "--consumers", "2", "--name", "g", "--heartbeat", "0.3"],
+                            stdout=subprocess.DEVNULL, stderr=open(log, "w"), env=env(), cwd=REPO)
+    try:
+        worker = wait_for("the worker's heartbeat", lambda: next(
+            (w for w in status(binary, redis.url)["workers"] if w.get("consumers")), None), timeout=30)
+        names = sorted(c["name"] for c in worker["consumers"])
+        assert names == ["g/gpu0", "g/gpu0.2", "g/gpu1", "g/gpu1.2"], names
+        assert sorted(c["gpu"] for c in worker["consumers"]) == ["0", "0", "1", "1"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0, log.read_text()
