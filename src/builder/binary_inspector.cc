@@ -9,20 +9,13 @@
 #include <sstream>
 
 #include "common/hash.h"
+#include "common/text.h"
 
 namespace cuda_agent {
 namespace {
 
 constexpr size_t kMaxToolOutput = 256u << 20;  // SASS of a large extension runs to tens of MB
 constexpr double kToolTimeoutSeconds = 120;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
 
 // The mnemonic of one SASS line such as
 //   "        /*0090*/  @!P0 HMMA.1684.F32.TF32 R4, R8, R12, RZ ;   /* 0x... */"
@@ -35,11 +28,11 @@ std::string Mnemonic(std::string_view line) {
   std::string_view addr = line.substr(open + 2, close - open - 2);
   if (addr.empty() || addr.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos)
     return "";
-  std::string_view rest = Trim(line.substr(close + 2));
+  std::string_view rest = TrimSpace(line.substr(close + 2));
   if (!rest.empty() && rest.front() == '@') {  // predicate guard
     size_t space = rest.find(' ');
     if (space == std::string_view::npos) return "";
-    rest = Trim(rest.substr(space));
+    rest = TrimSpace(rest.substr(space));
   }
   size_t end = 0;
   while (end < rest.size() &&
@@ -103,9 +96,9 @@ std::vector<DeviceKernel> ParseCuobjdumpSass(std::string_view text) {
     if (eol == std::string_view::npos) eol = text.size();
     std::string_view line = text.substr(pos, eol - pos);
     pos = eol + 1;
-    std::string_view t = Trim(line);
+    std::string_view t = TrimSpace(line);
     if (t.rfind("Function :", 0) == 0) {
-      std::string mangled(Trim(t.substr(10)));
+      std::string mangled(TrimSpace(t.substr(10)));
       auto [it, added] = index.emplace(mangled, kernels.size());
       if (added) kernels.push_back({mangled, Demangle(mangled), {}});
       current = &kernels[it->second];
@@ -124,7 +117,7 @@ std::vector<DeviceKernel> ParseCuobjdumpSass(std::string_view text) {
 
 std::string KernelKey(std::string_view name) {
   // "(anonymous namespace)" is the one parenthesis inside a name; make it a plain token first.
-  std::string plain(Trim(name));
+  std::string plain(TrimSpace(name));
   static const std::string kAnon = "(anonymous namespace)";
   for (size_t at = plain.find(kAnon); at != std::string::npos; at = plain.find(kAnon, at)) {
     plain.replace(at, kAnon.size(), "{anonymous}");
@@ -144,7 +137,7 @@ std::string KernelKey(std::string_view name) {
       break;
     }
   }
-  std::string_view head = Trim(s.substr(0, params));
+  std::string_view head = TrimSpace(s.substr(0, params));
   // A return type ("void ") precedes template functions; the name is the last top-level token.
   depth = 0;
   size_t start = 0;
@@ -197,7 +190,7 @@ BinaryInspection InspectExtension(const fs::path& library, const std::string& cu
     }
     // A library without device code makes cuobjdump fail; that is no kernel, not an error.
     out.note = "cuobjdump -sass failed: " +
-               (r.ok() ? r->Describe() + " " + std::string(Trim(r->err.substr(0, 300)))
+               (r.ok() ? r->Describe() + " " + std::string(TrimSpace(r->err.substr(0, 300)))
                        : r.status().message());
   } else {
     out.note = "cuobjdump not found (CUDA home '" + cuda_home + "', PATH)";

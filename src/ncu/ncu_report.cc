@@ -10,6 +10,7 @@
 #include <initializer_list>
 
 #include "builder/binary_inspector.h"
+#include "common/text.h"
 
 namespace cuda_agent {
 namespace {
@@ -17,18 +18,10 @@ namespace {
 constexpr size_t kNameChars = 110;  // kernel names in the text are cut here
 constexpr size_t kOtherKernelsShown = 5;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
-}
-
 // ParseNumber reads "1234", "1,234.5", "-0.5", "1e+06"; nullopt for anything else ("n/a", "").
 std::optional<double> ParseNumber(std::string_view cell) {
   std::string digits;
-  for (char c : Trim(cell)) {
+  for (char c : TrimSpace(cell)) {
     if (c == ',') continue;  // thousands separator
     digits += c;
   }
@@ -233,11 +226,11 @@ std::optional<double> NcuLaunch::Get(const std::string& metric) const {
 }
 
 std::optional<double> NcuUnitScale(std::string_view unit) {
-  unit = Trim(unit);
+  unit = TrimSpace(unit);
   if (unit.empty() || unit == "%") return 1.0;
   size_t slash = unit.find('/');
   if (slash == std::string_view::npos) return ScaleOfToken(unit);
-  std::optional<double> top = ScaleOfToken(Trim(unit.substr(0, slash)));
+  std::optional<double> top = ScaleOfToken(TrimSpace(unit.substr(0, slash)));
   std::optional<double> bottom = NcuUnitScale(unit.substr(slash + 1));
   if (!top || !bottom || *bottom == 0) return std::nullopt;
   return *top / *bottom;
@@ -302,13 +295,13 @@ Result<NcuCsv> ParseNcuRawCsv(std::string_view text) {
     if (eol == std::string_view::npos) eol = text.size();
     std::string_view line = text.substr(pos, eol - pos);
     pos = eol + 1;
-    std::string_view t = Trim(line);
+    std::string_view t = TrimSpace(line);
     if (t.rfind("==ERROR==", 0) == 0) {
-      out.errors.emplace_back(Trim(t.substr(9)));
+      out.errors.emplace_back(TrimSpace(t.substr(9)));
       continue;
     }
     if (t.rfind("==WARNING==", 0) == 0) {
-      out.warnings.emplace_back(Trim(t.substr(11)));
+      out.warnings.emplace_back(TrimSpace(t.substr(11)));
       continue;
     }
     if (!in_csv && t.rfind("\"ID\",", 0) == 0) in_csv = true;
