@@ -40,7 +40,9 @@ def test_candidate_thread_cannot_keep_the_process_alive(tmp_path):
     cand = candidate_spec(tmp_path, ref, *write_candidate(tmp_path, source))
     proc, result = run_cli("candidate", cand, tmp_path)   # would hit the 120 s timeout otherwise
     assert proc.returncode == 0, proc.stderr
-    assert result["ok"], result
+    # The job ends (its result is written) and the thread itself is refused: no thread may start
+    # while ModelNew loads (process_watch.py).
+    assert not result["ok"] and result["error_kind"] == "spawned_threads", result
 
 
 def test_unreadable_spec_exits_2_without_result(tmp_path):
