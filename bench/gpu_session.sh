@@ -57,7 +57,7 @@ case "${1:-judge}" in
     echo "== hack corpus + CUDA judge cases, 4 at a time"
     export CUDA_AGENT_TEST_CACHE_DIR=/tmp/cuda-agent-test-cache
     timeout "${CORPUS_TIMEOUT:-400}" python3 -m pytest tests/hacks tests/judge -q -p no:cacheprovider -n 4 \
-      -k "${CORPUS_FILTER:-cuda or legit}" --junitxml="$OUT/corpus.xml" -rA 2>&1 | tee "$OUT/corpus.txt" | tail -40
+      -k "${CORPUS_FILTER:-_cu or cuda or legit}" --junitxml="$OUT/corpus.xml" -rA 2>&1 | tee "$OUT/corpus.txt" | tail -40
     ;;
   matrix)
     # The run-time column of docs/hacks.md's matrix for the CUDA cases: each judged once with the static
