@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "cli/exit_status.h"
@@ -54,6 +55,19 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"keep-work", false, "keep the judgement's work folder", ""},
       {"out", true, "(build) where to write cuda_extension.so", ""},
   };
+  return specs;
+}
+
+// WithJudgeSpecs: the judge's flags plus a command's own (which win over a judge flag of the same
+// name).
+std::vector<OptionSpec> WithJudgeSpecs(const std::vector<OptionSpec>& own) {
+  std::set<std::string> names;
+  for (const OptionSpec& s : own) names.insert(s.name);
+  std::vector<OptionSpec> specs;
+  for (const OptionSpec& s : JudgeSpecs()) {
+    if (!names.count(s.name)) specs.push_back(s);
+  }
+  specs.insert(specs.end(), own.begin(), own.end());
   return specs;
 }
 

@@ -8,7 +8,6 @@
 #include <chrono>
 #include <iostream>
 #include <mutex>
-#include <set>
 #include <sstream>
 #include <thread>
 
@@ -32,18 +31,6 @@ void InstallStopHandlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGINT, &sa, nullptr);
-}
-
-// WithJudge: the judge's flags plus a command's own (which win over a judge flag of that name).
-std::vector<OptionSpec> WithJudge(const std::vector<OptionSpec>& own) {
-  std::set<std::string> names;
-  for (const OptionSpec& s : own) names.insert(s.name);
-  std::vector<OptionSpec> specs;
-  for (const OptionSpec& s : JudgeSpecs()) {
-    if (!names.count(s.name)) specs.push_back(s);
-  }
-  specs.insert(specs.end(), own.begin(), own.end());
-  return specs;
 }
 
 Result<std::vector<std::string>> ParseGpuList(const std::string& text) {
@@ -141,8 +128,8 @@ int WorkerCommand(const Args& args) {
 }
 
 int JudgeJobCommand(const Args& args) {
-  std::vector<OptionSpec> specs =
-      WithJudge({{"job", true, "the job's JSON file", ""}, {"out", true, "the result file", ""}});
+  std::vector<OptionSpec> specs = WithJudgeSpecs(
+      {{"job", true, "the job's JSON file", ""}, {"out", true, "the result file", ""}});
   Result<ParsedArgs> a = ParseArgs(specs, args);
   if (!a.ok()) return UsageError("__judge-job", a.status().message(), specs);
   if (a->Get("job").empty() || a->Get("out").empty())
@@ -197,15 +184,15 @@ int QueueDead(const Args& args) {
 }
 
 const std::vector<OptionSpec>& SubmitSpecs() {
-  static const std::vector<OptionSpec> specs =
-      WithJudge({{"redis", true, "the queue: redis://HOST[:PORT][/DB] (required)", ""},
-                 {"wait", true, "seconds to wait for the result (reconnects included)", "7200"},
-                 {"count", true, "(bench) jobs to submit", "100"},
-                 {"concurrency", true, "(bench) jobs in flight at a time", "1"},
-                 {"noop", false,
-                  "(bench) the no-op benchmark mode: workers answer without judging, so the "
-                  "times are the queue's alone",
-                  ""}});
+  static const std::vector<OptionSpec> specs = WithJudgeSpecs(
+      {{"redis", true, "the queue: redis://HOST[:PORT][/DB] (required)", ""},
+       {"wait", true, "seconds to wait for the result (reconnects included)", "7200"},
+       {"count", true, "(bench) jobs to submit", "100"},
+       {"concurrency", true, "(bench) jobs in flight at a time", "1"},
+       {"noop", false,
+        "(bench) the no-op benchmark mode: workers answer without judging, so the "
+        "times are the queue's alone",
+        ""}});
   return specs;
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <iostream>
 #include <mutex>
-#include <set>
 #include <sstream>
 
 #include "cli/agent_flags.h"
@@ -17,19 +16,6 @@
 
 namespace cuda_agent {
 namespace {
-
-// WithJudgeSpecs: the judge's flags plus a command's own (which win over a judge flag of the same
-// name).
-std::vector<OptionSpec> WithJudgeSpecs(const std::vector<OptionSpec>& own) {
-  std::set<std::string> names;
-  for (const OptionSpec& s : own) names.insert(s.name);
-  std::vector<OptionSpec> specs;
-  for (const OptionSpec& s : JudgeSpecs()) {
-    if (!names.count(s.name)) specs.push_back(s);
-  }
-  specs.insert(specs.end(), own.begin(), own.end());
-  return specs;
-}
 
 Result<std::vector<int>> ParseLevels(const std::string& text) {
   std::vector<int> levels;

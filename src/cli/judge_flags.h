@@ -18,6 +18,10 @@ namespace cuda_agent {
 // JudgeSpecs: --device, --policy, --warmup, --iters, --baselines, --cache-dir, ... (docs/cli.md).
 const std::vector<OptionSpec>& JudgeSpecs();
 
+// WithJudgeSpecs: the judge's flags plus a command's own (which win over a judge flag of the same
+// name).
+std::vector<OptionSpec> WithJudgeSpecs(const std::vector<OptionSpec>& own);
+
 // OptionsFromArgs builds JudgeOptions from parsed judge flags; an error names the bad flag.
 Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& args);
 
