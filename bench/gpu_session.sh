@@ -13,6 +13,10 @@
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
+#   bash bench/gpu_session.sh probe      # issue 22's diagnostics: the A1 unjoined-stream case judged with the
+#                                        # static rules on and off (PROBE_REPEATS each), the stream-fence
+#                                        # markers (bench/stream_fence_probe.py), the profiler's start-up
+#                                        # (bench/profiler_start.py), serve's overhead (bench/server_overhead.py)
 #   bash bench/gpu_session.sh ncu        # `cuda-agent profile --ncu` on the examples' cuda_correct
 #                                        # candidates (JSON, text, raw CSV) + tests/ncu (issue 22), ≤ 180 s
 #   bash bench/gpu_session.sh serve      # issue 19's row: 8 concurrent sessions through serve vs
@@ -272,11 +276,38 @@ PY
       --noop-jobs 500 --out "$OUT/dist" 2>&1 | tee "$OUT/dist_scaling.txt"
     echo "dist_scaling exit ${PIPESTATUS[0]} (124: out of time; the runs so far are in $OUT/dist)"
     ;;
+  probe)
+    echo "== A1: tests/hacks/a1_unjoined_stream_cu judged with the static rules on, then off"
+    CASE=tests/hacks/a1_unjoined_stream_cu
+    for mode in on off; do
+      for i in $(seq 1 "${PROBE_REPEATS:-4}"); do
+        if [ "$mode" = on ]; then
+          "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" --baselines eager \
+            --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
+        else
+          CUDA_AGENT_TESTING=1 "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" \
+            --baselines eager --test-skip-static --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
+        fi
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'reward', r.get('reward'), 'kind', r.get('error_kind'), '|', r.get('reason','')[:160])" \
+          "$OUT/a1_static_${mode}_$i.json" "static $mode #$i"
+      done
+    done
+    echo "== stream-fence markers (bench/stream_fence_probe.py)"
+    "$BIN" build --device cuda --candidate "$CASE" --out /tmp/a1.so > "$OUT/a1_build.txt" 2>&1
+    timeout 200 python3 bench/stream_fence_probe.py --ext /tmp/a1.so --numel 65536 1048576 4194304 16777216 \
+      --calls 40 | tee "$OUT/fence_probe.jsonl"
+    echo "== profiler start-up (bench/profiler_start.py)"
+    timeout 200 python3 bench/profiler_start.py --repeats 3 | tee "$OUT/profiler_start.jsonl"
+    echo "== serve's overhead per call (bench/server_overhead.py), $(nproc) cores"
+    timeout 240 python3 bench/server_overhead.py --bin "$BIN" --repeat 3 --json "$OUT/server_overhead.json" \
+      2>&1 | tail -30
+    ;;
   dist-gpu)
     # Judged per hour against GPUs on one host (issue 20's GPU rows): one `cuda-agent worker --device
-    # cuda --gpus G` (one consumer per GPU) for G = 0, then 0,1, ... up to every GPU; `queue bench`
-    # submits DISTGPU_COUNT distinct copies of relu_scale's cuda_correct (each one compiled), 2 per
-    # GPU in flight, after a warm-up of 2 (baselines, caches). One shared cache folder, as on a host.
+    # cuda --gpus G --consumers DISTGPU_CONSUMERS` (4 per GPU) for G = 0, then 0,1, ... up to every GPU;
+    # `queue bench` submits DISTGPU_PER_GPU (24) × GPUs distinct copies of relu_scale's cuda_correct (each
+    # one compiled), 2 × consumers per GPU in flight, after a warm-up of 2 (baselines, caches). One shared
+    # cache folder, as on a host.
     export CUDA_AGENT_REDIS_SERVER="${CUDA_AGENT_REDIS_SERVER:-$PWD/dist/redis/redis-server}"
     RPORT=6391; URL="redis://127.0.0.1:$RPORT/0"
     "$CUDA_AGENT_REDIS_SERVER" --port "$RPORT" --save '' --appendonly no > "$OUT/redis.log" 2>&1 &
@@ -285,11 +316,13 @@ PY
     TASK=(--task examples/relu_scale/model.py --candidate examples/relu_scale/candidates/cuda_correct --device cuda)
     for g in $(seq 0 $((NGPU - 1))); do
       SET="${SET:+$SET,}$g"; N=$((g + 1))
-      "$BIN" worker --redis "$URL" --device cuda --gpus "$SET" --cache-dir /tmp/distgpu-cache \
+      C="${DISTGPU_CONSUMERS:-4}"
+      "$BIN" worker --redis "$URL" --device cuda --gpus "$SET" --consumers "$C" --cache-dir /tmp/distgpu-cache \
         > "$OUT/worker_$N.log" 2>&1 &
       WPID=$!
       "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count 2 --concurrency 2 --json > /dev/null 2>&1
-      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count "${DISTGPU_COUNT:-12}" --concurrency $((2 * N)) \
+      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count $(("${DISTGPU_PER_GPU:-24}" * N)) \
+        --concurrency $((2 * C * N)) \
         --json > "$OUT/distgpu_$N.json" 2>> "$OUT/distgpu.err"
       python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'GPU(s):', round(r['jobs_per_hour']), 'judged/h, p50', round(r['latency_ms']['p50']/1000,1), 's, outcomes', r.get('outcomes'))" "$OUT/distgpu_$N.json" "$N"
       kill -TERM "$WPID"; wait "$WPID"
