@@ -277,30 +277,42 @@ PY
     echo "dist_scaling exit ${PIPESTATUS[0]} (124: out of time; the runs so far are in $OUT/dist)"
     ;;
   probe)
-    echo "== A1: tests/hacks/a1_unjoined_stream_cu judged with the static rules on, then off"
+    # PROBE_PARTS (default all): a1 (the A1 case judged PROBE_REPEATS times with the static rules on, then
+    # off), fences (bench/stream_fence_probe.py), profiler (bench/profiler_start.py), serve
+    # (bench/server_overhead.py).
+    PARTS=",${PROBE_PARTS:-a1,fences,profiler,serve},"
     CASE=tests/hacks/a1_unjoined_stream_cu
-    for mode in on off; do
-      for i in $(seq 1 "${PROBE_REPEATS:-4}"); do
-        if [ "$mode" = on ]; then
-          "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" --baselines eager \
-            --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
-        else
-          CUDA_AGENT_TESTING=1 "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" \
-            --baselines eager --test-skip-static --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
-        fi
-        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'reward', r.get('reward'), 'kind', r.get('error_kind'), '|', r.get('reason','')[:160])" \
-          "$OUT/a1_static_${mode}_$i.json" "static $mode #$i"
+    if [[ $PARTS == *,a1,* ]]; then
+      echo "== A1: $CASE judged with the static rules on, then off"
+      for mode in on off; do
+        for i in $(seq 1 "${PROBE_REPEATS:-4}"); do
+          if [ "$mode" = on ]; then
+            "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" --baselines eager \
+              --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
+          else
+            CUDA_AGENT_TESTING=1 "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" \
+              --baselines eager --test-skip-static --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
+          fi
+          python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'reward', r.get('reward'), 'kind', r.get('error_kind'), '|', r.get('reason','')[:200])" \
+            "$OUT/a1_static_${mode}_$i.json" "static $mode #$i"
+        done
       done
-    done
-    echo "== stream-fence markers (bench/stream_fence_probe.py)"
-    "$BIN" build --device cuda --candidate "$CASE" --out /tmp/a1.so > "$OUT/a1_build.txt" 2>&1
-    timeout 200 python3 bench/stream_fence_probe.py --ext /tmp/a1.so --numel 65536 1048576 4194304 16777216 \
-      --calls 40 | tee "$OUT/fence_probe.jsonl"
-    echo "== profiler start-up (bench/profiler_start.py)"
-    timeout 200 python3 bench/profiler_start.py --repeats 3 | tee "$OUT/profiler_start.jsonl"
-    echo "== serve's overhead per call (bench/server_overhead.py), $(nproc) cores"
-    timeout 240 python3 bench/server_overhead.py --bin "$BIN" --repeat 3 --json "$OUT/server_overhead.json" \
-      2>&1 | tail -30
+    fi
+    if [[ $PARTS == *,fences,* ]]; then
+      echo "== stream-fence witnesses (bench/stream_fence_probe.py)"
+      "$BIN" build --device cuda --candidate "$CASE" --out /tmp/a1.so > "$OUT/a1_build.txt" 2>&1
+      timeout 200 python3 bench/stream_fence_probe.py --ext /tmp/a1.so --numel 65536 1048576 4194304 16777216 \
+        --calls 40 | tee "$OUT/fence_probe.jsonl"
+    fi
+    if [[ $PARTS == *,profiler,* ]]; then
+      echo "== profiler start-up (bench/profiler_start.py)"
+      timeout 200 python3 bench/profiler_start.py --repeats "${PROBE_PROFILER_REPEATS:-3}" | tee "$OUT/profiler_start.jsonl"
+    fi
+    if [[ $PARTS == *,serve,* ]]; then
+      echo "== serve's overhead per call (bench/server_overhead.py), $(nproc) cores"
+      timeout 240 python3 bench/server_overhead.py --bin "$BIN" --repeat 3 --json "$OUT/server_overhead.json" \
+        2>&1 | tail -30
+    fi
     ;;
   dist-gpu)
     # Judged per hour against GPUs on one host (issue 20's GPU rows): one `cuda-agent worker --device

@@ -2,7 +2,7 @@
 """What starting torch.profiler costs in a fresh process on this GPU machine (issue 22's faster steps).
 
 Each variant runs in its own fresh interpreter (--repeats times): import torch, create the CUDA context,
-then time the profiler's prepare (kineto/CUPTI set-up) and start separately, one profiled kernel, the
+then time the profiler's prepare (kineto/CUPTI set-up; wall and CPU seconds) and start separately, one profiled kernel, the
 stop, and a second start/stop cycle in the same process. One JSON line per run.
 
     python3 bench/profiler_start.py --repeats 3
@@ -17,7 +17,10 @@ import sys
 import time
 
 CHILD = r"""
-import json, sys, time
+import json, resource, sys, time
+def cpu():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 t0 = time.perf_counter()
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -26,8 +29,10 @@ torch.zeros(1, device="cuda"); torch.cuda.synchronize()
 t2 = time.perf_counter()
 acts = [ProfilerActivity.CUDA] if sys.argv[1] == "cuda_only" else [ProfilerActivity.CPU, ProfilerActivity.CUDA]
 prof = profile(activities=acts)
+c2 = cpu()
 prof.prepare_trace()
 t3 = time.perf_counter()
+c3 = cpu()
 prof.start_trace()
 t4 = time.perf_counter()
 torch.ones(1 << 20, device="cuda").mul_(2); torch.cuda.synchronize()
@@ -40,7 +45,7 @@ again.prepare_trace(); again.start_trace()
 torch.ones(1 << 20, device="cuda").mul_(2); torch.cuda.synchronize()
 again.stop_trace()
 t7 = time.perf_counter()
-print(json.dumps({"import_torch": t1 - t0, "cuda_context": t2 - t1, "prepare": t3 - t2, "start": t4 - t3,
+print(json.dumps({"import_torch": t1 - t0, "cuda_context": t2 - t1, "prepare": t3 - t2, "prepare_cpu": c3 - c2, "start": t4 - t3,
                   "stop": t5 - t4, "events": n, "second_cycle": t7 - t6}))
 """
 

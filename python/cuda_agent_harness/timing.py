@@ -6,12 +6,16 @@ memset, on any stream) that start inside that range. Wall time is perf_counter a
 synchronise. On the CPU only wall time exists.
 
 Stream order (HACKS A1), for the candidate: before each timed call a spin kernel (torch.cuda._sleep, longer
-than the call's host time) is queued on the caller's stream, outside the range, and right after the call
-returns a one-cycle spin marks the end of the caller's stream. Every device activity of the call must
-start after the first spin ended (it waited for the work queued before it) and end before the marker
-started (the caller's stream waited for it). Both are GPU timestamps of one clock, so work on a stream the
-candidate forked but never joined is caught whatever its length; the profile job fails it with
-"unjoined_stream". Spin kernels are not counted as the call's device time; a candidate kernel may not
+than the call's host time) is queued on the caller's stream, outside the range, then a timing event; right
+after the call returns a second event and a one-cycle spin mark the end of the caller's stream. Every
+device activity of the call must start after the first spin ended (it waited for the work queued before
+it) and end before the caller's stream was done with the call (the caller's stream waited for it). When
+that stream was done has two witnesses: the marker spin's start (a GPU timestamp of the profiler's clock;
+but a kernel, so an unjoined grid that fills every SM can hold its dispatch back until its own last wave)
+and the fence's end plus the time between the two events (the events are stamped by the stream itself,
+without an SM; the GPU's timer, one rate with the profiler's clock). The earlier witness counts, so
+work on a stream the candidate forked but never joined is caught whatever its length and however
+many SMs it takes; the profile job fails it with "unjoined_stream". Spin kernels are not counted as the call's device time; a candidate kernel may not
 be named spin_kernel (the judge refuses it). Each call gets its label (`warm-up call 0`, `timed call 3`)
 and, outside the timed region, `after(label, inputs, output)` runs the caller's checks (the candidate's
 guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS.md A10).
@@ -37,6 +41,7 @@ CALL_RANGE = "cuda_agent_call_{}"
 MAX_KERNELS = 1000          # distinct names in the kernel table (the judge audits all of them)
 SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the stream-order fences
 ORDER_SLACK_US = 1.0         # timestamp granularity of back-to-back kernels on one stream
+EVENT_SLACK_US = 2.0         # the event witness: event resolution (0.5 µs) and the fence event's own latency
 SPIN_MIN_S, SPIN_MAX_S = 50e-6, 20e-3
 
 Call = Callable[[list, str], Any]          # call(inputs, label) -> output
@@ -178,11 +183,13 @@ def _loaded_library(stem: str) -> str | None:
 
 
 class StreamFences:
-    """The spin kernels around each timed call that make stream order measurable (see the module doc)."""
+    """The spin kernels and events around each timed call that make stream order measurable (see the
+    module doc)."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
         self.cycles = 0
+        self.events: list[tuple[Any, Any]] = []  # per timed call: (after the fence, after the call)
 
     def calibrate(self, host_seconds: float) -> None:
         """Sizes the first spin to outlast a call's host time: twice `host_seconds`, the slowest warm-up
@@ -202,10 +209,23 @@ class StreamFences:
     def before(self) -> None:
         if self.enabled:
             torch.cuda._sleep(self.cycles)
+            fenced = torch.cuda.Event(enable_timing=True)
+            fenced.record()
+            self.events.append((fenced, None))
 
     def after(self) -> None:
         if self.enabled:
+            done = torch.cuda.Event(enable_timing=True)
+            done.record()
             torch.cuda._sleep(1)
+            self.events[-1] = (self.events[-1][0], done)
+
+    def done_after_fence_us(self) -> list[float] | None:
+        """Per timed call: µs from the fence's end to the caller's stream being done with the call (the
+        events' witness); None when disabled. Call after the device was synchronised."""
+        if not self.enabled:
+            return None
+        return [fenced.elapsed_time(done) * 1e3 for fenced, done in self.events]
 
 
 def fence_host_seconds(durations: list[float]) -> float:
@@ -360,7 +380,7 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
     events = profiler.events()
     timings.device_us, timings.kernels, timings.call_kernels = device_times(events, iters)
     if fences.enabled:
-        timings.unjoined = out_of_stream_order(events, iters)
+        timings.unjoined = out_of_stream_order(events, iters, fences.done_after_fence_us())
     timings.profiler_seconds = profiler.seconds
     return timings
 
@@ -422,11 +442,14 @@ def is_spin(event: Any) -> bool:
     return SPIN_KERNEL in event.name
 
 
-def out_of_stream_order(events: list, iters: int) -> list[dict]:
+def out_of_stream_order(events: list, iters: int, done_after_fence_us: list[float] | None = None) -> list[dict]:
     """Device activities of a call that started before the caller's stream was done with the work queued
     before the call, or ended after the caller's stream was done with the call (see the module doc):
-    {"call", "name", "problem", "by_us"}."""
+    {"call", "name", "problem", "by_us"}. `done_after_fence_us[i]`, when given, is the events' witness of
+    call i: µs from its fence's end to the caller's stream being done."""
     windows = call_windows(events, iters)
+    if done_after_fence_us is not None and len(done_after_fence_us) != iters:
+        raise RuntimeError(f"{len(done_after_fence_us)} stream-order event pairs for {iters} timed calls")
     device = sorted((e for e in events if is_device_activity(e)), key=lambda e: e.time_range.start)
     spins = [e for e in device if is_spin(e)]
     found = []
@@ -440,10 +463,15 @@ def out_of_stream_order(events: list, iters: int) -> list[dict]:
                 continue
             early = fence.time_range.end - e.time_range.start
             late = e.time_range.end - marker.time_range.start
+            late = late if late > ORDER_SLACK_US else 0.0
+            if done_after_fence_us is not None:
+                after_events = e.time_range.end - (fence.time_range.end + done_after_fence_us[i])
+                if after_events > EVENT_SLACK_US:
+                    late = max(late, after_events)
             if early > ORDER_SLACK_US:
                 found.append({"call": i, "name": e.name, "problem": "started before the work queued on "
                               "the caller's stream finished (not ordered after it)", "by_us": early})
-            elif late > ORDER_SLACK_US:
+            elif late > 0:
                 found.append({"call": i, "name": e.name, "problem": "was still running after the "
                               "caller's stream was done (not joined to it)", "by_us": late})
     return found

@@ -149,6 +149,33 @@ def test_activities_out_of_the_callers_stream_order_are_found():
     assert all("spin_kernel" not in n for call in names for n in call)
 
 
+def test_unjoined_work_that_holds_the_marker_back_is_caught_by_the_events():
+    """An unjoined grid that fills every SM can delay the marker spin's dispatch until its own last wave
+    (seen on an H100: the marker started 0.5 µs before the forgotten kernel ended); the events, stamped
+    by the caller's stream without an SM, still say when that stream was done."""
+    cpu, cuda = DeviceType.CPU, DeviceType.CUDA
+    spin = "void at::cuda::(anonymous namespace)::spin_kernel(long)"
+    events = [
+        event(spin, cuda, 5, 60),                           # fence before call 0
+        event("cuda_agent_call_0", cpu, 10, 100),
+        event("forgotten_side_kernel", cuda, 60, 80),       # never joined
+        event(spin, cuda, 79.5, 80.5),                      # marker held back behind its blocks
+        event(spin, cuda, 105, 160),                        # fence before call 1
+        event("cuda_agent_call_1", cpu, 110, 250),
+        event("joined_side_kernel", cuda, 160, 170),
+        event(spin, cuda, 173, 174),                        # marker after the join
+    ]
+    assert timing.out_of_stream_order(events, 2) == [], "the marker alone misses it"
+    found = timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0, 12.5])
+    assert [(e["call"], e["name"]) for e in found] == [(0, "forgotten_side_kernel")]
+    assert "not joined" in found[0]["problem"] and found[0]["by_us"] == 19.0
+    # The joined kernel ends at the events' witness plus the slack: not caught.
+    assert timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0, 10.0 - timing.EVENT_SLACK_US]) \
+        == found
+    with pytest.raises(RuntimeError, match="event pairs"):
+        timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0])
+
+
 def test_missing_fences_are_an_error():
     events = [event("cuda_agent_call_0", DeviceType.CPU, 0, 10)]
     with pytest.raises(RuntimeError, match="fences"):
