@@ -244,7 +244,8 @@ class ModelState:
         changed = self.differences()
         if changed:
             raise JobError("module_state", f"{what}: the forward changed the model's state ({summarize(changed)}); "
-                                           f"a forward must keep nothing between calls")
+                                           f"a forward must keep nothing between calls (make streams, buffers "
+                                           f"and handles in __init__ and reuse them unchanged)")
 
 
 # ---------------------------------------------------------------------------------------------------

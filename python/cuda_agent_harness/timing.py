@@ -11,11 +11,14 @@ after the call returns a second event and a one-cycle spin mark the end of the c
 device activity of the call must start after the first spin ended (it waited for the work queued before
 it) and end before the caller's stream was done with the call (the caller's stream waited for it). When
 that stream was done has two witnesses: the marker spin's start (a GPU timestamp of the profiler's clock;
-but a kernel, so an unjoined grid that fills every SM can hold its dispatch back until its own last wave)
-and the fence's end plus the time between the two events (the events are stamped by the stream itself,
-without an SM; the GPU's timer, one rate with the profiler's clock). The earlier witness counts, so
-work on a stream the candidate forked but never joined is caught whatever its length and however
-many SMs it takes; the profile job fails it with "unjoined_stream". Spin kernels are not counted as the call's device time; a candidate kernel may not
+but a kernel, so an unjoined grid that fills every SM can hold its dispatch back until its own last wave:
+seen on an H100) and, for activities on other streams (kineto's stream id), the fence's end plus the
+time between the two events (stamped by the stream itself, without an SM), raised to the end of the
+call's last activity on the caller's stream. The events' timer and the profiler's clock differ by up to
+about 2% over an interval (2.7 µs after a 125 µs kernel on an H100), hence that witness's slack of 2 µs
+plus 5% of the interval. Either witness catching an activity fails it, so work on a stream the candidate
+forked but never joined is caught however many SMs it takes; the profile job fails it with
+"unjoined_stream". Spin kernels are not counted as the call's device time; a candidate kernel may not
 be named spin_kernel (the judge refuses it). Each call gets its label (`warm-up call 0`, `timed call 3`)
 and, outside the timed region, `after(label, inputs, output)` runs the caller's checks (the candidate's
 guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS.md A10).
@@ -41,7 +44,8 @@ CALL_RANGE = "cuda_agent_call_{}"
 MAX_KERNELS = 1000          # distinct names in the kernel table (the judge audits all of them)
 SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the stream-order fences
 ORDER_SLACK_US = 1.0         # timestamp granularity of back-to-back kernels on one stream
-EVENT_SLACK_US = 2.0         # the event witness: event resolution (0.5 µs) and the fence event's own latency
+EVENT_SLACK_US = 2.0         # the events' witness: event resolution (0.5 µs), the fence event's own latency
+EVENT_SLACK_SHARE = 0.05     # ... plus this share of its interval (the two clocks' rates differ)
 SPIN_MIN_S, SPIN_MAX_S = 50e-6, 20e-3
 
 Call = Callable[[list, str], Any]          # call(inputs, label) -> output
@@ -288,6 +292,7 @@ class Activity:
     device_type: DeviceType
     time_range: Span
     is_user_annotation: bool = False
+    stream: int | None = None  # a device activity's stream (kineto's device_resource_id)
 
 
 class DeviceProfiler:
@@ -321,7 +326,8 @@ class DeviceProfiler:
         raw = self.prof.profiler.kineto_results.events()
         base = min((e.start_ns() for e in raw), default=0)  # µs since then: exact in a float
         events = [Activity(e.name(), e.device_type(), Span((e.start_ns() - base) / 1e3, (e.end_ns() - base) / 1e3),
-                           e.is_user_annotation())
+                           e.is_user_annotation(),
+                           e.device_resource_id() if e.device_type() == DeviceType.CUDA else None)
                   for e in raw]
         self.seconds["events"] = time.perf_counter() - t
         self.seconds["event_count"] = len(events)
@@ -458,16 +464,19 @@ def out_of_stream_order(events: list, iters: int, done_after_fence_us: list[floa
         if not markers or markers[-1] == 0:
             raise RuntimeError(f"the profiler recorded no stream-order fences around timed call {i}")
         marker, fence = spins[markers[-1]], spins[markers[-1] - 1]
-        for e in device:
-            if is_spin(e) or _call_of(e.time_range.start, windows) != i:
-                continue
+        caller = getattr(fence, "stream", None)
+        mine = [e for e in device if not is_spin(e) and _call_of(e.time_range.start, windows) == i]
+        done, slack = None, 0.0
+        if done_after_fence_us is not None and caller is not None:
+            done = fence.time_range.end + done_after_fence_us[i]
+            done = max([done] + [e.time_range.end for e in mine if getattr(e, "stream", None) == caller])
+            slack = EVENT_SLACK_US + EVENT_SLACK_SHARE * max(done_after_fence_us[i], 0.0)
+        for e in mine:
             early = fence.time_range.end - e.time_range.start
             late = e.time_range.end - marker.time_range.start
             late = late if late > ORDER_SLACK_US else 0.0
-            if done_after_fence_us is not None:
-                after_events = e.time_range.end - (fence.time_range.end + done_after_fence_us[i])
-                if after_events > EVENT_SLACK_US:
-                    late = max(late, after_events)
+            if done is not None and getattr(e, "stream", None) != caller and e.time_range.end - done > slack:
+                late = max(late, e.time_range.end - done)
             if early > ORDER_SLACK_US:
                 found.append({"call": i, "name": e.name, "problem": "started before the work queued on "
                               "the caller's stream finished (not ordered after it)", "by_us": early})

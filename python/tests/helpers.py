@@ -111,13 +111,18 @@ def run(job: str, spec: dict) -> dict:
     return written
 
 
-def run_cli(job: str, spec: dict, tmp_path) -> tuple[subprocess.CompletedProcess, dict | None]:
-    """Runs `python3 -m cuda_agent_harness JOB --spec` in a child process."""
+def run_cli(job: str, spec: dict, tmp_path, preload: str = "") -> tuple[subprocess.CompletedProcess, dict | None]:
+    """Runs `python3 -m cuda_agent_harness JOB --spec` in a child process; `preload`, Python code run
+    first in that process (the harness's process watch then sees what it did as its own baseline)."""
     spec_path = os.path.join(str(tmp_path), f"{job}.spec.json")
     with open(spec_path, "w", encoding="utf-8") as f:
         json.dump(spec, f)
     env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
-    proc = subprocess.run([sys.executable, "-m", "cuda_agent_harness", job, "--spec", spec_path],
+    start = ["-m", "cuda_agent_harness"]
+    if preload:
+        start = ["-c", preload + "\nimport runpy\nrunpy.run_module('cuda_agent_harness', run_name='__main__', "
+                 "alter_sys=True)"]
+    proc = subprocess.run([sys.executable, *start, job, "--spec", spec_path],
                           env=env, capture_output=True, text=True, timeout=120)
     result = None
     if os.path.exists(spec["result_path"]):

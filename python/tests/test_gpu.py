@@ -78,13 +78,10 @@ class ModelNew(nn.Module):
     def __init__(self, n):
         super().__init__()
         self.lin = nn.Linear(n, n)
-        self.stream = None
-        self.buffer = None
+        self.stream = torch.cuda.Stream()  # made once, in __init__: a forward keeps no state
+        self.buffer = torch.empty(64 << 20, device="cuda")
 
     def forward(self, x):
-        if self.stream is None:
-            self.stream = torch.cuda.Stream()
-            self.buffer = torch.empty(64 << 20, device=x.device)
         with torch.cuda.stream(self.stream):
             for i in range(40):
                 self.buffer.fill_(float(i))
@@ -143,7 +140,17 @@ def test_toolchain_on_cuda(tmp_path):
     assert 1e11 < result["measured_peak_bandwidth_bytes_per_s"] < 2e13
 
 
+# cupy starts processes of its own on import and on its first kernel compile; a candidate may run
+# none (process_escape), so the tests that use it as a stand-in for a custom kernel load it first.
+CUPY_LOADED = """
+import cupy
+cupy.RawKernel('extern "C" __global__ void warm(float* p) { }', "warm").compile()
+"""
+
+
 def test_pipeline_on_cuda(tmp_path):
+    pytest.importorskip("cupy")
+    exec(CUPY_LOADED, {})  # in this process, where the job runs
     ref = gpu_reference(tmp_path)
     cand = candidate_spec(tmp_path, ref, *write_candidate(tmp_path, GPU_CANDIDATE))
     cand["device"] = "cuda"
@@ -204,7 +211,8 @@ def test_async_device_error_is_attributed_to_the_check(tmp_path):
     ref = gpu_reference(tmp_path)
     cand = candidate_spec(tmp_path, ref, *write_candidate(tmp_path, ASYNC_ERROR_CANDIDATE))
     cand["device"] = "cuda"
-    proc, result = run_cli("candidate", cand, tmp_path)  # a child: the CUDA context is lost afterwards
+    # A child (the CUDA context is lost afterwards), with cupy loaded before the harness starts.
+    proc, result = run_cli("candidate", cand, tmp_path, preload=CUPY_LOADED)
     assert proc.returncode == 0, proc.stderr
     assert result is not None
     assert result["error_kind"] == "forward"

@@ -257,6 +257,7 @@ def test_the_model_state_must_stay_as_it_was():
         state.check("timed call 3")
     assert failure.value.kind == "module_state"
     assert failure.value.reason.startswith("timed call 3: the forward changed the model's state (")
+    assert "in __init__" in failure.value.reason  # the message names the allowed way
 
 
 def test_the_harness_reading_weights_leaves_the_model_state_alone():

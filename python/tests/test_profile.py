@@ -151,27 +151,40 @@ def test_activities_out_of_the_callers_stream_order_are_found():
 
 def test_unjoined_work_that_holds_the_marker_back_is_caught_by_the_events():
     """An unjoined grid that fills every SM can delay the marker spin's dispatch until its own last wave
-    (seen on an H100: the marker started 0.5 µs before the forgotten kernel ended); the events, stamped
-    by the caller's stream without an SM, still say when that stream was done."""
+    (seen on an H100); the events, stamped by the caller's stream without an SM, still say when that
+    stream was done. They judge only other streams' work, and never say "done" before the call's last
+    activity on the caller's own stream ended (their timer's rate differs from the profiler's)."""
     cpu, cuda = DeviceType.CPU, DeviceType.CUDA
     spin = "void at::cuda::(anonymous namespace)::spin_kernel(long)"
+    caller, side = 7, 9
+
+    def on(stream, *args, **kwargs):
+        e = event(*args, **kwargs)
+        e.stream = stream
+        return e
+
     events = [
-        event(spin, cuda, 5, 60),                           # fence before call 0
+        on(caller, spin, cuda, 5, 60),                      # fence before call 0
         event("cuda_agent_call_0", cpu, 10, 100),
-        event("forgotten_side_kernel", cuda, 60, 80),       # never joined
-        event(spin, cuda, 79.5, 80.5),                      # marker held back behind its blocks
-        event(spin, cuda, 105, 160),                        # fence before call 1
-        event("cuda_agent_call_1", cpu, 110, 250),
-        event("joined_side_kernel", cuda, 160, 170),
-        event(spin, cuda, 173, 174),                        # marker after the join
+        on(side, "forgotten_side_kernel", cuda, 60, 80),    # never joined
+        on(caller, spin, cuda, 79.5, 80.5),                 # marker held back behind its blocks
+        on(caller, spin, cuda, 105, 160),                   # fence before call 1
+        event("cuda_agent_call_1", cpu, 110, 400),
+        on(side, "joined_side_kernel", cuda, 160, 170),
+        on(caller, "callers_kernel", cuda, 171, 300),       # on the caller's stream: joined by order
+        on(caller, spin, cuda, 301, 302),                   # marker after the join
     ]
     assert timing.out_of_stream_order(events, 2) == [], "the marker alone misses it"
-    found = timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0, 12.5])
+    # Call 1's events say "done" 3 µs before its own kernel ended (the clocks' rates): not a failure.
+    found = timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0, 137.0])
     assert [(e["call"], e["name"]) for e in found] == [(0, "forgotten_side_kernel")]
     assert "not joined" in found[0]["problem"] and found[0]["by_us"] == 19.0
-    # The joined kernel ends at the events' witness plus the slack: not caught.
-    assert timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0, 10.0 - timing.EVENT_SLACK_US]) \
-        == found
+    # A side kernel ending 10 µs after the fence, the events' witness d µs after it: the slack is
+    # 2 + 0.05 d, so d = 7.7 is within it and d = 7.5 is 2.5 µs late.
+    within = events[:6] + [on(side, "joined_side_kernel", cuda, 160, 170), on(caller, spin, cuda, 171, 172)]
+    assert timing.out_of_stream_order(within, 2, done_after_fence_us=[1.0, 7.7]) == found
+    late = timing.out_of_stream_order(within, 2, done_after_fence_us=[1.0, 7.5])
+    assert [(e["call"], e["name"], round(e["by_us"], 6)) for e in late[1:]] == [(1, "joined_side_kernel", 2.5)]
     with pytest.raises(RuntimeError, match="event pairs"):
         timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0])
 

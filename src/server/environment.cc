@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "common/device.h"
@@ -20,6 +21,7 @@
 #include "judge/precision.h"
 #include "server/judgement_queue.h"
 #include "store/database.h"
+#include "store/group_commit.h"
 
 namespace cuda_agent {
 namespace {
@@ -135,6 +137,9 @@ struct Live {
   fs::path task_dir;  // an inline task's file lives here (empty for references)
 
   std::mutex op;  // one operation at a time: call, grade, close, reap
+  // Guarded by `op`: the call ids this session answered (stored in the calls table), so that a new
+  // call costs no lookup there and only a repeated id is read back.
+  std::set<std::string> call_ids;
   // Guarded by State::mutex:
   std::string status = "open";
   int calls_used = 0;
@@ -150,6 +155,7 @@ struct Environment::State {
   JudgementQueue queue;
   Database db;
   std::mutex db_mutex;  // one connection, shared by every request thread
+  GroupCommit writer{db, db_mutex};  // writes of concurrent requests share commits
 
   mutable std::mutex mutex;
   std::condition_variable idle;  // busy operations or jobs went to zero
@@ -177,8 +183,7 @@ struct Environment::State {
         db(std::move(d)) {}
 
   Status Exec(const std::string& sql, const std::vector<SqlValue>& params = {}) {
-    std::lock_guard<std::mutex> lock(db_mutex);
-    Status s = db.Exec(sql, params);
+    Status s = writer.Write(sql, params);
     if (!s.ok()) LogError("serve: store: " + s.message());
     return s;
   }
@@ -340,6 +345,11 @@ struct Environment::State {
           Query("SELECT COALESCE(MAX(seq), 0) FROM calls WHERE session_id = ?", {record->id});
       record->calls_used =
           used.ok() && !used->empty() ? static_cast<int>(Integer(used.value()[0][0])) : 0;
+      if (Result<std::vector<Row>> ids =
+              Query("SELECT call_id FROM calls WHERE session_id = ?", {record->id});
+          ids.ok()) {
+        for (const Row& id : ids.value()) record->call_ids.insert(Text(id[0]));
+      }
       std::error_code ec;
       if (record->status == "graded") {
         if (fs::exists(record->dir, ec)) live[record->id] = record;
@@ -593,8 +603,11 @@ ApiResult<CallAnswer> Environment::Call(const std::string& session_id, const std
     ~Release() { st.Done(record); }
   } release{st, *record};
   std::lock_guard<std::mutex> op(record->op);
-  if (std::optional<CallAnswer> stored = st.StoredCall(session_id, call_id, record->turn_limit)) {
-    return *stored;
+  if (record->call_ids.count(call_id)) {
+    if (std::optional<CallAnswer> stored =
+            st.StoredCall(session_id, call_id, record->turn_limit)) {
+      return *stored;
+    }
   }
   std::string status;
   int used = 0;
@@ -633,6 +646,7 @@ ApiResult<CallAnswer> Environment::Call(const std::string& session_id, const std
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       {session_id, call_id, static_cast<int64_t>(answer.calls_used), tool, arguments_text,
        observation.text, static_cast<int64_t>(observation.is_error ? 1 : 0), UnixNow()});
+  record->call_ids.insert(call_id);
   return answer;
 }
 
