@@ -154,7 +154,7 @@ struct Environment::State {
   JudgeService& judge;
   JudgementQueue queue;
   Database db;
-  std::mutex db_mutex;  // one connection, shared by every request thread
+  std::mutex db_mutex;               // one connection, shared by every request thread
   GroupCommit writer{db, db_mutex};  // writes of concurrent requests share commits
 
   mutable std::mutex mutex;
@@ -604,8 +604,7 @@ ApiResult<CallAnswer> Environment::Call(const std::string& session_id, const std
   } release{st, *record};
   std::lock_guard<std::mutex> op(record->op);
   if (record->call_ids.count(call_id)) {
-    if (std::optional<CallAnswer> stored =
-            st.StoredCall(session_id, call_id, record->turn_limit)) {
+    if (std::optional<CallAnswer> stored = st.StoredCall(session_id, call_id, record->turn_limit)) {
       return *stored;
     }
   }
