@@ -14,9 +14,9 @@ that stream was done has two witnesses: the marker spin's start (a GPU timestamp
 but a kernel, so an unjoined grid that fills every SM can hold its dispatch back until its own last wave:
 seen on an H100) and, for activities on other streams (kineto's stream id), the fence's end plus the
 time between the two events (stamped by the stream itself, without an SM), raised to the end of the
-call's last activity on the caller's stream. The events' timer and the profiler's clock differ by up to
-about 2% over an interval (2.7 µs after a 125 µs kernel on an H100), hence that witness's slack of 2 µs
-plus 5% of the interval. Either witness catching an activity fails it, so work on a stream the candidate
+call's last activity on the caller's stream. The events' timer and the profiler's clock do not agree
+exactly (on an H100 a legitimate 125 µs kernel on the caller's stream ended 2.7 µs after the events said
+"done"), hence that witness's slack of 2 µs plus 5% of the interval. Either witness catching an activity fails it, so work on a stream the candidate
 forked but never joined is caught however many SMs it takes; the profile job fails it with
 "unjoined_stream". Spin kernels are not counted as the call's device time; a candidate kernel may not
 be named spin_kernel (the judge refuses it). Each call gets its label (`warm-up call 0`, `timed call 3`)
