@@ -332,8 +332,9 @@ void Worker::Handle(RedisClient& redis, size_t index, Entry entry) {
       ++states_[index].jobs_done;
     }
     if (!job->noop) {
+      const std::string stages = result->StageSummary();
       Say(me.name + ": job " + job->id + " (" + job->task.name + ") judged in " + Seconds(took) +
-          " s: " + result->reason);
+          " s" + (stages.empty() ? "" : " [" + stages + "]") + ": " + result->reason);
     }
   } else {
     {

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <utility>
 
 namespace cuda_agent {
 
@@ -97,6 +98,28 @@ std::string Ratio(const Json& v) {
 }
 
 }  // namespace
+
+std::string JudgeResult::StageSummary() const {
+  static constexpr std::pair<const char*, const char*> kShown[] = {
+      {"static", "static"},
+      {"reference", "reference"},
+      {"build", "build"},
+      {"verify", "verify"},
+      {"lease_wait", "lease wait"},
+      {"profile_candidate", "profile"},
+      {"profile_baselines", "baselines"},
+      {"timed_checks", "timed checks"},
+  };
+  std::string out;
+  for (const auto& [key, label] : kShown) {
+    const Json v = stage_seconds.is_object() ? stage_seconds.value(key, Json()) : Json();
+    if (!v.is_number() || v.get<double>() < 0.05) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%s%s %.1f s", out.empty() ? "" : ", ", label, v.get<double>());
+    out += buf;
+  }
+  return out;
+}
 
 std::string JudgeResult::ToText() const {
   std::ostringstream s;

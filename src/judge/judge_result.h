@@ -66,6 +66,9 @@ struct JudgeResult {
   Json ToJson() const;
   // ToText is a short report an agent can act on.
   std::string ToText() const;
+  // StageSummary: where the judgement's time went, for logs — "build 1.2 s, verify 2.0 s, lease
+  // wait 3.1 s, profile 0.5 s" (the stages that took 0.05 s or more, in pipeline order).
+  std::string StageSummary() const;
 };
 
 }  // namespace cuda_agent

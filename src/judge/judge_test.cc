@@ -113,6 +113,14 @@ TEST_F(JudgeTest, BuildFailureNamesTheMissingSources) {
   EXPECT_EQ(r.ToJson()["correct"], false);
 }
 
+TEST(JudgeResultTest, StageSummaryListsTheStagesThatTookTimeInPipelineOrder) {
+  JudgeResult r;
+  EXPECT_EQ(r.StageSummary(), "");
+  r.stage_seconds = {{"profile_candidate", 0.46}, {"build", 1.26},  {"static", 0.01},
+                     {"lease_wait", 3.14},        {"verify", 0.99}, {"total", 6.0}};
+  EXPECT_EQ(r.StageSummary(), "build 1.3 s, verify 1.0 s, lease wait 3.1 s, profile 0.5 s");
+}
+
 TEST_F(JudgeTest, ToJsonHasEveryDocumentedField) {
   Behave(
       {{"static",

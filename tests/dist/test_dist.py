@@ -9,6 +9,7 @@ redis-server, else the one on PATH."""
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -215,6 +216,10 @@ def test_a_candidate_is_judged_through_the_queue_and_an_equal_job_shares_its_res
     assert wrong["env"]["queue"]["job_id"] != queue["job_id"]
     queues = status(binary, redis.url)["queues"]["cpu"]
     assert queues == {"waiting": 0, "pending": 0, "dead_letter": 0}
+    # The worker's log says where each judgement's time went.
+    judged = [line for line in (tmp_path / "w.log").read_text().splitlines() if " judged in " in line]
+    stages = r"judged in [\d.]+ s \[[a-z ]+ [\d.]+ s(, [a-z ]+ [\d.]+ s)*\]: "
+    assert judged and all(re.search(stages, line) for line in judged), judged
 
 
 def test_a_job_of_a_worker_killed_mid_job_is_taken_over_and_judged_once(binary, redis, workers, tmp_path):
