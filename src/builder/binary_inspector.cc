@@ -90,12 +90,7 @@ std::vector<DeviceKernel> ParseCuobjdumpSass(std::string_view text) {
   std::vector<DeviceKernel> kernels;
   std::map<std::string, size_t> index;
   DeviceKernel* current = nullptr;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
+  for (std::string_view line : SplitLines(text)) {
     std::string_view t = TrimSpace(line);
     if (t.rfind("Function :", 0) == 0) {
       std::string mangled(TrimSpace(t.substr(10)));

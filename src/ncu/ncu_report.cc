@@ -289,12 +289,7 @@ Result<NcuCsv> ParseNcuRawCsv(std::string_view text) {
   // ncu's own lines, and where the report begins: the first line whose first field is "ID".
   std::string csv;
   bool in_csv = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t eol = text.find('\n', pos);
-    if (eol == std::string_view::npos) eol = text.size();
-    std::string_view line = text.substr(pos, eol - pos);
-    pos = eol + 1;
+  for (std::string_view line : SplitLines(text)) {
     std::string_view t = TrimSpace(line);
     if (t.rfind("==ERROR==", 0) == 0) {
       out.errors.emplace_back(TrimSpace(t.substr(9)));

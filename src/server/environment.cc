@@ -5,6 +5,7 @@
 // operations (call, grade, close) run one at a time while other sessions go on.
 #include "server/environment.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -341,14 +342,14 @@ struct Environment::State {
       record->dir = Text(r[9]);
       record->task_dir = Text(r[10]);
       record->expires_at = now + record->ttl_s;
-      Result<std::vector<Row>> used =
-          Query("SELECT COALESCE(MAX(seq), 0) FROM calls WHERE session_id = ?", {record->id});
-      record->calls_used =
-          used.ok() && !used->empty() ? static_cast<int>(Integer(used.value()[0][0])) : 0;
-      if (Result<std::vector<Row>> ids =
-              Query("SELECT call_id FROM calls WHERE session_id = ?", {record->id});
-          ids.ok()) {
-        for (const Row& id : ids.value()) record->call_ids.insert(Text(id[0]));
+      // The answered calls: their ids (a repeated id is answered from the table) and their count.
+      if (Result<std::vector<Row>> calls =
+              Query("SELECT call_id, seq FROM calls WHERE session_id = ?", {record->id});
+          calls.ok()) {
+        for (const Row& call : calls.value()) {
+          record->call_ids.insert(Text(call[0]));
+          record->calls_used = std::max(record->calls_used, static_cast<int>(Integer(call[1])));
+        }
       }
       std::error_code ec;
       if (record->status == "graded") {
