@@ -10,6 +10,9 @@
 #   bash bench/gpu_session.sh bench      # baselines for all of .gpu/kernelbench_all, then `cuda-agent bench`
 #                                        # over bench/candidates/kernelbench.py's candidates (resumable)
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
+#   bash bench/gpu_session.sh standby    # issue 22's step with standby profile jobs on and off: judge_latency's
+#                                        # warmup, then `ours` alternately with CUDA_AGENT_PROFILE_STANDBY=1 and
+#                                        # =0 (STANDBY_REPEATS rounds), then `cv` with them on
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
@@ -189,6 +192,44 @@ PY
     python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out "$LATENCY_DIR" --phases report >/dev/null
     tar -C "$LATENCY_DIR" -czf "$OUT/latency.tar.gz" --exclude='*.so' . && cp "$LATENCY_DIR/summary.md" "$OUT/" 2>/dev/null
     ls "$CUDA_AGENT_CACHE_DIR" 2>/dev/null; ls /tmp/cuda-agent-*/ 2>/dev/null | head
+    ;;
+  standby)
+    # Records under $LATENCY_DIR/{on,off} (a later lease of the same warm machine resumes them); the
+    # step records carry the JudgeResults' jobs (profile_candidate says `standby: true` when claimed).
+    LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
+    mkdir -p "$LATENCY_DIR/on" "$LATENCY_DIR/off" "$CUDA_AGENT_CACHE_DIR"
+    for f in bench/results/baselines/*.jsonl; do
+      [ -f "$f" ] && "$BIN" baselines import "$f" --baseline-store "$CUDA_AGENT_CACHE_DIR/store.sqlite" >/dev/null
+    done
+    latency() {  # ARM PHASES [ARGS...]
+      local arm=$1 phases=$2; shift 2
+      CUDA_AGENT_PROFILE_STANDBY=$([ "$arm" = on ] && echo 1 || echo 0) timeout "${STANDBY_STEP_TIMEOUT:-300}" \
+        python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out "$LATENCY_DIR/$arm" \
+        --phases "$phases" "$@" 2>&1 | tee -a "$OUT/standby.log"
+    }
+    # Smoke: three judgements of one example; the later ones must claim a standby, else stop here.
+    for i in 1 2 3; do
+      CUDA_AGENT_PROFILE_STANDBY=1 "$BIN" judge --task examples/relu_scale/model.py --device cuda --json \
+        --candidate examples/relu_scale/candidates/cuda_correct > "$OUT/standby_smoke_$i.json" 2> "$OUT/standby_smoke_$i.err"
+      python3 - "$OUT/standby_smoke_$i.json" <<'PY' | tee -a "$OUT/standby.log"
+import json, sys
+r = json.load(open(sys.argv[1]))
+job = [j for j in r.get("jobs", []) if j["name"] == "profile_candidate"]
+print("smoke:", r.get("reward"), r.get("reason", "")[:160], "| total", round(r.get("stage_seconds", {}).get("total", 0), 2),
+      "| profile job", job[0] if job else None)
+PY
+    done
+    if ! grep -q '"standby": true' "$OUT/standby_smoke_3.json"; then
+      echo "no standby claimed: stopping"; tail -30 "$OUT/standby_smoke_3.err"; tail -30 /tmp/cuda-agent-*/forkserver-*.log
+      exit 1
+    fi
+    latency on warmup
+    for rep in $(seq 1 "${STANDBY_REPEATS:-2}"); do
+      latency on ours --repeats "$rep"
+      latency off ours --repeats "$rep"
+    done
+    [ "${STANDBY_CV:-1}" = 1 ] && latency on cv --cv-runs "${STANDBY_CV_RUNS:-10}"
+    tar -C "$LATENCY_DIR" -czf "$OUT/standby.tar.gz" --exclude='*.so' .
     ;;
   rl)
     # `serve` needs its HTTP plug-in and cpp-httplib next to the binary (scripts/bundle.sh).

@@ -18,6 +18,13 @@ JSON line; the server answers with JSON lines on the same connection.
       ->  {"event": "started", "pid"}, later {"event": "ended", "exit_code", "signal", "jail", "seconds"}
   A client that disconnects before "ended" has its job killed. Malformed requests get
   {"event": "error", "message"}.
+  {"op": "run", ..., "standby": {"key", "max_waiting", "cleanup": [PATH, ..], "record": {..}}}  ->  {"event": "started",
+      "pid"}, then {"event": "waiting"} (or {"event": "declined", "message"} when max_waiting jobs wait
+      under that key already, before anything is forked): a standby, an early job started for a later
+      judgement that nobody waits for yet. It lives on after its client leaves; when it ends unclaimed,
+      the server removes each `cleanup` path (a folder tree; a cgroup folder with rmdir).
+  {"op": "claim", "key"}  ->  {"event": "claimed", "pid", "waited_seconds", "record"}, later {"event": "ended", ...} as for "run"
+      (the claiming client now owns it: its disconnect kills the job), or {"event": "none"}.
 The server exits after --idle-timeout seconds without a connection or a running job.
 """
 
@@ -41,14 +48,47 @@ MAX_FD = 1 << 20
 
 
 class Job:
-    """One running child and the connection that asked for it."""
+    """One running child and the connection that asked for it (None: a standby nobody claimed yet)."""
 
-    def __init__(self, pid: int, conn: socket.socket, ready_fd: int):
+    def __init__(self, pid: int, conn: socket.socket | None, ready_fd: int, standby: dict | None = None):
         self.pid = pid
         self.conn = conn
         self.ready_fd = ready_fd
         self.ready = b""
         self.start = time.monotonic()
+        self.standby = standby  # the request's "standby" object while unclaimed
+
+
+def _standby_fields(request: dict) -> dict | None:
+    """The request's "standby" object, checked; None when absent. Raises ValueError when malformed."""
+    standby = request.get("standby")
+    if standby is None:
+        return None
+    if not isinstance(standby, dict) or not isinstance(standby.get("key"), str) or not standby["key"]:
+        raise ValueError("standby: needs a non-empty string 'key'")
+    cleanup = standby.get("cleanup", [])
+    if not isinstance(cleanup, list) or not all(isinstance(p, str) and os.path.isabs(p) for p in cleanup):
+        raise ValueError("standby: 'cleanup' must be a list of absolute paths")
+    waiting = standby.get("max_waiting", 1)
+    if not isinstance(waiting, int) or isinstance(waiting, bool) or waiting < 1:
+        raise ValueError("standby: 'max_waiting' must be a positive integer")
+    record = standby.get("record", {})
+    if not isinstance(record, dict):
+        raise ValueError("standby: 'record' must be a JSON object")
+    return {"key": standby["key"], "cleanup": cleanup, "max_waiting": waiting, "record": record}
+
+
+def _clean_up(paths: list[str]) -> None:
+    """Removes what an unclaimed standby leaves: its folders, and its cgroup folders (rmdir only)."""
+    import shutil
+    for path in paths:
+        try:
+            if path.startswith("/sys/fs/cgroup/"):
+                os.rmdir(path)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass
 
 
 def _preload() -> dict:
@@ -264,6 +304,12 @@ class Server:
                 os.kill(job.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            if job.standby is not None:
+                try:
+                    os.waitpid(job.pid, 0)
+                except ChildProcessError:
+                    pass
+                _clean_up(job.standby["cleanup"])
         try:
             if os.stat(self.path).st_ino == self.path_inode:  # not a successor's socket
                 os.unlink(self.path)
@@ -334,6 +380,8 @@ class Server:
             conn.close()
         elif op == "run":
             self._start(conn, request)
+        elif op == "claim":
+            self._claim(conn, request)
         else:
             self._send(conn, {"event": "error", "message": f"unknown op {op!r}"})
             conn.close()
@@ -344,17 +392,52 @@ class Server:
                 self._send(conn, {"event": "error", "message": f"request: '{key}' missing"})
                 conn.close()
                 return
+        try:
+            standby = _standby_fields(request)
+        except ValueError as exc:
+            self._send(conn, {"event": "error", "message": str(exc)})
+            conn.close()
+            return
+        if standby is not None and self._waiting(standby["key"]) >= standby["max_waiting"]:
+            self._send(conn, {"event": "declined",
+                              "message": f"{standby['max_waiting']} standby job(s) wait under this key already"})
+            conn.close()
+            return
         ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
             _run_child(request, self.jail_lib, ready_w)
         os.close(ready_w)
-        job = Job(pid, conn, ready_r)
+        job = Job(pid, None if standby else conn, ready_r, standby)
         self.jobs[pid] = job
         os.set_blocking(ready_r, False)
         self.sel.register(ready_r, selectors.EVENT_READ, ("ready", pid))
-        self.sel.register(conn, selectors.EVENT_READ, ("job", pid))
         self._send(conn, {"event": "started", "pid": pid})
+        if standby is not None:
+            self._send(conn, {"event": "waiting"})
+            conn.close()
+        else:
+            self.sel.register(conn, selectors.EVENT_READ, ("job", pid))
+
+    def _waiting(self, key: str) -> int:
+        return sum(1 for job in self.jobs.values() if job.standby is not None and job.standby["key"] == key)
+
+    def _claim(self, conn: socket.socket, request: dict) -> None:
+        """Hands the oldest standby waiting under the request's key to this client."""
+        key = request.get("key")
+        waiting = [job for job in self.jobs.values()
+                   if job.standby is not None and job.standby["key"] == key]
+        if not waiting:
+            self._send(conn, {"event": "none"})
+            conn.close()
+            return
+        job = min(waiting, key=lambda j: j.start)
+        record = job.standby["record"]
+        job.standby = None
+        job.conn = conn
+        self.sel.register(conn, selectors.EVENT_READ, ("job", job.pid))
+        self._send(conn, {"event": "claimed", "pid": job.pid, "waited_seconds": time.monotonic() - job.start,
+                          "record": record})
 
     def _read_ready(self, pid: int) -> None:
         job = self.jobs.get(pid)
@@ -407,6 +490,10 @@ class Server:
                     pass
                 self.sel.unregister(job.ready_fd)
                 os.close(job.ready_fd)
+            if job.conn is None:  # a standby nobody claimed: it gave up waiting, or was killed
+                if job.standby is not None:
+                    _clean_up(job.standby["cleanup"])
+                continue
             text = job.ready.decode(errors="replace").strip().splitlines()
             message = {"event": "ended", "seconds": time.monotonic() - job.start,
                        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,

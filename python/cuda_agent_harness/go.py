@@ -9,6 +9,11 @@ loads anything, reads any file or runs any work on the GPU.
 The go file is written by the judge (trusted). It holds "go" or a JSON object of spec fields known only
 at the go (e.g. the paths a spot-check comparison reads); they are added to the spec. `stop`, or no go
 within `timeout_s`, calls the job off: the result says ok false, error_kind "not_started".
+
+A standby (a profile job started for a later judgement, docs/harness-protocol.md "Standby jobs") has its
+go file in its own writable folder and "consume": true: its go carries the judgement's secrets (the
+timing seed, the spot-checked calls), so the job deletes it as soon as it has read it, before any
+candidate code runs.
 """
 
 from __future__ import annotations
@@ -45,6 +50,8 @@ def wait_for_go(spec: dict, result: dict) -> bool:
         if os.path.exists(go):
             result["go_wait_seconds"] = time.monotonic() - start
             spec.update(go_fields(go))
+            if wait.get("consume"):
+                os.unlink(go)
             return True
         time.sleep(POLL_SECONDS)
     result.update(ok=False, error_kind="not_started",

@@ -199,3 +199,78 @@ def test_a_crash_in_the_jail_reports_the_signal(server, tmp_path):
     request["jail"]["writable"] = [str(folder)]
     _, ended = call(sock, request)
     assert ended["signal"] == signal.SIGSEGV and ended["jail"] == "ok", ended
+
+
+def standby_request(tmp_path, name, timeout_s=60, max_waiting=1, cleanup=(), record=None):
+    """A `static` job offered as a standby: it waits for a go (consumed) in its own folder."""
+    folder, request = job(tmp_path, name, {})
+    spec = json.loads((folder / "spec.json").read_text())
+    spec["wait_for"] = {"go": str(folder / "go"), "stop": str(folder / "stop"), "timeout_s": timeout_s,
+                        "consume": True}
+    (folder / "spec.json").write_text(json.dumps(spec))
+    request["standby"] = {"key": "k-" + str(tmp_path), "max_waiting": max_waiting,
+                          "cleanup": [str(p) for p in cleanup], "record": record or {"dir": str(folder)}}
+    return folder, request
+
+
+def test_a_standby_outlives_its_client_and_runs_for_whoever_claims_it(server, tmp_path):
+    sock, _, _ = server
+    key = "k-" + str(tmp_path)
+    assert call(sock, {"op": "claim", "key": key}) == [{"event": "none"}]
+    folder, request = standby_request(tmp_path, "static-1", record={"dir": "marker"})
+    started, waiting = call(sock, request)
+    assert started["event"] == "started" and waiting == {"event": "waiting"}
+    os.kill(started["pid"], 0)  # alive after its client left
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(60)
+    s.connect(str(sock))
+    s.sendall((json.dumps({"op": "claim", "key": key}) + "\n").encode())
+    lines = s.makefile()
+    claimed = json.loads(lines.readline())
+    assert claimed["event"] == "claimed" and claimed["pid"] == started["pid"]
+    assert claimed["record"] == {"dir": "marker"} and claimed["waited_seconds"] >= 0
+    (folder / "go.tmp").write_text(json.dumps({"candidate_dir": str(tmp_path / "missing")}))
+    os.rename(folder / "go.tmp", folder / "go")
+    ended = json.loads(lines.readline())
+    s.close()
+    assert ended["event"] == "ended" and ended["exit_code"] == 0, ended
+    assert json.loads((folder / "result.json").read_text())["error_kind"] == "missing_model_new"
+    assert not (folder / "go").exists(), "a consumed go is deleted once read"
+    assert call(sock, {"op": "claim", "key": key}) == [{"event": "none"}]
+
+
+def test_standbys_beyond_max_waiting_are_declined_before_a_fork(server, tmp_path):
+    sock, _, _ = server
+    _, first = standby_request(tmp_path, "static-1", max_waiting=1)
+    assert call(sock, first)[-1] == {"event": "waiting"}
+    _, second = standby_request(tmp_path, "static-2", max_waiting=1)
+    answer = call(sock, second)
+    assert len(answer) == 1 and answer[0]["event"] == "declined" and "1 standby" in answer[0]["message"]
+
+
+def test_an_unclaimed_standby_that_gives_up_is_cleaned_up(server, tmp_path):
+    sock, _, _ = server
+    leftover = tmp_path / "leftover"
+    (leftover / "inner").mkdir(parents=True)
+    folder, request = standby_request(tmp_path, "static-1", timeout_s=0.5, cleanup=[leftover])
+    assert call(sock, request)[-1] == {"event": "waiting"}
+    deadline = time.time() + 30
+    while time.time() < deadline and leftover.exists():
+        time.sleep(0.05)
+    assert not leftover.exists()
+    assert json.loads((folder / "result.json").read_text())["error_kind"] == "not_started"
+    assert call(sock, {"op": "claim", "key": "k-" + str(tmp_path)}) == [{"event": "none"}]
+
+
+@pytest.mark.parametrize("standby, message", [
+    ({"key": ""}, "non-empty string 'key'"),
+    ({"key": "k", "cleanup": ["relative"]}, "absolute paths"),
+    ({"key": "k", "max_waiting": 0}, "positive integer"),
+    ({"key": "k", "record": []}, "JSON object"),
+])
+def test_a_malformed_standby_is_refused(server, tmp_path, standby, message):
+    sock, _, _ = server
+    _, request = job(tmp_path, "static-1", {})
+    request["standby"] = standby
+    answer = call(sock, request)
+    assert answer[0]["event"] == "error" and message in answer[0]["message"]

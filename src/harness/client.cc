@@ -141,20 +141,8 @@ Result<JobOutcome> ViaForkServer(const ForkServer& server, const std::string& jo
 
 }  // namespace
 
-Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
-                                 const fs::path& jobs_dir, double timeout_seconds,
-                                 const JobSandbox* sandbox, std::atomic<pid_t>* started_pid) {
-  static std::atomic<int> counter{0};
-  fs::path job_dir = jobs_dir / (job + "-" + std::to_string(counter++));
-  std::error_code ec;
-  fs::create_directories(job_dir, ec);
-  if (ec) return Internal("cannot create " + job_dir.string() + ": " + ec.message());
-  fs::path spec_path = job_dir / "spec.json";
-  fs::path result_path = job_dir / "result.json";
-  spec["result_path"] = result_path.string();
-  Status written = WriteJsonFile(spec_path, spec);
-  if (!written.ok()) return written;
-
+RunOptions HarnessRunOptions(const HarnessEnv& env, const std::string& job,
+                             const fs::path& spec_path, const JobSandbox* sandbox) {
   RunOptions options;
   std::string python = sandbox && !sandbox->python.empty() ? sandbox->python : env.python;
   if (sandbox) options.argv = sandbox->wrapper;
@@ -170,8 +158,29 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
     options.env_set.insert(options.env_set.end(), sandbox->env_set.begin(), sandbox->env_set.end());
   if (sandbox && sandbox->sandbox)
     options.env_set.push_back("HOME=/tmp");  // caches go to the private /tmp
+  return options;
+}
+
+const ForkServer* HarnessForkServer(const HarnessEnv& env) { return SharedForkServer(env); }
+
+Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,
+                                 const fs::path& jobs_dir, double timeout_seconds,
+                                 const JobSandbox* sandbox, std::atomic<pid_t>* started_pid) {
+  static std::atomic<int> counter{0};
+  fs::path job_dir = jobs_dir / (job + "-" + std::to_string(counter++));
+  std::error_code ec;
+  fs::create_directories(job_dir, ec);
+  if (ec) return Internal("cannot create " + job_dir.string() + ": " + ec.message());
+  fs::path spec_path = job_dir / "spec.json";
+  fs::path result_path = job_dir / "result.json";
+  spec["result_path"] = result_path.string();
+  Status written = WriteJsonFile(spec_path, spec);
+  if (!written.ok()) return written;
+
+  RunOptions options = HarnessRunOptions(env, job, spec_path, sandbox);
   options.cwd = job_dir.string();
   options.timeout_seconds = timeout_seconds;
+  std::string python = options.argv.at(sandbox ? sandbox->wrapper.size() : 0);
 
   JobOutcome outcome;
   // A wrapped job (compute-sanitizer) needs an exec of its own; a contained job uses the fork

@@ -66,6 +66,16 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
                                  const JobSandbox* sandbox = nullptr,
                                  std::atomic<pid_t>* started_pid = nullptr);
 
+// HarnessRunOptions: the command line and environment of `job` on `spec_path` (no cwd, no time
+// limit): what RunHarnessJob runs, whichever way it starts the job.
+RunOptions HarnessRunOptions(const HarnessEnv& env, const std::string& job,
+                             const fs::path& spec_path, const JobSandbox* sandbox);
+
+class ForkServer;
+// HarnessForkServer: this process's client of the fork server (started on first use), or null when
+// it is switched off ($CUDA_AGENT_FORK_SERVER=0) or could not start.
+const ForkServer* HarnessForkServer(const HarnessEnv& env);
+
 // ExecutablePath returns the absolute path of the running binary.
 fs::path ExecutablePath();
 

@@ -48,6 +48,12 @@ class EarlyJobs {
   // the work after the go.
   void Start(const std::string& name, const std::string& job, const Json& spec,
              const JobSandbox& box, double timeout_s);
+  // Adopt makes a job started elsewhere (a claimed standby, harness/standby.h) the early job
+  // `name`: `go` gives it its go (Run's fields), `outcome` is its end, `pid` its process. `spec`
+  // and `box` are those a fresh run gets if the go fails or the job gave up waiting.
+  void Adopt(const std::string& name, const std::string& job, const Json& spec,
+             const JobSandbox& box, double timeout_s, std::function<Status(const Json&)> go,
+             std::future<Result<JobOutcome>> outcome, pid_t pid);
   // Started: a job of that name waits for its go.
   bool Started(const std::string& name) const { return jobs_.count(name) > 0; }
   // Run gives the job `name` its go, with the spec fields known only now (`fields`), and waits for
@@ -65,9 +71,17 @@ class EarlyJobs {
     double timeout_s;  // of the work after the go
     std::future<Result<JobOutcome>> outcome;
     std::shared_ptr<std::atomic<pid_t>> pid = std::make_shared<std::atomic<pid_t>>(0);
+    std::function<Status(const Json&)> go;  // an adopted job's go; none: the go file
   };
 
   fs::path GoFile(const std::string& name) const { return signals_ / ("go_" + name); }
+  // Fresh: the record of the job `name`, new (no outcome yet).
+  Job& Fresh(const std::string& name, const std::string& job, const Json& spec,
+             const JobSandbox& box, double timeout_s);
+  // CallOff(name) ends the job `name` if one waits; End ends one job (its stop file already
+  // written, or none: killed after a short grace).
+  void CallOff(const std::string& name);
+  static void End(Job& early);
 
   fs::path signals_;
   double wait_s_;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -92,6 +94,61 @@ TEST_F(EarlyJobsTest, CallOffEndsTheWaitingJobs) {
   }                                                                     // destroyed: called off
   EXPECT_TRUE(fs::exists(signals_ / "stop"));
   EXPECT_EQ(runs_.size(), 2u);
+}
+
+// Adopted: the two ends of a job started elsewhere (a claimed standby): the fields its go got, and
+// its end.
+struct Adopted {
+  std::promise<Json> go_fields;
+  std::promise<Result<JobOutcome>> end;
+};
+
+TEST_F(EarlyJobsTest, AnAdoptedJobGetsItsGoThroughItsOwnFunction) {
+  EarlyJobs early(signals_, 30, Runner());
+  auto adopted = std::make_shared<Adopted>();
+  early.Adopt(
+      "profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30,
+      [adopted](const Json& fields) {
+        adopted->go_fields.set_value(fields);
+        JobOutcome out;
+        out.has_result = true;
+        out.result = {{"ok", true}, {"fields", fields}};
+        adopted->end.set_value(out);
+        return OkStatus();
+      },
+      adopted->end.get_future(), 0);
+  EXPECT_TRUE(early.Started("profile_candidate"));
+  Result<JobOutcome> out = early.Run("profile_candidate", {{"iters", 20}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->Ok());
+  EXPECT_EQ(out->result["fields"]["iters"], 20);
+  EXPECT_FALSE(fs::exists(signals_ / "go_profile_candidate")) << "no go file for an adopted job";
+  EXPECT_TRUE(runs_.empty()) << "nothing was started afresh";
+}
+
+TEST_F(EarlyJobsTest, AnAdoptedJobThatCannotGoOrGaveUpIsRunAfresh) {
+  for (bool go_fails : {true, false}) {
+    runs_.clear();
+    EarlyJobs early(signals_, 30, Runner());
+    auto adopted = std::make_shared<Adopted>();
+    early.Adopt(
+        "profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30,
+        [adopted, go_fails](const Json&) {
+          JobOutcome out;
+          out.has_result = true;
+          out.result = {{"ok", false}, {"error_kind", "not_started"}};
+          adopted->end.set_value(out);
+          return go_fails ? Internal("cannot stage the inputs") : OkStatus();
+        },
+        adopted->end.get_future(), 0);
+    Result<JobOutcome> out = early.Run("profile_candidate", {{"iters", 20}});
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    EXPECT_TRUE(out->Ok()) << "go_fails=" << go_fails;
+    ASSERT_EQ(runs_.size(), 1u) << "go_fails=" << go_fails;
+    EXPECT_EQ(runs_[0]["spec"]["seed"], 3);
+    EXPECT_EQ(runs_[0]["spec"]["iters"], 20);
+    EXPECT_FALSE(runs_[0]["spec"].contains("wait_for"));
+  }
 }
 
 TEST_F(EarlyJobsTest, RunWithoutStartIsAnError) {

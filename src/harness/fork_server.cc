@@ -20,21 +20,22 @@
 #include "harness/client.h"
 
 namespace cuda_agent {
-namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Connection is one socket to the server, closed when it goes away.
-class Connection {
+// ServerConnection is one socket to the server, closed when it goes away.
+class ServerConnection {
  public:
-  explicit Connection(int fd) : fd_(fd) {}
-  Connection(Connection&& o) noexcept : fd_(o.fd_), buffer_(std::move(o.buffer_)) { o.fd_ = -1; }
-  Connection(const Connection&) = delete;
-  ~Connection() {
+  explicit ServerConnection(int fd) : fd_(fd) {}
+  ServerConnection(ServerConnection&& o) noexcept : fd_(o.fd_), buffer_(std::move(o.buffer_)) {
+    o.fd_ = -1;
+  }
+  ServerConnection(const ServerConnection&) = delete;
+  ~ServerConnection() {
     if (fd_ >= 0) close(fd_);
   }
 
-  static Result<Connection> Open(const std::string& path) {
+  static Result<ServerConnection> Open(const std::string& path) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     if (path.size() >= sizeof(addr.sun_path))
@@ -42,7 +43,7 @@ class Connection {
     std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return Internal(std::string("socket: ") + std::strerror(errno));
-    Connection c(fd);
+    ServerConnection c(fd);
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
       return FailedPrecondition("connect " + path + ": " + std::strerror(errno));
     }
@@ -91,8 +92,10 @@ class Connection {
   std::string buffer_;
 };
 
+namespace {
+
 Result<Json> Ping(const std::string& socket, double timeout_s) {
-  Result<Connection> c = Connection::Open(socket);
+  Result<ServerConnection> c = ServerConnection::Open(socket);
   if (!c.ok()) return c.status();
   if (Status s = c->Send({{"op", "ping"}}); !s.ok()) return s;
   Result<Json> pong =
@@ -227,40 +230,35 @@ Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOpt
                             " s (log: " + log + ")");
 }
 
-Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_seconds) const {
-  auto start = Clock::now();
-  Result<Connection> conn = Connection::Open(socket_);
-  if (!conn.ok()) return conn.status();
+namespace {
+
+// RunRequest: the "run" request for `job`.
+Json RunRequest(const ForkServerJob& job) {
   Json env = Json::object();
   for (const auto& kv : job.env) {
     size_t eq = kv.find('=');
     if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  Json request = {{"op", "run"},
-                  {"job", job.job},
-                  {"spec_path", job.spec_path},
-                  {"cwd", job.cwd},
-                  {"env", env},
-                  {"stdout_path", job.stdout_path},
-                  {"stderr_path", job.stderr_path},
-                  {"jail", job.jail ? JailSpecToJson(*job.jail) : Json()}};
-  if (Status s = conn->Send(request); !s.ok()) return s;
-  Result<Json> started = conn->Receive(Clock::now() + std::chrono::seconds(60));
-  if (!started.ok()) return started.status();
-  if (started->value("event", "") != "started") {
-    return Internal("fork server refused the job: " + started->value("message", started->dump()));
-  }
-  pid_t pid = started->value("pid", 0);
-  if (job.started_pid) job.started_pid->store(pid);
+  return {{"op", "run"},
+          {"job", job.job},
+          {"spec_path", job.spec_path},
+          {"cwd", job.cwd},
+          {"env", env},
+          {"stdout_path", job.stdout_path},
+          {"stderr_path", job.stderr_path},
+          {"jail", job.jail ? JailSpecToJson(*job.jail) : Json()}};
+}
+
+// AwaitEnd waits on `conn` for the "ended" of the job `pid` (killing it at `deadline`) and reads
+// its output files.
+Result<RunResult> AwaitEnd(ServerConnection& conn, pid_t pid, const ForkServerJob& job,
+                           Clock::time_point start, Clock::time_point deadline) {
   RunResult result;
-  auto deadline = timeout_seconds > 0
-                      ? start + std::chrono::milliseconds(static_cast<long>(timeout_seconds * 1000))
-                      : Clock::time_point::max();
-  Result<Json> ended = conn->Receive(deadline);
+  Result<Json> ended = conn.Receive(deadline);
   if (!ended.ok() && ended.status().code() == StatusCode::kDeadlineExceeded) {
     result.timed_out = true;
     if (pid > 0) kill(pid, SIGKILL);  // its init dies with it, and the job's whole namespace
-    ended = conn->Receive(Clock::now() + std::chrono::seconds(30));
+    ended = conn.Receive(Clock::now() + std::chrono::seconds(30));
   }
   if (!ended.ok()) return Internal("fork server: " + ended.status().message());
   result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -277,6 +275,88 @@ Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_secon
   result.out = ReadCapped(job.stdout_path, job.max_output_bytes, &result.out_truncated);
   result.err = ReadCapped(job.stderr_path, job.max_output_bytes, &result.err_truncated);
   return result;
+}
+
+Clock::time_point DeadlineAfter(Clock::time_point start, double timeout_seconds) {
+  return timeout_seconds > 0
+             ? start + std::chrono::milliseconds(static_cast<long>(timeout_seconds * 1000))
+             : Clock::time_point::max();
+}
+
+}  // namespace
+
+Result<RunResult> ForkServer::Run(const ForkServerJob& job, double timeout_seconds) const {
+  auto start = Clock::now();
+  Result<ServerConnection> conn = ServerConnection::Open(socket_);
+  if (!conn.ok()) return conn.status();
+  if (Status s = conn->Send(RunRequest(job)); !s.ok()) return s;
+  Result<Json> started = conn->Receive(Clock::now() + std::chrono::seconds(60));
+  if (!started.ok()) return started.status();
+  if (started->value("event", "") != "started") {
+    return Internal("fork server refused the job: " + started->value("message", started->dump()));
+  }
+  pid_t pid = started->value("pid", 0);
+  if (job.started_pid) job.started_pid->store(pid);
+  return AwaitEnd(conn.value(), pid, job, start, DeadlineAfter(start, timeout_seconds));
+}
+
+Result<bool> ForkServer::Offer(const ForkServerJob& job, const StandbyOffer& offer) const {
+  Result<ServerConnection> conn = ServerConnection::Open(socket_);
+  if (!conn.ok()) return conn.status();
+  Json request = RunRequest(job);
+  request["standby"] = {{"key", offer.key},
+                        {"max_waiting", offer.max_waiting},
+                        {"cleanup", offer.cleanup},
+                        {"record", offer.record}};
+  if (Status s = conn->Send(request); !s.ok()) return s;
+  auto deadline = Clock::now() + std::chrono::seconds(60);
+  Result<Json> first = conn->Receive(deadline);
+  if (!first.ok()) return first.status();
+  std::string event = first->value("event", "");
+  if (event == "declined") return false;
+  if (event != "started") {
+    return Internal("fork server refused the standby: " + first->value("message", first->dump()));
+  }
+  Result<Json> waiting = conn->Receive(deadline);
+  if (!waiting.ok()) return waiting.status();
+  if (waiting->value("event", "") != "waiting")
+    return Internal("fork server: unexpected answer to a standby: " + waiting->dump());
+  return true;
+}
+
+Result<std::optional<ClaimedJob>> ForkServer::Claim(const std::string& key) const {
+  Result<ServerConnection> conn = ServerConnection::Open(socket_);
+  if (!conn.ok()) return conn.status();
+  if (Status s = conn->Send({{"op", "claim"}, {"key", key}}); !s.ok()) return s;
+  Result<Json> answer = conn->Receive(Clock::now() + std::chrono::seconds(60));
+  if (!answer.ok()) return answer.status();
+  std::string event = answer->value("event", "");
+  if (event == "none") return std::optional<ClaimedJob>();
+  if (event != "claimed")
+    return Internal("fork server: unexpected answer to a claim: " + answer->dump());
+  return std::optional<ClaimedJob>(ClaimedJob(
+      std::make_unique<ServerConnection>(std::move(conn).value()), answer->value("pid", 0),
+      answer->value("waited_seconds", 0.0), answer->value("record", Json::object())));
+}
+
+ClaimedJob::ClaimedJob(std::unique_ptr<ServerConnection> conn, pid_t pid, double waited_seconds,
+                       Json record)
+    : conn_(std::move(conn)),
+      pid_(pid),
+      waited_seconds_(waited_seconds),
+      record_(std::move(record)) {}
+ClaimedJob::ClaimedJob(ClaimedJob&&) noexcept = default;
+ClaimedJob::~ClaimedJob() = default;
+
+void ClaimedJob::Abandon() { conn_.reset(); }
+
+Result<RunResult> ClaimedJob::Wait(const ForkServerJob& job, double timeout_seconds) {
+  if (!conn_) return Internal("the claimed job was waited for already");
+  auto start = Clock::now();
+  if (job.started_pid) job.started_pid->store(pid_);
+  Result<RunResult> out = AwaitEnd(*conn_, pid_, job, start, DeadlineAfter(start, timeout_seconds));
+  conn_.reset();
+  return out;
 }
 
 }  // namespace cuda_agent

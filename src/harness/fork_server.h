@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +47,42 @@ struct ForkServerJob {
       nullptr;  // set to the child's pid once it runs (to call it off)
 };
 
+// StandbyOffer: keep a job as a standby (an early job started for a later judgement) under `key`.
+struct StandbyOffer {
+  std::string key;
+  int max_waiting = 1;               // the server declines when this many wait under the key
+  std::vector<std::string> cleanup;  // removed by the server when the standby ends unclaimed
+  Json record = Json::object();      // handed to whoever claims it
+};
+
+class ServerConnection;
+
+// ClaimedJob: a standby this process claimed; it owns the job (destroying it before the job ended
+// kills the job).
+class ClaimedJob {
+ public:
+  ClaimedJob(std::unique_ptr<ServerConnection> conn, pid_t pid, double waited_seconds, Json record);
+  ClaimedJob(ClaimedJob&&) noexcept;
+  ~ClaimedJob();
+
+  pid_t pid() const { return pid_; }
+  // WaitedSeconds: how long it had waited for a claim.
+  double WaitedSeconds() const { return waited_seconds_; }
+  // Record: what its offer said about it (StandbyOffer::record).
+  const Json& Record() const { return record_; }
+  // Wait waits for the job's end as ForkServer::Run does (`job` names its output files and whether
+  // it was jailed), at most `timeout_seconds` from now, then kills it.
+  Result<RunResult> Wait(const ForkServerJob& job, double timeout_seconds);
+  // Abandon lets go of the job: if it still runs, the server kills it.
+  void Abandon();
+
+ private:
+  std::unique_ptr<ServerConnection> conn_;
+  pid_t pid_;
+  double waited_seconds_;
+  Json record_;
+};
+
 class ForkServer {
  public:
   // Ensure returns a client of the running server for `env`, starting one when none answers.
@@ -54,6 +91,11 @@ class ForkServer {
   // Run runs one job and waits for it (at most `timeout_seconds`, then kills it). An error Status
   // means the server failed us (it went away, the jail could not be entered), never the job.
   Result<RunResult> Run(const ForkServerJob& job, double timeout_seconds) const;
+  // Offer starts `job` as a standby that outlives this client: true when it waits, false when the
+  // server declined (enough wait under the key already). The job's spec must make it wait for a go.
+  Result<bool> Offer(const ForkServerJob& job, const StandbyOffer& offer) const;
+  // Claim takes the oldest standby waiting under `key`; none when there is none.
+  Result<std::optional<ClaimedJob>> Claim(const std::string& key) const;
 
   // Jail: "ok" when the server's children can enter the jail, else why not (or "" when the server
   // has no jail library).

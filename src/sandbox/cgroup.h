@@ -24,6 +24,11 @@ class CgroupJob {
   CgroupJob& operator=(const CgroupJob&) = delete;
 
   std::vector<std::string> ProcsFiles() const;
+  const std::vector<fs::path>& Dirs() const { return dirs_; }
+  bool V2() const { return v2_; }
+  // Release: the folders outlive this object (a standby's cgroup, removed by whoever claims it or
+  // by the fork server).
+  void Release() { dirs_.clear(); }
   // OomKilled says whether the memory limit killed a process of the group.
   bool OomKilled() const;
 

@@ -142,27 +142,11 @@ def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets:
 
 
 def run(spec: dict, result: dict) -> None:
+    # Only these spec fields are read before the go: a standby learns everything else from its go.
     device = require_device(spec)
     target = require(spec, "target", str)
     if target not in TARGETS:
         raise JobError("internal", f"spec: target must be one of {', '.join(TARGETS)}, not '{target}'")
-    task_path = require(spec, "task_path", str)
-    seed = require(spec, "seed", int)
-    warmup = require(spec, "warmup", int, default=5)
-    iters = require(spec, "iters", int, default=20)
-    flush_l2 = require(spec, "flush_l2", bool, default=True)
-    if target == "compile":
-        warmup = max(warmup, 1)  # the first call compiles; it must never be a timed one
-    calls = spot_check_calls(spec, iters)
-    output_dir = require(spec, "output_dir", str) if calls else None
-    kind = "forward" if target == "candidate" else "task"
-    result.update({
-        "target": target, "device_us": None, "wall_us": [], "median_device_us": None,
-        "median_wall_us": None, "mean_device_us": None, "kernels": [], "warmup": warmup,
-        "iters": iters, "num_threads": torch.get_num_threads(), "min_bytes": None, "spot_checks": [],
-    })
-    if target == "compile":
-        result["compile_seconds"] = None
     flags = apply_backend_flags(spec.get("backend_flags"))
     result["backend_flags"] = flags
     clock = PhaseClock(result)
@@ -182,6 +166,24 @@ def run(spec: dict, result: dict) -> None:
             profiler.stop()
         return
     clock.lap("wait")
+
+    task_path = require(spec, "task_path", str)
+    seed = require(spec, "seed", int)
+    warmup = require(spec, "warmup", int, default=5)
+    iters = require(spec, "iters", int, default=20)
+    flush_l2 = require(spec, "flush_l2", bool, default=True)
+    if target == "compile":
+        warmup = max(warmup, 1)  # the first call compiles; it must never be a timed one
+    calls = spot_check_calls(spec, iters)
+    output_dir = require(spec, "output_dir", str) if calls else None
+    kind = "forward" if target == "candidate" else "task"
+    result.update({
+        "target": target, "device_us": None, "wall_us": [], "median_device_us": None,
+        "median_wall_us": None, "mean_device_us": None, "kernels": [], "warmup": warmup,
+        "iters": iters, "num_threads": torch.get_num_threads(), "min_bytes": None, "spot_checks": [],
+    })
+    if target == "compile":
+        result["compile_seconds"] = None
 
     init_inputs = as_arg_list(load_trusted(require(spec, "init_inputs_path", str)))
     task = import_task(task_path)

@@ -157,16 +157,24 @@ Result<JobOutcome> Judgement::RunJob(const std::string& name, const std::string&
                                      std::atomic<pid_t>* pid) {
   double started = SecondsSince(start_);
   Result<JobOutcome> out = RunHarnessJob(env_, job, spec, dirs_->jobs, timeout_s, box, pid);
+  RecordJob(name, job, started, out);
+  return out;
+}
+
+double Judgement::Elapsed() const { return SecondsSince(start_); }
+
+void Judgement::RecordJob(const std::string& name, const std::string& job, double started_s,
+                          const Result<JobOutcome>& out, const Json& extra) {
   Json entry = {
-      {"name", name}, {"job", job}, {"start_s", started}, {"end_s", SecondsSince(start_)}};
+      {"name", name}, {"job", job}, {"start_s", started_s}, {"end_s", SecondsSince(start_)}};
   if (out.ok() && out->has_result) {
     for (const char* key : {"go_wait_seconds", "phase_seconds", "error_kind"}) {
       if (out->result.contains(key) && !out->result[key].is_null()) entry[key] = out->result[key];
     }
   }
+  entry.update(extra);
   std::lock_guard<std::mutex> lock(jobs_mu_);
   result_.jobs.push_back(std::move(entry));
-  return out;
 }
 
 void Judgement::AddLeaseWait(double seconds) {

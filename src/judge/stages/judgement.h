@@ -107,6 +107,12 @@ class Judgement {
   Result<JobOutcome> RunJob(const std::string& name, const std::string& job, const Json& spec,
                             double timeout_s, const JobSandbox* box,
                             std::atomic<pid_t>* pid = nullptr);
+  // RecordJob adds a job that ran (from `started_s`, seconds since the judgement began, until now)
+  // to the result's `jobs`, with `extra` fields. Safe to call from several threads.
+  void RecordJob(const std::string& name, const std::string& job, double started_s,
+                 const Result<JobOutcome>& out, const Json& extra = Json::object());
+  // Elapsed: seconds since the judgement began.
+  double Elapsed() const;
   // Lease takes the device lease a stage needs (shared for correctness, exclusive for timing) and
   // adds its wait to stage_seconds.lease_wait.
   Result<DeviceLease> Lease(LeaseMode mode);

@@ -2,6 +2,11 @@
 // under the exclusive device lease — stream-order fences, spot-checked calls, the device
 // calibration — then the kernel audit (judge/library_kernels names cuBLAS/cuDNN kernels) and the
 // checks of the timed calls (their outputs, the speed of light).
+#include <cstdlib>
+#include <future>
+
+#include "common/log.h"
+#include "harness/standby.h"
 #include "judge/library_kernels.h"
 #include "judge/stages/stages.h"
 
@@ -10,6 +15,12 @@ namespace {
 
 constexpr size_t kKernelsShown = 50;  // kernels listed in the result (all are audited)
 constexpr double kOwnShareMin = 0.5;  // own + library kernels' share of the device time (HACKS C3)
+// How long a standby profile job waits for a judgement to claim it, and how many may wait for one
+// key (about the judgements that run at once on one device).
+constexpr double kStandbyWaitS = 300;
+constexpr int kStandbysPerKey = 8;
+// The profile spec's fields a job reads before its go (jobs/profile.py): all a standby fixes.
+constexpr const char* kPreGoFields[] = {"target", "device", "backend_flags"};
 
 enum class KernelOrigin { kOwn = 0, kLibrary = 1, kCopy = 2, kForeign = 3 };
 
@@ -212,16 +223,62 @@ Json ProfileSummary(const Judgement& j, const JobOutcome& job) {
   return s;
 }
 
+namespace {
+
+// StandbyWanted: $CUDA_AGENT_PROFILE_STANDBY=1/0 switches standby profile jobs on or off; by
+// default they are on for CUDA (where a profile job's start costs seconds) and off on the CPU.
+bool StandbyWanted(const Judgement& j) {
+  if (const char* v = std::getenv("CUDA_AGENT_PROFILE_STANDBY"); v && *v)
+    return std::string(v) != "0";
+  return j.options().device == Device::kCuda;
+}
+
+// ClaimStandby makes a standby profile job (harness/standby.h) the early job `profile_candidate`
+// when one waits for this judgement's key, and offers one for a later judgement either way. False
+// when none was claimed.
+bool ClaimStandby(Judgement& j, const Json& spec, const std::vector<fs::path>& readable,
+                  const fs::path& writable, const JobSandbox& box) {
+  if (!StandbyWanted(j)) return false;
+  StandbyJob job{"profile", Json::object(), j.Contain({}, {})};
+  for (const char* field : kPreGoFields) job.spec[field] = spec.at(field);
+  Result<std::shared_ptr<Standby>> claimed = Standby::Claim(j.env(), job);
+  Result<bool> offered =
+      OfferStandby(j.env(), job, j.cache_dir() / "standby", kStandbyWaitS, kStandbysPerKey);
+  if (!offered.ok()) LogDebug("no standby profile job offered: " + offered.status().message());
+  if (!claimed.ok()) LogWarn("claiming a standby profile job: " + claimed.status().message());
+  if (!claimed.ok() || !claimed.value()) return false;
+  std::shared_ptr<Standby> standby = std::move(claimed).value();
+  const double timeout_s = j.options().candidate_timeout_s;
+  const double started = j.Elapsed();
+  const Json waited = {{"standby", true}, {"standby_waited_s", standby->WaitedSeconds()}};
+  auto go = [standby, spec, readable, writable](const Json& fields) {
+    Json full = spec;
+    full.update(fields);
+    return standby->Go(full, readable, writable);
+  };
+  auto outcome = std::async(std::launch::async, [&j, standby, timeout_s, started, waited]() {
+    Result<JobOutcome> out = standby->Wait(kStandbyWaitS + timeout_s);
+    j.RecordJob("profile_candidate", "profile", started, out, waited);
+    return out;
+  });
+  j.early().Adopt("profile_candidate", "profile", spec, box, timeout_s, std::move(go),
+                  std::move(outcome), standby->pid());
+  return true;
+}
+
+}  // namespace
+
 void StartCandidateProfile(Judgement& j) {
   const WorkDirs& dirs = j.dirs();
   Json spec = ProfileSpec(j, "candidate");
   spec["candidate_dir"] = fs::absolute(dirs.src).string();
   spec["extension_dir"] = fs::absolute(dirs.build).string();
   spec["output_dir"] = dirs.spot_candidate.string();
-  j.early().Start(
-      "profile_candidate", "profile", spec,
-      j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.spot_candidate}),
-      j.options().candidate_timeout_s);
+  std::vector<fs::path> readable = {dirs.shared, dirs.src, dirs.build, dirs.task_file};
+  JobSandbox box = j.Contain(readable, {dirs.spot_candidate});
+  if (!ClaimStandby(j, spec, readable, dirs.spot_candidate, box)) {
+    j.early().Start("profile_candidate", "profile", spec, box, j.options().candidate_timeout_s);
+  }
   StartSpotCompare(j);
 }
 

@@ -1,0 +1,114 @@
+"""Standby profile jobs (src/harness/standby.h): a judgement claims the profile job an earlier one started
+for it, and the verdict is the one a fresh job gives.
+
+Standbys are on by default only on CUDA; CUDA_AGENT_PROFILE_STANDBY=1 switches them on here, on the CPU
+device, with a cache folder per test (a standby's key holds the hidden cache folder, so tests never claim
+each other's). The first judgement offers a standby, the second claims it (its `profile_candidate` job
+says `standby: true`).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from test_judge_cases import REPO, binary  # noqa: F401 - the fixture
+
+TASK = REPO / "examples/relu_scale/model.py"
+CANDIDATE = REPO / "examples/relu_scale/candidates/cpu_correct"
+
+# Wrong only inside the profile job (the harness names its job in sys.argv), and whenever a file of the
+# standby's job folder (its cwd) could give the judgement's secrets away: the spot checks must catch it.
+PROFILE_ONLY_CHEAT = """
+import os, sys
+import torch
+import torch.nn as nn
+
+import cuda_extension
+
+
+class ModelNew(nn.Module):
+    def __init__(self, scale: float):
+        super().__init__()
+        self.scale = scale
+        self.cheat = sys.argv[1:2] == ["profile"] and ({cheat_when})
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return cuda_extension.relu_scale_forward(x, self.scale * 2 if self.cheat else self.scale)
+"""
+
+
+def judge(binary, cache, candidate, *extra, standby="1", testing=False):
+    env = dict(os.environ, CUDA_AGENT_PROFILE_STANDBY=standby)
+    if testing:
+        env["CUDA_AGENT_TESTING"] = "1"
+    proc = subprocess.run([str(binary), "judge", "--task", str(TASK), "--candidate", str(candidate),
+                           "--device", "cpu", "--cache-dir", str(cache), "--json", "--baselines", "eager",
+                           "--warmup", "1", "--iters", "4", *extra],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout)
+
+
+def profile_job(result):
+    jobs = [j for j in result["jobs"] if j["name"] == "profile_candidate"]
+    assert len(jobs) == 1, result["jobs"]
+    return jobs[0]
+
+
+def waiting_standbys(cache):
+    folder = cache / "standby"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def cheat(tmp_path, cheat_when):
+    folder = tmp_path / "cheat"
+    shutil.copytree(CANDIDATE, folder)
+    (folder / "model_new.py").write_text(PROFILE_ONLY_CHEAT.replace("{cheat_when}", cheat_when))
+    return folder
+
+
+def test_the_second_judgement_claims_the_standby_the_first_offered(binary, tmp_path):
+    cache = tmp_path / "cache"
+    first = judge(binary, cache, CANDIDATE)
+    assert first["correct"] is True, first["reason"]
+    assert "standby" not in profile_job(first)
+    offered = waiting_standbys(cache)
+    assert len(offered) == 1, offered
+
+    second = judge(binary, cache, CANDIDATE)
+    assert second["correct"] is True, second["reason"]
+    job = profile_job(second)
+    assert job["standby"] is True and job["standby_waited_s"] > 0
+    assert second["timing"]["spot_checks"] == 2  # its outputs came back to the judgement's folder
+    assert second["timing"]["candidate"]["time_us"] > 0
+    # The claimed standby's folder is gone; the one this judgement offered waits.
+    now = waiting_standbys(cache)
+    assert offered[0] not in now and len(now) == 1, now
+
+
+def test_switched_off_nothing_is_offered_or_claimed(binary, tmp_path):
+    cache = tmp_path / "cache"
+    for _ in range(2):
+        result = judge(binary, cache, CANDIDATE, standby="0")
+        assert result["correct"] is True, result["reason"]
+        assert "standby" not in profile_job(result)
+    assert waiting_standbys(cache) == []
+
+
+@pytest.mark.parametrize("cheat_when, error_kind", [
+    # A candidate that cheats in the profile job is caught through a standby as through a fresh job.
+    ("True", "timed_mismatch"),
+    # The go (the timing seed, the spot-checked calls) and the spec are deleted before candidate code runs.
+    ("os.path.exists('go') or os.path.exists('spec.json')", None),
+])
+def test_a_claimed_standby_keeps_every_check(binary, tmp_path, cheat_when, error_kind):
+    cache = tmp_path / "cache"
+    candidate = cheat(tmp_path, cheat_when)
+    judge(binary, cache, candidate, "--test-skip-static", testing=True)  # offers the standby
+    result = judge(binary, cache, candidate, "--test-skip-static", testing=True)
+    assert profile_job(result).get("standby") is True
+    assert result["error_kind"] == error_kind, result["reason"]
+    assert result["correct"] is (error_kind is None)
