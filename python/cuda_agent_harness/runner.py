@@ -43,10 +43,13 @@ def mark_failed(result: dict, kind: str, reason: str, tb: str = "") -> None:
     result["traceback"] = tb
 
 
-def wait_for_go(spec: dict, result: dict) -> bool:
+def wait_for_go(module, spec: dict, result: dict) -> bool:
     if spec.get("wait_for") is None:
         return True
     go.prepare(spec)
+    warm_up = getattr(module, "warm_up", None)  # set-up of the job's own that needs none of its inputs
+    if warm_up is not None:
+        warm_up(spec)
     return go.wait_for_go(spec, result)
 
 
@@ -56,7 +59,7 @@ def run_job(job: str, spec: dict) -> dict:
     start = time.perf_counter()
     try:
         module = importlib.import_module(JOB_MODULES[job])
-        if getattr(module, "WAITS_FOR_GO", False) or wait_for_go(spec, result):
+        if getattr(module, "WAITS_FOR_GO", False) or wait_for_go(module, spec, result):
             module.run(spec, result)
     except JobError as exc:
         mark_failed(result, exc.kind, exc.reason, traceback_tail(exc.__cause__))

@@ -83,3 +83,12 @@ def test_path_count_mismatch_is_internal(tmp_path):
     spec["actual_paths"] = []
     result = run("compare", spec)
     assert result["error_kind"] == "internal"
+
+
+def test_the_warm_up_never_fails_the_job():
+    """compare.warm_up runs before the go of an early compare job on the GPU; without a GPU (here), or
+    with a spec it cannot use, it must do nothing rather than raise."""
+    from cuda_agent_harness.jobs import compare as compare_job
+    assert compare_job.warm_up({"device": "cpu"}) is None
+    assert compare_job.warm_up({"device": "cuda", "tolerance": {"mode": "fixed"}}) is None
+    assert compare_job.warm_up({"device": "cuda"}) is None
