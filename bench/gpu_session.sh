@@ -12,7 +12,9 @@
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
 #   bash bench/gpu_session.sh standby    # issue 22's step with standby profile jobs on and off: judge_latency's
 #                                        # warmup, then `ours` alternately with CUDA_AGENT_PROFILE_STANDBY=1 and
-#                                        # =0 (STANDBY_REPEATS rounds), then `cv` with them on
+#                                        # =0 (STANDBY_REPEATS rounds), then `cv` with them on; on a fresh
+#                                        # machine the warmup alone takes ~4 min (it re-measures the
+#                                        # committed baselines), so 2 rounds do not fit one 10-min call
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
