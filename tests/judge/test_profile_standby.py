@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 
-import pytest
 
 from test_judge_cases import REPO, binary  # noqa: F401 - the fixture
 
@@ -45,7 +44,7 @@ def judge(binary, cache, candidate, *extra, standby="1", testing=False):
     if testing:
         env["CUDA_AGENT_TESTING"] = "1"
     proc = subprocess.run([str(binary), "judge", "--task", str(TASK), "--candidate", str(candidate),
-                           "--device", "cpu", "--cache-dir", str(cache), "--json", "--baselines", "eager",
+                           "--device", "cpu", "--cache-dir", str(cache), "--json", "--baselines", "none",
                            "--warmup", "1", "--iters", "4", *extra],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -63,8 +62,7 @@ def waiting_standbys(cache):
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
-def cheat(tmp_path, cheat_when):
-    folder = tmp_path / "cheat"
+def cheat(folder, cheat_when):
     shutil.copytree(CANDIDATE, folder)
     (folder / "model_new.py").write_text(PROFILE_ONLY_CHEAT.replace("{cheat_when}", cheat_when))
     return folder
@@ -91,24 +89,23 @@ def test_the_second_judgement_claims_the_standby_the_first_offered(binary, tmp_p
 
 def test_switched_off_nothing_is_offered_or_claimed(binary, tmp_path):
     cache = tmp_path / "cache"
-    for _ in range(2):
-        result = judge(binary, cache, CANDIDATE, standby="0")
-        assert result["correct"] is True, result["reason"]
-        assert "standby" not in profile_job(result)
+    result = judge(binary, cache, CANDIDATE, standby="0")
+    assert result["correct"] is True, result["reason"]
+    assert "standby" not in profile_job(result)
     assert waiting_standbys(cache) == []
 
 
-@pytest.mark.parametrize("cheat_when, error_kind", [
-    # A candidate that cheats in the profile job is caught through a standby as through a fresh job.
-    ("True", "timed_mismatch"),
-    # The go (the timing seed, the spot-checked calls) and the spec are deleted before candidate code runs.
-    ("os.path.exists('go') or os.path.exists('spec.json')", None),
-])
-def test_a_claimed_standby_keeps_every_check(binary, tmp_path, cheat_when, error_kind):
+def test_a_claimed_standby_keeps_every_check(binary, tmp_path):
     cache = tmp_path / "cache"
-    candidate = cheat(tmp_path, cheat_when)
-    judge(binary, cache, candidate, "--test-skip-static", testing=True)  # offers the standby
-    result = judge(binary, cache, candidate, "--test-skip-static", testing=True)
+    # A candidate that cheats in the profile job is caught through a standby as through a fresh job.
+    cheats = cheat(tmp_path / "always", "True")
+    judge(binary, cache, cheats, "--test-skip-static", testing=True)  # offers the standby
+    caught = judge(binary, cache, cheats, "--test-skip-static", testing=True)
+    assert profile_job(caught).get("standby") is True
+    assert caught["error_kind"] == "timed_mismatch", caught["reason"]
+    # The go (the timing seed, the spot-checked calls) and the spec are deleted before candidate code
+    # runs: one that cheats only when it can see them is judged correct.
+    peeks = cheat(tmp_path / "peeks", "os.path.exists('go') or os.path.exists('spec.json')")
+    result = judge(binary, cache, peeks, "--test-skip-static", testing=True)
     assert profile_job(result).get("standby") is True
-    assert result["error_kind"] == error_kind, result["reason"]
-    assert result["correct"] is (error_kind is None)
+    assert result["error_kind"] is None and result["correct"] is True, result["reason"]
