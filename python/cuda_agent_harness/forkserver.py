@@ -35,6 +35,7 @@ import ctypes
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import sys
@@ -80,7 +81,6 @@ def _standby_fields(request: dict) -> dict | None:
 
 def _clean_up(paths: list[str]) -> None:
     """Removes what an unclaimed standby leaves: its folders, and its cgroup folders (rmdir only)."""
-    import shutil
     for path in paths:
         try:
             if path.startswith("/sys/fs/cgroup/"):
