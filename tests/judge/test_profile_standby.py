@@ -3,15 +3,14 @@ for it, and the verdict is the one a fresh job gives.
 
 Standbys are on by default only on CUDA; CUDA_AGENT_PROFILE_STANDBY=1 switches them on here, on the CPU
 device, with a cache folder per test (a standby's key holds the hidden cache folder, so tests never claim
-each other's). The first judgement offers a standby, the second claims it (its `profile_candidate` job
-says `standby: true`).
+each other's). The first judgement offers a standby, the next claims it (its `profile_candidate` job says
+`standby: true`) and offers one in turn.
 """
 
 import json
 import os
 import shutil
 import subprocess
-
 
 from test_judge_cases import REPO, binary  # noqa: F401 - the fixture
 
@@ -68,44 +67,37 @@ def cheat(folder, cheat_when):
     return folder
 
 
-def test_the_second_judgement_claims_the_standby_the_first_offered(binary, tmp_path):
+def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_every_check(binary, tmp_path):
     cache = tmp_path / "cache"
-    first = judge(binary, cache, CANDIDATE)
+    # The static rules are skipped in all three (so that the cheats reach the profile job); the switch
+    # is part of the judge's environment, so all three share one standby key.
+    first = judge(binary, cache, CANDIDATE, "--test-skip-static", testing=True)
     assert first["correct"] is True, first["reason"]
     assert "standby" not in profile_job(first)
     offered = waiting_standbys(cache)
     assert len(offered) == 1, offered
 
-    second = judge(binary, cache, CANDIDATE)
-    assert second["correct"] is True, second["reason"]
-    job = profile_job(second)
-    assert job["standby"] is True and job["standby_waited_s"] > 0
-    assert second["timing"]["spot_checks"] == 2  # its outputs came back to the judgement's folder
-    assert second["timing"]["candidate"]["time_us"] > 0
-    # The claimed standby's folder is gone; the one this judgement offered waits.
-    now = waiting_standbys(cache)
-    assert offered[0] not in now and len(now) == 1, now
-
-
-def test_switched_off_nothing_is_offered_or_claimed(binary, tmp_path):
-    cache = tmp_path / "cache"
-    result = judge(binary, cache, CANDIDATE, standby="0")
-    assert result["correct"] is True, result["reason"]
-    assert "standby" not in profile_job(result)
-    assert waiting_standbys(cache) == []
-
-
-def test_a_claimed_standby_keeps_every_check(binary, tmp_path):
-    cache = tmp_path / "cache"
     # A candidate that cheats in the profile job is caught through a standby as through a fresh job.
-    cheats = cheat(tmp_path / "always", "True")
-    judge(binary, cache, cheats, "--test-skip-static", testing=True)  # offers the standby
-    caught = judge(binary, cache, cheats, "--test-skip-static", testing=True)
-    assert profile_job(caught).get("standby") is True
+    caught = judge(binary, cache, cheat(tmp_path / "always", "True"), "--test-skip-static", testing=True)
+    job = profile_job(caught)
+    assert job["standby"] is True and job["standby_waited_s"] > 0
     assert caught["error_kind"] == "timed_mismatch", caught["reason"]
+    now = waiting_standbys(cache)
+    assert offered[0] not in now and len(now) == 1, now  # the claimed one's folder is gone
+
     # The go (the timing seed, the spot-checked calls) and the spec are deleted before candidate code
-    # runs: one that cheats only when it can see them is judged correct.
+    # runs: a candidate that cheats only when it can see them is judged correct, with its spot checks
+    # (its outputs came back to the judgement's folder) and a time.
     peeks = cheat(tmp_path / "peeks", "os.path.exists('go') or os.path.exists('spec.json')")
     result = judge(binary, cache, peeks, "--test-skip-static", testing=True)
     assert profile_job(result).get("standby") is True
     assert result["error_kind"] is None and result["correct"] is True, result["reason"]
+    assert result["timing"]["spot_checks"] == 2
+    assert result["timing"]["candidate"]["time_us"] > 0
+
+    # Switched off, the waiting standby is neither claimed nor joined by another.
+    waiting = waiting_standbys(cache)
+    off = judge(binary, cache, CANDIDATE, "--test-skip-static", standby="0", testing=True)
+    assert off["correct"] is True, off["reason"]
+    assert "standby" not in profile_job(off)
+    assert waiting_standbys(cache) == waiting
