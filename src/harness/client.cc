@@ -56,6 +56,16 @@ std::string JobOutcome::Reason() const {
   return result["reason"].get<std::string>();
 }
 
+void JobOutcome::ReadResult(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return;
+  Result<Json> read = ReadJsonFile(path);
+  if (read.ok() && read->is_object()) {
+    has_result = true;
+    result = std::move(read).value();
+  }
+}
+
 std::string JobOutcome::StderrTail(int lines) const {
   const std::string& err = process.err;
   size_t pos = err.size();
@@ -212,13 +222,7 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
     }
     outcome.process = std::move(run).value();
   }
-  if (fs::exists(result_path, ec)) {
-    Result<Json> result = ReadJsonFile(result_path);
-    if (result.ok() && result->is_object()) {
-      outcome.has_result = true;
-      outcome.result = std::move(result).value();
-    }
-  }
+  outcome.ReadResult(result_path);
   return outcome;
 }
 

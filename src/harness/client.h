@@ -52,6 +52,8 @@ struct JobOutcome {
   bool Ok() const;
   std::string ErrorKind() const;
   std::string Reason() const;
+  // ReadResult takes the job's result from `path` when it holds a JSON object (has_result).
+  void ReadResult(const fs::path& path);
   // StderrTail returns the last `lines` lines of the child's stderr.
   std::string StderrTail(int lines = 20) const;
 };

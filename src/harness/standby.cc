@@ -224,7 +224,6 @@ Status Standby::Go(const Json& spec, const std::vector<fs::path>& readable,
 Result<JobOutcome> Standby::Wait(double timeout_s) {
   StandbyDirs d(dir_);
   ForkServerJob files = JobFiles(d);
-  files.max_output_bytes = max_output_bytes_;
   if (jailed_) files.jail = JailSpec{};
   Result<RunResult> run = claimed_.Wait(files, timeout_s);
   if (!run.ok()) return run.status();
@@ -246,13 +245,7 @@ Result<JobOutcome> Standby::Wait(double timeout_s) {
         {"reason", "the standby job ended before its go: " + outcome.process.Describe()}};
     return outcome;
   }
-  if (fs::exists(d.Result(), ec)) {
-    Result<Json> result = ReadJsonFile(d.Result());
-    if (result.ok() && result->is_object()) {
-      outcome.has_result = true;
-      outcome.result = std::move(result).value();
-    }
-  }
+  outcome.ReadResult(d.Result());
   if (!writable_.empty()) {
     for (const auto& entry : fs::directory_iterator(d.out, ec)) {
       fs::rename(entry.path(), writable_ / entry.path().filename(), ec);

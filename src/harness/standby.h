@@ -86,7 +86,6 @@ class Standby {
   bool jailed_ = false;
   JobContainment containment_;  // the cgroup and the protected files' fingerprints
   fs::path writable_;           // the go's writable folder (out/ maps to it)
-  size_t max_output_bytes_ = 1 << 20;
 };
 
 }  // namespace cuda_agent
