@@ -18,6 +18,8 @@
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
+#   bash bench/gpu_session.sh dist-probe # waves of concurrent judgements on GPU 0, then on every GPU: the
+#                                        # JudgeResults' job phases, to see which grow with more GPUs busy
 #   bash bench/gpu_session.sh probe      # issue 22's diagnostics: the A1 unjoined-stream case judged with the
 #                                        # static rules on and off (PROBE_REPEATS each), the stream-fence
 #                                        # markers (bench/stream_fence_probe.py), the profiler's start-up
@@ -365,28 +367,77 @@ PY
     # Judged per hour against GPUs on one host (issue 20's GPU rows): one `cuda-agent worker --device
     # cuda --gpus G --consumers DISTGPU_CONSUMERS` (4 per GPU) for G = 0, then 0,1, ... up to every GPU;
     # `queue bench` submits DISTGPU_PER_GPU (24) × GPUs distinct copies of relu_scale's cuda_correct (each
-    # one compiled), 2 × consumers per GPU in flight, after a warm-up of 2 (baselines, caches). One shared
-    # cache folder, as on a host.
+    # one compiled), 2 × consumers per GPU in flight, after a warm-up of as many jobs at once (every
+    # consumer's caches, standby profile jobs and each GPU's own baselines). One shared cache folder, as
+    # on a host. bench/worker_stages.py reads the workers' logs: median stage times per GPU.
     export CUDA_AGENT_REDIS_SERVER="${CUDA_AGENT_REDIS_SERVER:-$PWD/dist/redis/redis-server}"
     RPORT=6391; URL="redis://127.0.0.1:$RPORT/0"
     "$CUDA_AGENT_REDIS_SERVER" --port "$RPORT" --save '' --appendonly no > "$OUT/redis.log" 2>&1 &
     REDIS_PID=$!; sleep 1
     NGPU=$(nvidia-smi -L | wc -l); SET=""
     TASK=(--task examples/relu_scale/model.py --candidate examples/relu_scale/candidates/cuda_correct --device cuda)
-    for g in $(seq 0 $((NGPU - 1))); do
-      SET="${SET:+$SET,}$g"; N=$((g + 1))
+    GPUSETS=""
+    for g in $(seq 0 $((NGPU - 1))); do SET="${SET:+$SET,}$g"; GPUSETS="$GPUSETS $SET"; done
+    # DISTGPU_ORDER (e.g. "0 0,1 0"): the GPU sets in the order run; a set run twice is measured twice.
+    RUN=0
+    for SET in ${DISTGPU_ORDER:-$GPUSETS}; do
+      N=$(echo "$SET" | tr ',' '\n' | wc -l); RUN=$((RUN + 1))
       C="${DISTGPU_CONSUMERS:-4}"
       "$BIN" worker --redis "$URL" --device cuda --gpus "$SET" --consumers "$C" --cache-dir /tmp/distgpu-cache \
-        > "$OUT/worker_$N.log" 2>&1 &
+        > "$OUT/worker_$RUN.log" 2>&1 &
       WPID=$!
-      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count 2 --concurrency 2 --json > /dev/null 2>&1
+      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count $((2 * C * N)) --concurrency $((2 * C * N)) \
+        --json > "$OUT/distgpu_warmup_$RUN.json" 2>&1
+      MARK=$(wc -l < "$OUT/worker_$RUN.log")  # the worker's own lines after this are the measured run's
       "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count $(("${DISTGPU_PER_GPU:-24}" * N)) \
         --concurrency $((2 * C * N)) \
-        --json > "$OUT/distgpu_$N.json" 2>> "$OUT/distgpu.err"
-      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'GPU(s):', round(r['jobs_per_hour']), 'judged/h, p50', round(r['latency_ms']['p50']/1000,1), 's, outcomes', r.get('outcomes'))" "$OUT/distgpu_$N.json" "$N"
+        --json > "$OUT/distgpu_$RUN.json" 2>> "$OUT/distgpu.err"
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('run', sys.argv[3], 'GPUs', sys.argv[2], ':', round(r['jobs_per_hour']), 'judged/h, p50', round(r['latency_ms']['p50']/1000,1), 's, outcomes', r.get('outcomes'))" "$OUT/distgpu_$RUN.json" "$SET" "$RUN"
       kill -TERM "$WPID"; wait "$WPID"
+      tail -n +$((MARK + 1)) "$OUT/worker_$RUN.log" > "$OUT/worker_${RUN}_measured.log"
+      python3 bench/worker_stages.py "$OUT/worker_${RUN}_measured.log" --json "$OUT/stages_$RUN.json"
     done
     kill "$REDIS_PID"
+    # few files come back from the GPU machine: the logs and per-run records in one archive
+    (cd "$OUT" && tar -czf distgpu.tar.gz worker_*.log stages_*.json distgpu_*.json redis.log distgpu.err \
+      && rm -f worker_*.log stages_*.json distgpu_warmup_*.json)
+    ;;
+  dist-probe)
+    # Where a judgement's time goes when several GPUs of one host judge at once (issue 20): waves of
+    # PROBE_PER_GPU (4) concurrent `cuda-agent judge` processes per GPU (distinct copies of relu_scale's
+    # cuda_correct, one shared cache folder as the workers have), on GPU 0 alone, then on every GPU;
+    # PROBE_WAVES (3) waves each, the first a warm-up. The JudgeResults (jobs with their phases) go to
+    # one JSONL per set; `top` is sampled in the middle of the last wave on every GPU.
+    NGPU=$(nvidia-smi -L | wc -l); ALL=$(seq -s, 0 $((NGPU - 1)))
+    K="${PROBE_PER_GPU:-4}"; export CUDA_AGENT_CACHE_DIR=/tmp/probe-cache
+    base=examples/relu_scale/candidates/cuda_correct
+    for SET in 0 "$ALL"; do
+      for wave in $(seq 1 "${PROBE_WAVES:-3}"); do
+        pids=()
+        for g in ${SET//,/ }; do
+          for k in $(seq 1 "$K"); do
+            c=/tmp/probe-cands/$SET-$wave-$g-$k; rm -rf "$c"; mkdir -p "$c"; cp -r "$base"/. "$c"/
+            echo "// probe $SET $wave $g $k $RANDOM" >> "$c/kernels/relu_scale.cu"
+            CUDA_VISIBLE_DEVICES=$g "$BIN" judge --task examples/relu_scale/model.py --candidate "$c" \
+              --device cuda --json > "/tmp/probe-cands/$SET-$wave-$g-$k.json" 2>/dev/null &
+            pids+=($!)
+          done
+        done
+        [ "$SET" = "$ALL" ] && [ "$wave" = "${PROBE_WAVES:-3}" ] && (sleep 4; top -b -n 1 | head -45 > "$OUT/top.txt") &
+        wait "${pids[@]}"
+        python3 - "$SET" "$wave" /tmp/probe-cands/"$SET-$wave"-*.json >> "$OUT/probe_${SET//,/_}.jsonl" <<'PY'
+import json, sys
+for path in sys.argv[3:]:
+    try:
+        r = json.load(open(path))
+    except Exception as exc:  # noqa: BLE001
+        r = {"error": str(exc)}
+    r.pop("build", None); r.pop("timing", None)
+    print(json.dumps({"set": sys.argv[1], "wave": int(sys.argv[2]), "file": path, **r}))
+PY
+        echo "set $SET wave $wave: $(python3 -c "import json,sys,statistics;rs=[json.loads(l) for l in open(sys.argv[1]) if json.loads(l)['wave']==int(sys.argv[2])];print(len(rs),'judged, total p50',round(statistics.median(r['stage_seconds']['total'] for r in rs),2),'s')" "$OUT/probe_${SET//,/_}.jsonl" "$wave")"
+      done
+    done
     ;;
   baselines)
     shift

@@ -129,6 +129,17 @@ def calibrate(device: str, repeats: int = 7) -> dict:
     return {"copy_us": best(lambda: dst.copy_(src)), "gemm_us": best(lambda: torch.mm(a, b))}
 
 
+def device_uuid(device: str) -> str | None:
+    """The GPU's UUID, or None (CPU, or torch cannot tell). GPUs of one model differ in speed (two
+    H100s of one host: copy calibrations 10% apart), so the judge keeps baselines per GPU as well."""
+    if device != "cuda":
+        return None
+    try:
+        return str(torch.cuda.get_device_properties(torch.cuda.current_device()).uuid)
+    except Exception:  # noqa: BLE001 - an older torch without `uuid`: per-model baselines only
+        return None
+
+
 class L2Flusher:
     """Before each timed call: resets the persisting-L2 lines and limit, then overwrites a buffer of
     twice the L2 size, so no timed call starts with a warm (or pinned) L2 (HACKS A7)."""

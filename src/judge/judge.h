@@ -10,6 +10,7 @@
 //   JudgeResult r = Judge(env).Run(&task, c.value(), opt);
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "harness/toolchain.h"
@@ -96,5 +97,17 @@ class Judge {
 // "cpu:<host>"), torch version, precision policy and warm-up/iterations of `options`.
 BaselineKey BaselineKeyFor(const Toolchain& toolchain, const std::string& task_id,
                            const JudgeOptions& options, const std::string& target);
+
+// OwnGpuKey: `model_key` narrowed to one GPU, "<model> @ <uuid>", with the UUID a profile job put
+// in its `calibration`; nothing when it has none (CPU, an older torch). GPUs of one model differ
+// (two H100s of one host: copy calibrations 10% apart), and with one entry per model each GPU would
+// find the other's baselines drifted and re-measure them in turn; with one entry per GPU each
+// measures a task's baselines once. The model's entry stays the fallback for a GPU that has none of
+// its own (imported baselines, a new host) and is written with every measurement.
+std::optional<BaselineKey> OwnGpuKey(const BaselineKey& model_key, const Json& calibration);
+
+// FindBaseline: the entry of `own` (this GPU) when there is one, else the model's.
+std::optional<StoredBaseline> FindBaseline(BaselineStore& store, const BaselineKey& model_key,
+                                           const std::optional<BaselineKey>& own);
 
 }  // namespace cuda_agent

@@ -252,5 +252,33 @@ TEST_F(JudgeTest, TheSwitchIsNeverRenderedAsAFlag) {
   }
 }
 
+// Baselines per GPU: two GPUs of one model keep an entry each, and a GPU without one (a new host,
+// imported baselines) falls back to the model's.
+TEST(BaselineKeysTest, EachGpuFindsItsOwnEntryElseTheModels) {
+  fs::path dir = MakeTempDir(fs::temp_directory_path(), "baseline-keys").value();
+  Result<BaselineStore> store = BaselineStore::Open(dir / "store.sqlite");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const BaselineKey model{"task1", "NVIDIA H100 80GB HBM3", "2.11.0", "strict", "eager", 5, 20};
+  const Json gpu0 = {{"copy_us", 188.0}, {"gemm_us", 900.0}, {"device_uuid", "GPU-aaaa"}};
+  const Json gpu1 = {{"copy_us", 209.0}, {"gemm_us", 910.0}, {"device_uuid", "GPU-bbbb"}};
+  std::optional<BaselineKey> own0 = OwnGpuKey(model, gpu0), own1 = OwnGpuKey(model, gpu1);
+  ASSERT_TRUE(own0 && own1);
+  EXPECT_EQ(own0->device, "NVIDIA H100 80GB HBM3 @ GPU-aaaa");
+  EXPECT_EQ(own0->task_id, "task1");
+  EXPECT_EQ(own0->target, "eager");
+  EXPECT_FALSE(OwnGpuKey(model, Json{{"copy_us", 1.0}}).has_value()) << "no UUID: the model only";
+  EXPECT_FALSE(OwnGpuKey(model, Json()).has_value());
+
+  EXPECT_FALSE(FindBaseline(store.value(), model, own0).has_value());
+  ASSERT_TRUE(store->Put(model, {{"time_us", 10.0}}).ok());  // imported: the model's only
+  EXPECT_EQ(FindBaseline(store.value(), model, own0)->summary["time_us"], 10.0);
+  ASSERT_TRUE(store->Put(*own1, {{"time_us", 11.0}}).ok());
+  EXPECT_EQ(FindBaseline(store.value(), model, own1)->summary["time_us"], 11.0) << "GPU 1's own";
+  EXPECT_EQ(FindBaseline(store.value(), model, own0)->summary["time_us"], 10.0)
+      << "GPU 0 falls back";
+  EXPECT_EQ(FindBaseline(store.value(), model, std::nullopt)->summary["time_us"], 10.0);
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cuda_agent

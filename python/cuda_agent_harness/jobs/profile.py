@@ -4,7 +4,8 @@ A candidate process never builds the reference model; a baseline process never i
 Input sets are built first (inputs.make_timing_sets: set k from timing_set_seed(seed, k), kept
 alive), then the model; `warmup` calls, then a calibration of the device (timing.calibrate: a copy and
 a float64 GEMM; the judge compares it with the calibration stored with the baselines to tell whether
-the machine drifted), then `iters` timed calls, each on the next input set, with their outputs kept
+the machine drifted; on CUDA with the GPU's UUID, read before model code runs, which keys the
+baselines kept per GPU), then `iters` timed calls, each on the next input set, with their outputs kept
 alive until the end (within 4 GiB; beyond it only call 0's and the spot-checked calls'). The candidate's calls run
 under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
 the process watch, output checks after each call, weights compared at the end), so profiling looks the
@@ -196,6 +197,7 @@ def run(spec: dict, result: dict) -> None:
     pristine = {i: Frozen(named_tensors(input_sets[timed_call_set(i, warmup, len(input_sets))], "input"),
                           device, budget) for i in calls}
     start_torch_threads(device)
+    uuid = timing.device_uuid(device)  # before any model code runs: what it reports is the judge's
     # The candidate's process watch: pins taken before its code is imported (process_watch.py).
     # On CUDA the profiler's (and the libraries') own threads may start during a call: created threads are
     # counted on the CPU.
@@ -233,6 +235,8 @@ def run(spec: dict, result: dict) -> None:
             first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after, durations)
             clock.lap("warmup")
             result["calibration"] = timing.calibrate(device)
+            if uuid:
+                result["calibration"]["device_uuid"] = uuid
             if checks is not None:
                 checks.watch.reset()  # the calibration's GEMM may start the BLAS library's threads
             clock.lap("calibration")

@@ -34,6 +34,7 @@ from ..errors import JobError, phase
 from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
 from ..models import detached_state, seeded_reference, synchronize, write_reference_weights
 from ..nested import named_tensors, signature, tensor_bytes, to_cpu
+from ..phases import PhaseClock
 from ..precision import apply_backend_flags
 from ..spec import require, require_device
 from ..task_module import import_task
@@ -87,12 +88,16 @@ def run(spec: dict, result: dict) -> None:
     os.makedirs(data_dir, exist_ok=True)
     os.makedirs(expected_dir, exist_ok=True)
 
+    clock = PhaseClock(result)
     task = import_task(task_path)
-    init_inputs, model = seeded_reference(task, init_seed, device)
+    clock.lap("task")
+    init_inputs, model = seeded_reference(task, init_seed, device)  # the first CUDA call inits CUDA
+    clock.lap("model")
     state_dict = detached_state(model)
     torch.save(to_cpu(init_inputs), os.path.join(data_dir, "init_inputs.pt"))
     result["weights_from"] = write_reference_weights(task, init_seed, state_dict, device,
                                                      os.path.join(data_dir, "state_dict.pt"))
+    clock.lap("save")
 
     unscaled_finite = True
     for i, seed in enumerate(check_seeds):
@@ -112,17 +117,20 @@ def run(spec: dict, result: dict) -> None:
             del moved
         if output is None:
             output = run_forward(model, inputs, device, f"check {i}")
+        clock.lap("forward")
         if i == 0:
             unscaled_finite = all_finite(output)
             result["output_signature"] = signature(output)
             result["float_dtypes"] = float_dtypes(inputs, init_inputs, state_dict, output)
         del inputs
         torch.save(output, os.path.join(expected_dir, f"expected_{i}.pt"))
+        clock.lap("save")
         result["input_scales"].append(scale)
         result["input_shifts"].append(shift)
         result["num_checks"] = i + 1
     if spec.get("timing") is not None:
         spot_expected(spec, task, model, device, expected_dir, result)
+        clock.lap("spot_checks")
 
 
 def spot_expected(spec: dict, task, model, device: str, out_dir: str, result: dict) -> None:

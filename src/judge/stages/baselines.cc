@@ -1,7 +1,8 @@
 // baselines.cc — the eager and torch.compile times the reward compares with. From the baseline
 // store (store/) when it holds them for this task × GPU × torch × policy × settings, they are
 // younger than --baseline-max-age and the device has not drifted since; else measured now — each
-// in a process that never saw candidate code, under the exclusive lease — and stored.
+// in a process that never saw candidate code, under the exclusive lease — and stored. Looked up
+// for this GPU first (OwnGpuKey), then for its model; stored under both.
 #include <unistd.h>
 
 #include <ctime>
@@ -85,6 +86,23 @@ BaselineKey BaselineKeyFor(const Toolchain& toolchain, const std::string& task_i
           options.warmup, options.iters};
 }
 
+std::optional<BaselineKey> OwnGpuKey(const BaselineKey& model_key, const Json& calibration) {
+  if (!calibration.is_object()) return std::nullopt;
+  std::string uuid = calibration.value("device_uuid", std::string());
+  if (uuid.empty()) return std::nullopt;
+  BaselineKey own = model_key;
+  own.device += " @ " + uuid;
+  return own;
+}
+
+std::optional<StoredBaseline> FindBaseline(BaselineStore& store, const BaselineKey& model_key,
+                                           const std::optional<BaselineKey>& own) {
+  if (own) {
+    if (std::optional<StoredBaseline> mine = store.Get(*own)) return mine;
+  }
+  return store.Get(model_key);
+}
+
 void StartBaselineProfiles(Judgement& j) {
   const JudgeOptions& opt = j.options();
   for (const std::string target : {"eager", "compile"}) {
@@ -105,7 +123,9 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
   for (const std::string target : {"eager", "compile"}) {
     if (!(target == "eager" ? opt.eager_baseline : opt.compile_baseline)) continue;
     BaselineKey key = BaselineKeyFor(j.toolchain(), r.task.value("id", std::string()), opt, target);
-    std::optional<StoredBaseline> stored = store ? store->Get(key) : std::nullopt;
+    std::optional<BaselineKey> own = OwnGpuKey(key, j.facts().calibration);
+    std::optional<StoredBaseline> stored =
+        store ? FindBaseline(*store, key, own) : std::optional<StoredBaseline>();
     std::string why =
         reuse ? WhyRemeasure(opt, stored, j.facts().calibration) : "asked to re-measure";
     if (why.empty()) {
@@ -137,8 +157,12 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
     if (r.timing.contains("baseline_store"))
       r.timing["baseline_store"][target] = "measured (" + why + ")";
     if (store) {
-      if (Status put = store->Put(key, r.timing[target]); !put.ok()) {
-        notes.push_back("baseline store: " + put.message());
+      std::optional<BaselineKey> measured_on = OwnGpuKey(key, r.timing[target]["calibration"]);
+      for (const BaselineKey* k : {&key, measured_on ? &*measured_on : nullptr}) {
+        if (k == nullptr) continue;
+        if (Status put = store->Put(*k, r.timing[target]); !put.ok()) {
+          notes.push_back("baseline store: " + put.message());
+        }
       }
     }
   }
