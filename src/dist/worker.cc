@@ -122,6 +122,11 @@ class Worker {
   void SetState(size_t index, const std::string& state, const std::string& job_id = "",
                 const std::string& entry_id = "");
   Clock::time_point StoreDeadline() const { return After(std::max(30.0, o_.visibility_s)); }
+  // Bookkeeping: a command whose failure the queue survives (a lost XACK means one redelivery that
+  // the result's SET NX absorbs; a lost notification, a submitter that reads the result after its
+  // wait) — logged, never fatal.
+  void Bookkeep(RedisClient& redis, const std::vector<std::string>& argv,
+                Clock::time_point deadline);
 
   const WorkerOptions& o_;
   const std::atomic<bool>& stop_;
@@ -167,6 +172,16 @@ Status Worker::Run() {
   return OkStatus();
 }
 
+void Worker::Bookkeep(RedisClient& redis, const std::vector<std::string>& argv,
+                      Clock::time_point deadline) {
+  Result<RedisReply> r = redis.Call(argv, deadline);
+  if (!r.ok()) {
+    Say("redis " + argv.front() + " failed: " + r.status().message());
+  } else if (r->error()) {
+    Say("redis " + argv.front() + " answered: " + r->str);
+  }
+}
+
 Status Worker::EnsureGroup(RedisClient& redis) {
   Result<RedisReply> r = redis.Call(
       {"XGROUP", "CREATE", stream_, QueueKeys::kGroup, "0", "MKSTREAM"}, After(o_.visibility_s));
@@ -193,7 +208,9 @@ std::optional<Entry> Worker::Claim(RedisClient& redis, ConsumerState& me) {
                                      std::to_string(idle_ms), "0-0", "COUNT", "1"});
   if (!r.ok()) return std::nullopt;
   if (r->error()) {
-    if (r->str.rfind("NOGROUP", 0) == 0) EnsureGroup(redis);
+    if (r->str.rfind("NOGROUP", 0) == 0) {
+      if (Status s = EnsureGroup(redis); !s.ok()) Say("consumer group: " + s.message());
+    }
     return std::nullopt;
   }
   if (!r->array() || r->elements.size() < 2 || !r->elements[1].array()) return std::nullopt;
@@ -219,7 +236,9 @@ std::optional<Entry> Worker::ReadNew(RedisClient& redis, ConsumerState& me) {
                                     Clock::time_point::max(), 6);
   if (!r.ok() || r->nil()) return std::nullopt;
   if (r->error()) {
-    if (r->str.rfind("NOGROUP", 0) == 0) EnsureGroup(redis);
+    if (r->str.rfind("NOGROUP", 0) == 0) {
+      if (Status s = EnsureGroup(redis); !s.ok()) Say("consumer group: " + s.message());
+    }
     return std::nullopt;
   }
   // [[stream, [[id, [k, v, ...]]]]]
@@ -252,7 +271,7 @@ void Worker::Consume(size_t index) {
   Result<RedisReply> mine =
       redis.Call({"XPENDING", stream_, QueueKeys::kGroup, "-", "+", "1", name}, After(2));
   if (mine.ok() && mine->array() && mine->elements.empty())
-    redis.Call({"XGROUP", "DELCONSUMER", stream_, QueueKeys::kGroup, name}, After(2));
+    Bookkeep(redis, {"XGROUP", "DELCONSUMER", stream_, QueueKeys::kGroup, name}, After(2));
   SetState(index, "stopped");
 }
 
@@ -311,11 +330,12 @@ void Worker::Handle(RedisClient& redis, size_t index, Entry entry) {
                    std::to_string(o_.max_deliveries) + ") without a result; last error: " + last);
     return;
   }
-  redis.Call({"HSET", attempts, "consumer", me.name, "delivery", std::to_string(entry.deliveries),
-              "started_at", Seconds(UnixNow())},
-             StoreDeadline());
-  redis.Call({"EXPIRE", attempts, std::to_string(static_cast<long long>(o_.result_ttl_s))},
-             StoreDeadline());
+  Bookkeep(redis,
+           {"HSET", attempts, "consumer", me.name, "delivery", std::to_string(entry.deliveries),
+            "started_at", Seconds(UnixNow())},
+           StoreDeadline());
+  Bookkeep(redis, {"EXPIRE", attempts, std::to_string(static_cast<long long>(o_.result_ttl_s))},
+           StoreDeadline());
   SetState(index, "judging", job->id, entry.id);
   auto t0 = Clock::now();
   Result<JudgeResult> result =
@@ -344,7 +364,7 @@ void Worker::Handle(RedisClient& redis, size_t index, Entry entry) {
     std::string why = result.status().message();
     Say(me.name + ": job " + job->id + " failed on delivery " + std::to_string(entry.deliveries) +
         ": " + why);
-    redis.Call({"HSET", attempts, "last_error", why}, StoreDeadline());
+    Bookkeep(redis, {"HSET", attempts, "last_error", why}, StoreDeadline());
     if (entry.deliveries >= o_.max_deliveries) {
       DeadLetter(redis, index, entry,
                  "failed on each of " + std::to_string(entry.deliveries) +
@@ -403,8 +423,8 @@ bool Worker::Store(RedisClient& redis, const std::string& job_id, const JudgeRes
     return false;
   }
   if (set->kind == RedisReply::Kind::kStatus) {
-    redis.Call({"RPUSH", QueueKeys::Done(job_id), "1"}, StoreDeadline());
-    redis.Call({"EXPIRE", QueueKeys::Done(job_id), ttl_s}, StoreDeadline());
+    Bookkeep(redis, {"RPUSH", QueueKeys::Done(job_id), "1"}, StoreDeadline());
+    Bookkeep(redis, {"EXPIRE", QueueKeys::Done(job_id), ttl_s}, StoreDeadline());
   }
   return true;
 }
@@ -412,8 +432,8 @@ bool Worker::Store(RedisClient& redis, const std::string& job_id, const JudgeRes
 void Worker::Finish(RedisClient& redis, const Entry& entry) {
   // Acknowledged only now that the result is stored; the entry (which holds the candidate's
   // files) is then deleted so the stream holds only waiting and pending jobs.
-  redis.Call({"XACK", stream_, QueueKeys::kGroup, entry.id}, StoreDeadline());
-  redis.Call({"XDEL", stream_, entry.id}, StoreDeadline());
+  Bookkeep(redis, {"XACK", stream_, QueueKeys::kGroup, entry.id}, StoreDeadline());
+  Bookkeep(redis, {"XDEL", stream_, entry.id}, StoreDeadline());
 }
 
 void Worker::DeadLetter(RedisClient& redis, size_t index, const Entry& entry,
@@ -465,11 +485,13 @@ void Worker::Heartbeat() {
     }
     bool all_stopped = true;
     for (const ConsumerState& s : states) all_stopped = all_stopped && s.state == "stopped";
-    // A live consumer renews the jobs in its hands, so only a dead one's are taken over.
+    // A live consumer renews the jobs in its hands, so only a dead one's are taken over. The
+    // heartbeat's commands are repeated every beat: one that fails is retried at the next (a Redis
+    // that is gone is reported by the consumers, which reconnect with backoff).
     for (const ConsumerState& s : states) {
       if (!s.entry_id.empty())
-        redis.Call({"XCLAIM", stream_, QueueKeys::kGroup, s.name, "0", s.entry_id, "JUSTID"},
-                   After(every));
+        (void)redis.Call({"XCLAIM", stream_, QueueKeys::kGroup, s.name, "0", s.entry_id, "JUSTID"},
+                         After(every));
     }
     if (Clock::now() >= next_beat || all_stopped) {
       std::vector<std::string> argv = {
@@ -485,16 +507,17 @@ void Worker::Heartbeat() {
         argv.push_back("consumer:" + s.name);
         argv.push_back(s.ToJson().dump());
       }
-      redis.Call(argv, After(every));
-      redis.Call({"EXPIRE", key,
-                  std::to_string(std::max(1LL, static_cast<long long>(3 * o_.heartbeat_s + 1)))},
-                 After(every));
-      redis.Call({"SADD", QueueKeys::kWorkers, key}, After(every));
+      (void)redis.Call(argv, After(every));
+      (void)redis.Call(
+          {"EXPIRE", key,
+           std::to_string(std::max(1LL, static_cast<long long>(3 * o_.heartbeat_s + 1)))},
+          After(every));
+      (void)redis.Call({"SADD", QueueKeys::kWorkers, key}, After(every));
       next_beat = After(o_.heartbeat_s);
     }
     if (all_stopped) {
-      redis.Call({"DEL", key}, After(2));
-      redis.Call({"SREM", QueueKeys::kWorkers, key}, After(2));
+      (void)redis.Call({"DEL", key}, After(2));  // else it expires after 3 missed beats
+      (void)redis.Call({"SREM", QueueKeys::kWorkers, key}, After(2));
       return;
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(std::min(every, 0.25)));
@@ -530,7 +553,7 @@ Result<Json> WorkerStates(const std::string& url_text) {
     Result<RedisReply> h = redis.Call({"HGETALL", m.str}, deadline);
     if (!h.ok()) return h.status();
     if (!h->array() || h->elements.empty()) {
-      redis.Call({"SREM", QueueKeys::kWorkers, m.str}, deadline);  // its hash expired
+      (void)redis.Call({"SREM", QueueKeys::kWorkers, m.str}, deadline);  // its hash expired
       continue;
     }
     Json w = {{"consumers", Json::array()}};

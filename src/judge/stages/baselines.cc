@@ -126,20 +126,33 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
     std::optional<BaselineKey> own = OwnGpuKey(key, j.facts().calibration);
     std::optional<StoredBaseline> stored =
         store ? FindBaseline(*store, key, own) : std::optional<StoredBaseline>();
+    auto use_stored = [&](const StoredBaseline& entry) {
+      r.timing[target] = entry.summary;
+      r.timing[target]["stored_at"] = entry.measured_at;
+      r.timing["baseline_store"][target] = "stored";
+    };
     std::string why =
         reuse ? WhyRemeasure(opt, stored, j.facts().calibration) : "asked to re-measure";
     if (why.empty()) {
-      r.timing[target] = stored->summary;
-      r.timing[target]["stored_at"] = stored->measured_at;
-      r.timing["baseline_store"][target] = "stored";
+      use_stored(*stored);
       continue;
+    }
+    Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive);
+    if (!lease.ok()) return j.Internal(lease.status().message());
+    // Judgements of one task often start together (an RL step's samples of a prompt): the others
+    // measured under this lease while this one waited for it. Read the store again, so the task's
+    // baselines are measured once, not once per judgement in flight.
+    if (store && reuse) {
+      std::optional<StoredBaseline> again = FindBaseline(*store, key, own);
+      if (WhyRemeasure(opt, again, j.facts().calibration).empty()) {
+        use_stored(*again);
+        continue;
+      }
     }
     if (stored && reuse && !noted) {
       notes.push_back("baselines re-measured: " + why);
       noted = true;
     }
-    Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive);
-    if (!lease.ok()) return j.Internal(lease.status().message());
     Result<JobOutcome> bp = RunBaselineJob(j, target);
     if (!bp.ok()) return j.Internal(bp.status().message());
     j.Track(bp.value());
