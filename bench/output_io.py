@@ -69,7 +69,6 @@ def main() -> None:
     for folder in args.dirs.split(","):
         if not os.path.isdir(folder):
             continue
-        os.makedirs(folder, exist_ok=True)
         rows = [one_round(source, folder, device) for _ in range(args.repeats)]
         stat = os.statvfs(folder)
         summary = {k: {"median": statistics.median(r[k] for r in rows), "min": min(r[k] for r in rows),
