@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import traceback
-from typing import Iterator
+from typing import Callable, Iterator
 
 MAX_REASON_CHARS = 300
 TRACEBACK_LINES = 40
@@ -56,3 +56,27 @@ def phase(kind: str, what: str) -> Iterator[None]:
         raise
     except BaseException as exc:  # candidate code may raise SystemExit or KeyboardInterrupt
         raise JobError(kind, f"{what} raised {describe(exc)}") from exc
+
+
+def new_result() -> dict:
+    """The fields every result has."""
+    return {"ok": True, "error_kind": None, "reason": "", "traceback": ""}
+
+
+def mark_failed(result: dict, kind: str, reason: str, tb: str = "") -> None:
+    """Sets the failure fields of `result`."""
+    result["ok"] = False
+    result["error_kind"] = kind
+    result["reason"] = reason
+    result["traceback"] = tb
+
+
+def run_reporting(work: Callable[[], None], result: dict) -> None:
+    """Runs `work`; whatever it raises becomes the failure fields of `result` (a JobError its kind,
+    anything else "internal": a harness or judge bug, or an invalid spec)."""
+    try:
+        work()
+    except JobError as exc:
+        mark_failed(result, exc.kind, exc.reason, traceback_tail(exc.__cause__))
+    except BaseException as exc:  # noqa: BLE001 - every failure must end up in the result
+        mark_failed(result, "internal", f"harness error: {describe(exc)}", traceback_tail(exc))

@@ -14,7 +14,7 @@ import importlib
 import time
 
 from . import go
-from .errors import JobError, describe, traceback_tail
+from .errors import new_result, run_reporting
 from .spec import write_result
 
 JOB_MODULES = {
@@ -28,19 +28,6 @@ JOB_MODULES = {
     "synth": "cuda_agent_harness.jobs.synth",
     "ncu_target": "cuda_agent_harness.jobs.ncu_target",
 }
-
-
-def new_result() -> dict:
-    """The fields every result has."""
-    return {"ok": True, "error_kind": None, "reason": "", "traceback": ""}
-
-
-def mark_failed(result: dict, kind: str, reason: str, tb: str = "") -> None:
-    """Sets the failure fields of `result`."""
-    result["ok"] = False
-    result["error_kind"] = kind
-    result["reason"] = reason
-    result["traceback"] = tb
 
 
 def wait_for_go(module, spec: dict, result: dict) -> bool:
@@ -57,14 +44,13 @@ def run_job(job: str, spec: dict) -> dict:
     """Runs `job` on `spec`, writes the result to spec["result_path"] and returns it."""
     result = new_result()
     start = time.perf_counter()
-    try:
+
+    def work() -> None:
         module = importlib.import_module(JOB_MODULES[job])
         if getattr(module, "WAITS_FOR_GO", False) or wait_for_go(module, spec, result):
             module.run(spec, result)
-    except JobError as exc:
-        mark_failed(result, exc.kind, exc.reason, traceback_tail(exc.__cause__))
-    except BaseException as exc:  # noqa: BLE001 - every failure must end up in the result
-        mark_failed(result, "internal", f"harness error: {describe(exc)}", traceback_tail(exc))
+
+    run_reporting(work, result)
     result["seconds"] = time.perf_counter() - start
     write_result(spec["result_path"], result)
     return result

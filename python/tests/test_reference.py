@@ -1,12 +1,17 @@
-"""Tests of the `reference` job: files written, task errors named."""
+"""Tests of the `reference` job: files written, task errors named; served, its comparisons' answers."""
 
+import json
 import os
+import threading
+import time
 
 import torch
 
 from cuda_agent_harness.inputs import make_input_set, timed_call_set, timing_set_seed, transformed
 from cuda_agent_harness.task_module import import_task
-from helpers import TASK, make_reference, reference_spec, reference_weights_of, run, write
+from cuda_agent_harness.runner import run_job
+from helpers import (TASK, fixed_tolerance, make_reference, read_strict_json, reference_spec, reference_weights_of,
+                     run, write)
 
 
 def load(path):
@@ -278,3 +283,114 @@ def test_models_are_built_on_their_device_and_on_the_cpu_where_that_fails():
     assert construct(Anywhere, [], "meta", "task").built_on == "meta"
     model = construct(CpuOnly, [], "meta", "task")
     assert model.built_on == "cpu" and model.lin.weight.device.type == "meta"
+
+
+# --- served: the reference answers the judgement's comparisons itself (serving.py) ---
+
+class Served:
+    """A reference job with "serve", run on a thread of this process; the test plays the judge."""
+
+    def __init__(self, tmp_path, timing=True, task=TASK, start=True):
+        self.tmp = tmp_path
+        task_path = write(tmp_path / "task" / "model.py", task)
+        requests = ("reference", "compare", "compare_spots") if timing else ("reference", "compare")
+        self.spec = reference_spec(tmp_path, task_path)
+        self.spec["expected_dir"] = str(tmp_path / "private")
+        for d in ("answers", "served", "outputs"):
+            (tmp_path / d).mkdir()
+        self.spec["serve"] = {"answers_dir": str(tmp_path / "answers"), "go_dir": str(tmp_path / "served"),
+                              "stop": str(tmp_path / "served" / "stop"), "timeout_s": 30,
+                              "requests": list(requests)}
+        self.spec["tolerance"] = fixed_tolerance()
+        if timing:
+            self.spec["timing"] = {"seed": 999, "warmup": 2, "iters": 4, "spot_check_calls": [3, 1]}
+        self.thread = threading.Thread(target=run_job, args=("reference", self.spec))
+        if start:
+            self.thread.start()
+
+    def answer(self, name: str) -> dict:
+        path = self.tmp / "answers" / f"{name}.json"
+        deadline = time.monotonic() + 60
+        while not path.exists():
+            assert self.thread.is_alive() or path.exists(), f"the job ended without answering {name}"
+            assert time.monotonic() < deadline, f"no answer to {name}"
+            time.sleep(0.005)
+        return read_strict_json(str(path))
+
+    def go(self, name: str, keys: list, outputs: list) -> dict:
+        paths = []
+        for i, out in enumerate(outputs):
+            paths.append(str(self.tmp / "outputs" / f"{name}_{i}.pt"))
+            torch.save(out, paths[-1])
+        with open(self.tmp / "served" / f"go_{name}", "w") as f:
+            json.dump({"expected_keys": keys, "actual_paths": paths}, f)
+        return self.answer(name)
+
+    def end(self) -> dict:
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+        return read_strict_json(self.spec["result_path"])
+
+
+def expected_of(spec, seed_or_set, timing_seed=None):
+    task = import_task(spec["task_path"])
+    state_dict = reference_weights_of(spec)
+    seed = seed_or_set if timing_seed is None else timing_set_seed(timing_seed, seed_or_set)
+    x, offset = make_input_set(task, seed, "cpu")
+    return (x @ state_dict["lin.weight"].t() + state_dict["lin.bias"]) * 2 + 1 + offset
+
+
+def test_served_reference_answers_both_comparisons_from_memory(tmp_path):
+    served = Served(tmp_path)
+    ref = served.answer("reference")
+    assert ref["ok"] and ref["num_checks"] == 3
+    assert [e["key"] for e in ref["spot_expected"]] == ["call 3", "call 1"]
+    assert not any("path" in e for e in ref["spot_expected"])
+    assert os.listdir(tmp_path / "private") == []  # the expected outputs never touch the disk
+    seeds = served.spec["check_seeds"]
+    good = [expected_of(served.spec, s) for s in seeds] + [expected_of(served.spec, seeds[0])]
+    bad = [g.clone() for g in good]
+    bad[2][0, 0] += 1
+    cmp = served.go("compare", ["check 0", "check 1", "check 2", "check 0"], bad)
+    assert not cmp["ok"] and cmp["error_kind"] == "mismatch"
+    assert [c["ok"] for c in cmp["checks"]] == [True, True, False, True]
+    assert cmp["go_wait_seconds"] >= 0 and set(cmp["phase_seconds"]) == {"load", "compare"}
+    spots = [expected_of(served.spec, e["input_set"], 999) for e in ref["spot_expected"]]
+    spot = served.go("compare_spots", ["call 3", "call 1"], spots)
+    assert spot["ok"], spot
+    assert [c["ok"] for c in spot["checks"]] == [True, True]
+    final = served.end()
+    assert final["ok"] and final["answered"] == ["compare", "compare_spots"]
+
+
+def test_served_reference_ends_at_stop_and_names_an_unknown_key(tmp_path):
+    served = Served(tmp_path, timing=False)
+    assert served.answer("reference")["ok"]
+    cmp = served.go("compare", ["check 7"], [torch.zeros(16, 8)])
+    assert not cmp["ok"] and cmp["error_kind"] == "internal" and "check 7" in cmp["reason"]
+    (tmp_path / "served" / "stop").write_text("stop\n")
+    final = served.end()
+    assert final["ok"] and final["answered"] == ["compare"]
+    assert not (tmp_path / "answers" / "compare_spots.json").exists()
+
+
+def test_served_reference_that_fails_answers_nothing(tmp_path):
+    served = Served(tmp_path, task=TASK.replace("def get_inputs():", "def other():"), start=False)
+    result = run("reference", served.spec)
+    assert not result["ok"] and result["error_kind"] == "task"
+    assert os.listdir(tmp_path / "answers") == []
+
+
+def test_served_reference_beyond_its_memory_budget_compares_from_files(tmp_path):
+    served = Served(tmp_path, timing=False, start=False)
+    served.spec["keep_bytes"] = 16 * 8 * 4 * 2  # two of the three checks' outputs
+    served.thread.start()
+    ref = served.answer("reference")
+    assert ref["ok"] and ref["num_checks"] == 3
+    assert sorted(os.listdir(tmp_path / "private")) == ["expected_2.pt"]  # only the one beyond it
+    seeds = served.spec["check_seeds"]
+    good = [expected_of(served.spec, s) for s in seeds]
+    cmp = served.go("compare", ["check 2", "check 0", "check 1"], [good[2], good[0], good[1]])
+    assert cmp["ok"], cmp
+    (tmp_path / "served" / "stop").write_text("stop\n")
+    assert served.end()["kept_in_memory_bytes"] == 16 * 8 * 4 * 2

@@ -54,7 +54,7 @@ JudgeResult Judge::Run(const Task* task, const Candidate& candidate, const Judge
     // ready meanwhile (early jobs).
     std::future<ReferenceRun> reference;
     if (opt.until != Stage::kBuild) {
-      reference = StartReference(j, opt.checks, opt.until == Stage::kDone);
+      reference = StartReference(j, opt.checks, opt.until == Stage::kDone, /*serve=*/true);
       StartVerifyJobs(j);
     }
     if (Build(j) == Next::kStop) {
@@ -100,7 +100,7 @@ JudgeResult Judge::Baselines(const Task& task, const JudgeOptions& opt) {
     // The baseline jobs start their profilers while the reference writes the init inputs and the
     // weights (no checks: a baseline needs no expected outputs).
     StartBaselineProfiles(j);
-    std::future<ReferenceRun> reference = StartReference(j, 0, /*timing=*/false);
+    std::future<ReferenceRun> reference = StartReference(j, 0, /*timing=*/false, /*serve=*/false);
     if (FinishReference(j, reference) == Next::kStop) return Next::kStop;
     StartTiming(j);
     if (ProfileBaselines(j, /*reuse=*/false) == Next::kStop) return Next::kStop;

@@ -94,7 +94,7 @@ def test_an_unusable_store_is_a_note_not_a_failure(binary, tmp_path):
     assert "baseline store unavailable" in result["reason"] and "junk.sqlite" in result["reason"]
 
 
-def test_the_jobs_are_recorded_and_verification_jobs_start_early(binary):
+def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_the_comparisons(binary):
     proc = judge(binary, "--baselines", "eager", "--iters", "3", "--json", "--baseline-store", "none")
     result = json.loads(proc.stdout)
     assert result["reward"] in (1, 2, 3), result["reason"]
@@ -102,14 +102,22 @@ def test_the_jobs_are_recorded_and_verification_jobs_start_early(binary):
     assert {"static", "reference", "candidate", "compare", "profile_candidate", "compare_spots",
             "eager"} <= set(jobs), sorted(jobs)
     reference = jobs["reference"]
-    for name in ("candidate", "compare", "profile_candidate", "compare_spots"):
+    for name in ("candidate", "profile_candidate"):
         early = jobs[name]
         assert early["start_s"] < reference["end_s"], f"{name} started with the reference, not after it"
         assert early["go_wait_seconds"] >= 0 and "error_kind" not in early
-    # each waited for the stage before it: the candidate for the reference, the comparison for the candidate
+    # the comparisons are answers of the one reference process (no compare job of their own), each
+    # asked once the candidate's outputs exist, with the expected side from the reference's memory
+    assert [j["name"] for j in result["jobs"] if j["job"] in ("reference", "compare")] == [
+        "reference", "compare", "compare_spots"]
+    for name in ("reference", "compare", "compare_spots"):
+        assert jobs[name]["job"] == "reference" and jobs[name]["served"] is True
+    assert "save" not in reference["phase_seconds"] or reference["phase_seconds"]["save"] < 1
+    for name in ("compare", "compare_spots"):
+        assert set(jobs[name]["phase_seconds"]) == {"load", "compare"} and "error_kind" not in jobs[name]
     assert jobs["candidate"]["end_s"] > reference["end_s"]
-    assert jobs["compare"]["end_s"] > jobs["candidate"]["end_s"]
-    assert jobs["compare_spots"]["end_s"] > jobs["profile_candidate"]["end_s"]
+    assert jobs["compare"]["start_s"] >= jobs["candidate"]["end_s"]
+    assert jobs["compare_spots"]["start_s"] >= jobs["profile_candidate"]["end_s"]
     assert all(j["start_s"] <= j["end_s"] <= result["stage_seconds"]["total"] for j in result["jobs"])
 
 
@@ -119,8 +127,10 @@ def test_a_compile_error_calls_the_early_jobs_off(binary):
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     result = json.loads(proc.stdout)
     assert result["reward"] == -1 and result["stage"] == "build", result["reason"]
-    early = [j for j in result["jobs"] if j["name"] in ("candidate", "compare", "profile_candidate")]
-    assert len(early) == 3, result["jobs"]
+    early = [j for j in result["jobs"] if j["name"] in ("candidate", "profile_candidate")]
+    assert len(early) == 2, result["jobs"]
+    # the served reference answered its first request and was asked nothing more
+    assert [j["name"] for j in result["jobs"] if j["job"] == "reference"] == ["reference"]
     # called off before their go: "not_started", or killed while still setting up (no result)
     assert all(j.get("error_kind", "not_started") == "not_started" and "go_wait_seconds" not in j
                for j in early), early

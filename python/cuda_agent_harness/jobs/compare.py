@@ -9,7 +9,9 @@ early job on the GPU it warms the comparison's kernels up while it waits for its
 
 from __future__ import annotations
 
+import functools
 import os
+from typing import Callable
 
 import torch
 
@@ -46,39 +48,47 @@ def warm_up(spec: dict) -> None:
     if spec.get("device") != "cuda":
         return
     try:
-        tol = Tolerance.from_spec(spec["tolerance"])
+        tol = tolerance_of(spec)
         sample = torch.linspace(-1.0, 1.0, 64, device="cuda")
         compare(sample, sample.clone(), tol)
         torch.cuda.synchronize()
-    except Exception:  # noqa: BLE001 - a warm-up only
+    except Exception:  # noqa: BLE001 - a warm-up only (a JobError of a bad tolerance included)
         pass
 
 
-def run(spec: dict, result: dict) -> None:
-    expected_paths = require(spec, "expected_paths", list)
-    actual_paths = require(spec, "actual_paths", list)
+def tolerance_of(spec: dict) -> Tolerance:
     try:
-        tol = Tolerance.from_spec(require(spec, "tolerance", dict))
+        return Tolerance.from_spec(require(spec, "tolerance", dict))
     except ValueError as exc:
         raise JobError("internal", f"spec: {exc}") from exc
-    if len(expected_paths) != len(actual_paths):
-        raise JobError("internal", f"spec: {len(expected_paths)} expected_paths but "
-                                   f"{len(actual_paths)} actual_paths")
+
+
+def compare_device(spec: dict) -> str:
     device = spec.get("device") or "cpu"
     if device not in ("cpu", "cuda"):
         raise JobError("internal", f"spec: device must be 'cpu' or 'cuda', not {device!r}")
+    return device
+
+
+def compare_all(expected: list[Callable[[], object]], actual_paths: list[str], tol: Tolerance,
+                device: str, result: dict) -> None:
+    """Compares each expected output (`expected[i]()` gives it) with the candidate's output in
+    `actual_paths[i]`; fills result["checks"] and, when a check fails, the failure fields."""
+    if len(expected) != len(actual_paths):
+        raise JobError("internal", f"spec: {len(expected)} expected outputs but "
+                                   f"{len(actual_paths)} actual_paths")
     checks: list[dict] = []
     result["checks"] = checks
     unloadable = False
     clock = PhaseClock(result)
-    for i, (expected_path, actual_path) in enumerate(zip(expected_paths, actual_paths)):
-        expected = load_trusted(expected_path)
+    for i, (expected_of, actual_path) in enumerate(zip(expected, actual_paths)):
+        reference = expected_of()
         actual, report = load_actual(actual_path)
         clock.lap("load")
         if report is None:
             if device != "cpu":
-                expected, actual = to_device(expected, device), to_device(actual, device)
-            report = compare(expected, actual, tol)
+                reference, actual = to_device(reference, device), to_device(actual, device)
+            report = compare(reference, actual, tol)
         else:
             unloadable = True
         checks.append(check_entry(i, report))
@@ -91,3 +101,12 @@ def run(spec: dict, result: dict) -> None:
         first = failed[0]
         result["reason"] = (f"check {first['index']}: {first['reason']} "
                             f"({len(failed)} of {len(checks)} checks failed)")
+
+
+def run(spec: dict, result: dict) -> None:
+    expected_paths = require(spec, "expected_paths", list)
+    actual_paths = require(spec, "actual_paths", list)
+    tol = tolerance_of(spec)
+    device = compare_device(spec)
+    compare_all([functools.partial(load_trusted, path) for path in expected_paths], actual_paths,
+                tol, device, result)

@@ -22,22 +22,46 @@ none), that check falls back to the task's own inputs; `input_scales` and `input
 say what was used.
 The result's `float_dtypes` lists every floating dtype among inputs, weights and outputs (the judge's
 precision check needs to know an fp32 task).
+
+With "serve" (serving.py; the judge's full judgements) the job keeps the expected outputs in memory
+(up to "keep_bytes", default KEEP_BYTES; beyond it they are written to expected_dir as above and read
+back at their comparison): it answers "reference" with this result, frees the task's model and
+inputs, and then answers the judgement's comparisons ("compare", "compare_spots") itself, each go
+naming "expected_keys" ("check i" for check i, "call c" for spot-checked timed call c) and
+"actual_paths" (the candidate's output files, compared as the `compare` job does, with the spec's
+"tolerance"). The spot_expected entries then carry a `key` (and a `path` only when written). One
+process thus does the reference and both comparisons: no CUDA context per comparison, and no
+torch.save/torch.load of the expected outputs kept in memory.
 """
 
 from __future__ import annotations
 
+import functools
+import gc
 import os
+from typing import Callable
 
 import torch
 
 from ..errors import JobError, phase
 from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
-from ..models import detached_state, seeded_reference, synchronize, write_reference_weights
+from ..models import detached_state, load_trusted, seeded_reference, synchronize, write_reference_weights
 from ..nested import named_tensors, signature, tensor_bytes, to_cpu
 from ..phases import PhaseClock
 from ..precision import apply_backend_flags
+from ..serving import Serving
 from ..spec import require, require_device
 from ..task_module import import_task
+from . import compare as compare_job
+
+# Keeps one expected output (key, the file it would be, the output): returns the file it was written
+# to, or None when it stays in memory (a served job, within its budget).
+Keep = Callable[[str, str, object], str | None]
+# How many bytes of expected outputs a served reference keeps in memory (per judgement: 8 or 16 run at
+# once on a host, 16-32 GiB of its RAM); the rest goes to expected_dir as without serving.
+# KernelBench's median output is 118 MiB (all of a judgement's outputs stay in memory); its largest
+# is 8 GiB (written, as before).
+KEEP_BYTES = 2 << 30
 
 
 def all_finite(value) -> bool:
@@ -73,6 +97,53 @@ def per_check(spec: dict, key: str, count: int, default: float, positive: bool) 
 
 
 def run(spec: dict, result: dict) -> None:
+    serving = Serving(spec)
+    if not serving.active:
+        reference_outputs(spec, result, save_output)
+        return
+    device = require_device(spec)
+    tol = compare_job.tolerance_of(spec)
+    budget = require(spec, "keep_bytes", int, default=KEEP_BYTES)
+    kept: dict[str, Callable[[], object]] = {}  # key -> the expected output
+    kept_bytes = 0
+
+    def keep(key: str, path: str, output) -> str | None:
+        nonlocal kept_bytes
+        size = tensor_bytes(output)
+        if kept_bytes + size <= budget:
+            kept_bytes += size
+            kept[key] = lambda: output
+            return None
+        torch.save(output, path)  # beyond the budget: to the private folder, read at its comparison
+        kept[key] = functools.partial(load_trusted, path)
+        return path
+
+    reference_outputs(spec, result, keep)  # the task's model and inputs go when it returns
+    gc.collect()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+    compare_job.warm_up(spec)
+    serving.answer(serving.requests[0], result)
+
+    def handle(name: str, fields: dict, answer: dict) -> None:
+        keys = require(fields, "expected_keys", list)
+        missing = [k for k in keys if k not in kept]
+        if missing:
+            raise JobError("internal", f"{name}: no expected output kept under {missing!r}")
+        compare_job.compare_all([kept[k] for k in keys],
+                                require(fields, "actual_paths", list), tol, device, answer)
+
+    result["kept_in_memory_bytes"] = kept_bytes
+    result["answered"] = serving.serve(handle)
+
+
+def save_output(_key: str, path: str, output) -> str:
+    torch.save(output, path)
+    return path
+
+
+def reference_outputs(spec: dict, result: dict, keep: Keep) -> None:
+    """The reference's work (see the module doc); `keep` takes each expected output."""
     device = require_device(spec)
     task_path = require(spec, "task_path", str)
     data_dir = require(spec, "data_dir", str)
@@ -123,17 +194,18 @@ def run(spec: dict, result: dict) -> None:
             result["output_signature"] = signature(output)
             result["float_dtypes"] = float_dtypes(inputs, init_inputs, state_dict, output)
         del inputs
-        torch.save(output, os.path.join(expected_dir, f"expected_{i}.pt"))
+        keep(f"check {i}", os.path.join(expected_dir, f"expected_{i}.pt"), output)
         clock.lap("save")
         result["input_scales"].append(scale)
         result["input_shifts"].append(shift)
         result["num_checks"] = i + 1
     if spec.get("timing") is not None:
-        spot_expected(spec, task, model, device, expected_dir, result)
+        spot_expected(spec, task, model, device, expected_dir, result, keep)
         clock.lap("spot_checks")
 
 
-def spot_expected(spec: dict, task, model, device: str, out_dir: str, result: dict) -> None:
+def spot_expected(spec: dict, task, model, device: str, out_dir: str, result: dict,
+                  keep: Keep) -> None:
     """spot_expected_{c}.pt for each spot-checked timed call c of the candidate's profile, and
     `min_bytes` (see the module docstring)."""
     timing = require(spec, "timing", dict)
@@ -152,9 +224,9 @@ def spot_expected(spec: dict, task, model, device: str, out_dir: str, result: di
             inputs = first if k == 0 else make_input_set(task, timing_set_seed(seed, k), device,
                                                          f"timing input set {k}")
             outputs[k] = run_forward(model, inputs, device, f"timed call {c}")
-        path = os.path.join(out_dir, f"spot_expected_{c}.pt")
-        torch.save(outputs[k], path)
-        entries.append({"call": c, "input_set": k, "path": path})
+        key = f"call {c}"
+        path = keep(key, os.path.join(out_dir, f"spot_expected_{c}.pt"), outputs[k])
+        entries.append({"call": c, "input_set": k, "key": key} | ({"path": path} if path else {}))
     result["spot_expected"] = entries
     output = outputs.get(0)
     if output is None:

@@ -34,8 +34,11 @@ WorkDirs::WorkDirs(const fs::path& r)
       build(r / "build"),
       task_file(r / "task.py"),
       spot_candidate(r / "spot_candidate"),
-      signals(r / "signals") {
-  for (const auto& d : {jobs, shared, expected_dir, outputs, src, build, spot_candidate, signals}) {
+      signals(r / "signals"),
+      served(r / "served"),
+      answers(r / "answers") {
+  for (const auto& d : {jobs, shared, expected_dir, outputs, src, build, spot_candidate, signals,
+                        served, answers}) {
     fs::create_directories(d);
   }
 }
@@ -64,9 +67,11 @@ Judgement::Judgement(const HarnessEnv& env, const JudgeOptions& options, JudgeRe
                  {"sandbox_detail", sandbox_.Describe()}};
 }
 
-// The early jobs go first: calling them off waits for them, and they record themselves in the
-// result through RunJob.
-Judgement::~Judgement() { early_.reset(); }
+// The jobs go first: ending them waits for them, and they record themselves in the result.
+Judgement::~Judgement() {
+  early_.reset();
+  served_reference_.reset();
+}
 
 Next Judgement::Internal(const std::string& why) {
   result_.outcome = Outcome::kInternalError;
@@ -90,7 +95,25 @@ Next Judgement::Fail(Stage at, const std::string& kind, const std::string& why) 
   return Next::kStop;
 }
 
-void Judgement::Finish() { result_.stage_seconds["total"] = SecondsSince(start_); }
+void Judgement::Finish() {
+  // By now every request was answered, or the judgement stopped before asking: the job goes.
+  if (served_reference_) {
+    Result<JobOutcome> end = served_reference_->End(/*now=*/true);
+    if (end.ok()) Track(end.value());
+  }
+  result_.stage_seconds["total"] = SecondsSince(start_);
+}
+
+double Judgement::EarlyWaitSeconds() const {
+  return 2 * options_.build_timeout_s + 2 * options_.trusted_timeout_s +
+         6 * options_.candidate_timeout_s;
+}
+
+ServedJob& Judgement::ServeReference(std::vector<std::string> requests) {
+  served_reference_ =
+      std::make_unique<ServedJob>(dirs_->answers, dirs_->served, std::move(requests));
+  return *served_reference_;
+}
 
 Next Judgement::PrepareWork() {
   cache_dir_ = options_.cache_dir.empty() ? DefaultCacheDir() : options_.cache_dir;
@@ -103,11 +126,8 @@ Next Judgement::PrepareWork() {
   guard_ = std::make_unique<WorkFolderGuard>(WorkFolderGuard{work.value(), options_.keep_work});
   dirs_ = std::make_unique<WorkDirs>(work.value());
   if (options_.keep_work) result_.env["work_dir"] = work.value().string();
-  // An early job waits at most as long as everything before its go may take.
-  double wait_s = 2 * options_.build_timeout_s + 2 * options_.trusted_timeout_s +
-                  6 * options_.candidate_timeout_s;
   early_ = std::make_unique<EarlyJobs>(
-      dirs_->signals, wait_s,
+      dirs_->signals, EarlyWaitSeconds(),
       [this](const std::string& name, const std::string& job, const Json& spec, double timeout_s,
              const JobSandbox* box,
              std::atomic<pid_t>* pid) { return RunJob(name, job, spec, timeout_s, box, pid); });

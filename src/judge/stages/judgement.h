@@ -19,6 +19,7 @@
 #include "builder/binary_inspector.h"
 #include "gpu/lease.h"
 #include "harness/early_jobs.h"
+#include "harness/served_job.h"
 #include "harness/toolchain.h"
 #include "judge/judge.h"
 
@@ -36,10 +37,11 @@ enum class Next { kContinue, kStop };
 
 // The folders of one judgement. `shared` holds what the candidate may see (its init inputs and
 // weights); `expected_dir` holds the expected outputs, which no sandbox that runs candidate code
-// binds; `signals` holds the go/stop files of the early jobs (harness/early_jobs.h).
+// binds; `signals` holds the go/stop files of the early jobs (harness/early_jobs.h), `served` those
+// of the served reference job, which writes its answers into `answers` (harness/served_job.h).
 struct WorkDirs {
   fs::path root, jobs, shared, expected_dir, outputs, src, build, task_file, spot_candidate,
-      signals;
+      signals, served, answers;
 
   explicit WorkDirs(const fs::path& r);
   std::string InitInputs() const { return (shared / "init_inputs.pt").string(); }
@@ -88,7 +90,8 @@ class Judgement {
   Next Internal(const std::string& why);
   Next TaskError(const std::string& why);
   Next Fail(Stage at, const std::string& kind, const std::string& why);
-  // Finish records the judgement's total time.
+  // Finish ends the served reference job (recording its isolation) and records the judgement's
+  // total time.
   void Finish();
 
   // PrepareWork makes the private work folder (removed at the end unless options.keep_work).
@@ -129,6 +132,12 @@ class Judgement {
   const Sandbox& sandbox() const { return sandbox_; }
   const SandboxPolicy& base_policy() const { return base_policy_; }
   EarlyJobs& early() { return *early_; }
+  // EarlyWaitSeconds: how long an early job may wait for its go (everything before it may take).
+  double EarlyWaitSeconds() const;
+  // ServeReference makes the judgement's served reference job, which answers `requests` in order
+  // (stages/reference.cc); served_reference() is it, or null when there is none.
+  ServedJob& ServeReference(std::vector<std::string> requests);
+  ServedJob* served_reference() { return served_reference_.get(); }
   JudgementFacts& facts() { return facts_; }
 
  private:
@@ -154,7 +163,8 @@ class Judgement {
   std::mutex jobs_mu_;  // result_.jobs: jobs run on several threads
   TimingSecrets secrets_;
   JudgementFacts facts_;
-  // Last: its destructor calls off the jobs still waiting, which record themselves through RunJob.
+  // Last: their destructors end the jobs still running, which record themselves in the result.
+  std::unique_ptr<ServedJob> served_reference_;
   std::unique_ptr<EarlyJobs> early_;
 };
 

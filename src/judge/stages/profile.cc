@@ -45,12 +45,6 @@ KernelOrigin Classify(const JudgementFacts& facts, const std::string& name) {
   return KernelOrigin::kForeign;
 }
 
-// StartSpotCompare: the comparison of the spot-checked timed calls' outputs (CheckTimedCalls), as
-// an early job; their paths come with its go.
-void StartSpotCompare(Judgement& j) {
-  StartCompareJob(j, "compare_spots", {}, {}, {j.dirs().expected_dir, j.dirs().spot_candidate});
-}
-
 // AuditKernels (HACKS C1, C3, B11): every device activity of the timed calls is the candidate's
 // own kernel, an allowed library kernel (cuBLAS GEMM, cuDNN convolution) or a copy/fill; every
 // timed call runs an own kernel; own and library kernels carry most of the device time; under
@@ -134,7 +128,7 @@ Next CheckSpotOutputs(Judgement& j) {
     int call = e.value("call", -1);
     for (const auto& c : facts.candidate_spots) {
       if (c.value("call", -2) != call) continue;
-      expected.push_back(e.value("path", ""));
+      expected.push_back(e.value("key", ""));
       actual.push_back(c.value("output_path", ""));
       calls.push_back(call);
     }
@@ -144,11 +138,8 @@ Next CheckSpotOutputs(Judgement& j) {
   }
   Result<DeviceLease> lease = j.Lease(LeaseMode::kShared);
   if (!lease.ok()) return j.Internal(lease.status().message());
-  if (!j.early().Started("compare_spots")) StartSpotCompare(j);
-  Result<JobOutcome> cmp =
-      j.early().Run("compare_spots", {{"expected_paths", expected}, {"actual_paths", actual}});
+  Result<JobOutcome> cmp = ServedCompare(j, "compare_spots", expected, actual);
   if (!cmp.ok()) return j.Internal(cmp.status().message());
-  j.Track(cmp.value());
   if (!cmp->has_result) return j.Internal("spot-check compare: " + cmp->process.Describe());
   j.result().timing["spot_checks"] = calls.size();
   if (cmp->Ok()) return Next::kContinue;
@@ -279,7 +270,6 @@ void StartCandidateProfile(Judgement& j) {
   if (!ClaimStandby(j, spec, readable, dirs.spot_candidate, box)) {
     j.early().Start("profile_candidate", "profile", spec, box, j.options().candidate_timeout_s);
   }
-  StartSpotCompare(j);
 }
 
 Next ProfileCandidate(Judgement& j) {

@@ -2,7 +2,12 @@
 // from secret seeds (each check's floating inputs scaled and shifted), writes the init inputs and
 // weights the candidate gets and the expected outputs it never sees, and (for a full judgement)
 // the expected outputs of the spot-checked timed calls. It needs no build, so it runs while the
-// candidate compiles.
+// candidate compiles. In a judgement of a candidate it is served (harness/served_job.h): it keeps
+// the expected outputs in memory and answers the verification's and the spot checks' comparisons
+// itself (ServedCompare), so that a judgement creates one CUDA context fewer per comparison and
+// never writes or reads the expected outputs.
+#include <functional>
+
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
@@ -20,9 +25,25 @@ std::pair<Json, Json> InputTransforms(int checks) {
   return {scales, shifts};
 }
 
+// LeasedReference runs the reference (`run_job`) under the shared device lease and times it.
+ReferenceRun LeasedReference(Judgement& j, const std::function<void(ReferenceRun&)>& run_job) {
+  ReferenceRun run;
+  auto t = Clock::now();
+  Result<DeviceLease> lease =
+      DeviceLease::Acquire(LeaseKey(j.options().device), LeaseMode::kShared);
+  if (!lease.ok()) {
+    run.job = lease.status();
+    return run;
+  }
+  run.lease_wait = lease->waited_seconds();
+  run_job(run);
+  run.seconds = SecondsSince(t);
+  return run;
+}
+
 }  // namespace
 
-std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing) {
+std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve) {
   const JudgeOptions& opt = j.options();
   const WorkDirs& dirs = j.dirs();
   j.result().stage = Stage::kVerify;
@@ -47,20 +68,36 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing) 
                       {"iters", opt.iters},
                       {"spot_check_calls", secrets.spot_calls}};
   }
-  JobSandbox box = j.Contain({dirs.task_file}, {dirs.shared, dirs.expected_dir});
-  return std::async(std::launch::async, [&j, spec, box]() {
-    ReferenceRun run;
-    auto t = Clock::now();
-    Result<DeviceLease> lease =
-        DeviceLease::Acquire(LeaseKey(j.options().device), LeaseMode::kShared);
-    if (!lease.ok()) {
-      run.job = lease.status();
-      return run;
-    }
-    run.lease_wait = lease->waited_seconds();
-    run.job = j.RunJob("reference", "reference", spec, j.options().trusted_timeout_s, &box);
-    run.seconds = SecondsSince(t);
-    return run;
+  if (!serve) {
+    JobSandbox box = j.Contain({dirs.task_file}, {dirs.shared, dirs.expected_dir});
+    return std::async(std::launch::async, [&j, spec, box]() {
+      return LeasedReference(j, [&](ReferenceRun& run) {
+        run.job = j.RunJob("reference", "reference", spec, j.options().trusted_timeout_s, &box);
+      });
+    });
+  }
+  std::vector<std::string> requests = {"reference", "compare"};
+  if (timing) requests.push_back("compare_spots");
+  ServedJob& served = j.ServeReference(requests);
+  const double wait_s = j.EarlyWaitSeconds();
+  spec["serve"] = served.ServeSpec(wait_s);
+  spec["tolerance"] = opt.policy.Tolerance();
+  // It reads the candidate's outputs (as the compare job did), never writes where candidate code
+  // runs.
+  JobSandbox box = j.Contain({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
+                             {dirs.shared, dirs.expected_dir, dirs.answers});
+  // The process lives until its last answer: every go it waits for, and the work of each.
+  const double lifetime_s = opt.trusted_timeout_s + static_cast<double>(requests.size() - 1) *
+                                                        (wait_s + opt.trusted_timeout_s);
+  return std::async(std::launch::async, [&j, &served, spec, box, lifetime_s]() {
+    return LeasedReference(j, [&](ReferenceRun& run) {
+      const double started = j.Elapsed();
+      served.Start([&j, spec, box, lifetime_s](std::atomic<pid_t>* pid) {
+        return RunHarnessJob(j.env(), "reference", spec, j.dirs().jobs, lifetime_s, &box, pid);
+      });
+      run.job = served.Await("reference", j.options().trusted_timeout_s);
+      j.RecordJob("reference", "reference", started, run.job, {{"served", true}});
+    });
   });
 }
 

@@ -54,9 +54,9 @@ struct ReferenceRun {
 
 // StartReference launches the reference job (trusted: secret seeds; scaled/shifted checks; with
 // `timing`, the expected outputs of the candidate profile's spot-checked calls) on a thread of its
-// own: it needs no build, so it runs while the candidate compiles. FinishReference collects it
-// into the facts.
-std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing);
+// own: it needs no build, so it runs while the candidate compiles. With `serve` it stays to answer
+// the comparisons (ServedCompare). FinishReference collects its result into the facts.
+std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve);
 Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending);
 
 // --- inspect ------------------------------------------------------------------------------------
@@ -69,17 +69,18 @@ Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
 
 // --- verify -------------------------------------------------------------------------------------
 
-// StartVerifyJobs starts verification's `candidate` and `compare` jobs as early jobs: their fork,
-// jail and CUDA context overlap the build. Needs the check seeds (StartReference).
+// StartVerifyJobs starts verification's `candidate` job as an early job: its fork, jail and CUDA
+// context overlap the build. Needs the check seeds (StartReference).
 void StartVerifyJobs(Judgement& j);
-// Verify: the candidate's outputs (untrusted process), their comparison (trusted process), then
-// the compute-sanitizer run when asked. With options.until == kVerify it is the last stage.
+// Verify: the candidate's outputs (untrusted process), their comparison (the served reference),
+// then the compute-sanitizer run when asked. With options.until == kVerify it is the last stage.
 Next Verify(Judgement& j);
-// StartCompareJob starts the early `compare` job `name` over files in `readable`; the expected and
-// actual paths come with its spec or its go.
-void StartCompareJob(Judgement& j, const std::string& name,
-                     const std::vector<std::string>& expected,
-                     const std::vector<std::string>& actual, const std::vector<fs::path>& readable);
+// ServedCompare asks the served reference job (StartReference) to compare the expected outputs it
+// kept under `keys` with the candidate's output files `actual` (the policy's tolerance; on the GPU
+// for CUDA judgements) and records the answer in the result's jobs as `name`.
+Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
+                                 const std::vector<std::string>& keys,
+                                 const std::vector<std::string>& actual);
 // DescribeCandidateFailure: the error kind and the reason of a failed job that ran candidate code
 // during `phase`.
 std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& job,

@@ -1,8 +1,8 @@
 // verify.cc — the verify stage: the `candidate` job (the untrusted process, which makes the
 // reference's inputs from the check seeds and never gets a path to the expected outputs; check 1
-// is repeated under another allocator state) and the `compare` job (trusted; the policy's
-// tolerance; on the GPU). Both start as early jobs before the build. `--sanitize` runs check 1
-// once more under compute-sanitizer.
+// is repeated under another allocator state; an early job, started before the build) and the
+// comparison, answered by the served reference job (trusted; the policy's tolerance; on the GPU).
+// `--sanitize` runs check 1 once more under compute-sanitizer.
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
@@ -24,17 +24,15 @@ Json CandidateSpec(Judgement& j) {
           {"backend_flags", j.options().policy.candidate.ToJson()}};
 }
 
-// VerifyPairs: the expected and actual outputs verification compares; the last pair is the repeat
-// of check 0 under another allocator state (HACKS B12).
+// VerifyPairs: the keys of the expected outputs the served reference kept and the candidate's
+// output files verification compares; the last pair is the repeat of check 0 under another
+// allocator state (HACKS B12).
 std::pair<std::vector<std::string>, std::vector<std::string>> VerifyPairs(Judgement& j) {
   const int checks = j.options().checks;
   std::vector<std::string> expected, actual;
   for (int i = 0; i <= checks; ++i) {
-    std::string n = std::to_string(i);
-    expected.push_back(
-        (j.dirs().expected_dir / ("expected_" + std::to_string(i < checks ? i : 0) + ".pt"))
-            .string());
-    actual.push_back((j.dirs().outputs / ("output_" + n + ".pt")).string());
+    expected.push_back("check " + std::to_string(i < checks ? i : 0));
+    actual.push_back((j.dirs().outputs / ("output_" + std::to_string(i) + ".pt")).string());
   }
   return {expected, actual};
 }
@@ -155,20 +153,17 @@ std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& j
   return {"crash", phase + " process ended with " + p.Describe() + ": " + job.StderrTail(5)};
 }
 
-// The trusted comparison of expected and actual output files; on the GPU for CUDA judgements (a
-// KernelBench output of a GiB compares in milliseconds there, in seconds on a CPU).
-void StartCompareJob(Judgement& j, const std::string& name,
-                     const std::vector<std::string>& expected,
-                     const std::vector<std::string>& actual,
-                     const std::vector<fs::path>& readable) {
-  const JudgeOptions& opt = j.options();
-  Json spec = {{"expected_paths", expected},
-               {"actual_paths", actual},
-               {"tolerance", opt.policy.Tolerance()},
-               {"device", j.result().device}};
-  JobSandbox box = j.Contain(readable, {});
-  box.policy.gpu = opt.device == Device::kCuda;
-  j.early().Start(name, "compare", spec, box, opt.trusted_timeout_s);
+Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
+                                 const std::vector<std::string>& keys,
+                                 const std::vector<std::string>& actual) {
+  ServedJob* served = j.served_reference();
+  if (served == nullptr) return Internal("no served reference job to compare with");
+  const double asked = j.Elapsed();
+  if (Status go = served->Go(name, {{"expected_keys", keys}, {"actual_paths", actual}}); !go.ok())
+    return go;
+  Result<JobOutcome> out = served->Await(name, j.options().trusted_timeout_s);
+  j.RecordJob(name, "reference", asked, out, {{"served", true}});
+  return out;
 }
 
 void StartVerifyJobs(Judgement& j) {
@@ -177,8 +172,6 @@ void StartVerifyJobs(Judgement& j) {
   j.early().Start("candidate", "candidate", CandidateSpec(j),
                   j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.outputs}),
                   j.options().candidate_timeout_s);
-  auto [expected, actual] = VerifyPairs(j);
-  StartCompareJob(j, "compare", expected, actual, {dirs.expected_dir, dirs.outputs});
 }
 
 Next Verify(Judgement& j) {
@@ -200,12 +193,13 @@ Next Verify(Judgement& j) {
     auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
     return j.Fail(Stage::kVerify, kind, why);
   }
-  Result<JobOutcome> cmp = j.early().Run("compare");
+  auto [expected, actual] = VerifyPairs(j);
+  Result<JobOutcome> cmp = ServedCompare(j, "compare", expected, actual);
   if (!cmp.ok()) return j.Internal(cmp.status().message());
-  j.Track(cmp.value());
   r.stage_seconds["verify"] = SecondsSince(t);
   if (!cmp->has_result) {
-    return j.Internal("compare job: " + cmp->process.Describe() + ": " + cmp->StderrTail(5));
+    return j.Internal("the reference job's comparison: " + cmp->process.Describe() + ": " +
+                      cmp->StderrTail(5));
   }
   r.verify = {{"ok", cmp->Ok()},
               {"checks", cmp->result.value("checks", Json::array())},

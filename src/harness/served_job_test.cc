@@ -1,0 +1,144 @@
+// served_job_test.cc — the answer/go/stop protocol of served jobs. The job's part is played by a
+// runner thread that answers as python/cuda_agent_harness/serving.py does (the Python side is
+// tested in python/tests/test_reference.py), or by a real process that never answers.
+#include "harness/served_job.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+namespace cuda_agent {
+namespace {
+
+class ServedJobTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = MakeTempDir(fs::temp_directory_path(), "served-job").value();
+    fs::create_directories(root_ / "answers");
+    fs::create_directories(root_ / "signals");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  std::unique_ptr<ServedJob> Make(std::vector<std::string> requests) {
+    return std::make_unique<ServedJob>(root_ / "answers", root_ / "signals", std::move(requests));
+  }
+
+  // Plays a served job: answers its first request at once with {"ok": true, "n": 0}, then each
+  // later one after its go with {"ok": true, "n": k, "fields": <the go's fields>}; ends at `stop`.
+  // With `answers` < the number of requests it ends after that many, answering no more.
+  static Result<JobOutcome> Play(const Json& serve, size_t answers) {
+    auto answer = [&](const std::string& name, Json body) {
+      fs::path dir = serve["answers_dir"].get<std::string>();
+      return WriteFileAtomic(dir / (name + ".json"), body.dump());
+    };
+    const std::vector<std::string> requests = serve["requests"];
+    fs::path go_dir = serve["go_dir"].get<std::string>();
+    fs::path stop = serve["stop"].get<std::string>();
+    JobOutcome end;
+    end.has_result = true;
+    end.result = {{"ok", true}, {"final", true}};
+    for (size_t k = 0; k < requests.size() && k < answers; ++k) {
+      fs::path go = go_dir / ("go_" + requests[k]);
+      while (k > 0 && !fs::exists(go) && !fs::exists(stop)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      if (k > 0 && !fs::exists(go)) break;
+      Json body = {{"ok", true}, {"n", k}};
+      if (k > 0) body["fields"] = Json::parse(ReadFile(go).value());
+      EXPECT_TRUE(answer(requests[k], body).ok());
+    }
+    return end;
+  }
+
+  fs::path root_;
+};
+
+TEST_F(ServedJobTest, EachRequestIsAnsweredAfterItsGoWithItsFields) {
+  auto served = Make({"reference", "compare", "compare_spots"});
+  Json serve = served->ServeSpec(30);
+  EXPECT_EQ(serve["requests"].size(), 3u);
+  served->Start([serve](std::atomic<pid_t>*) { return Play(serve, 3); });
+  Result<JobOutcome> first = served->Await("reference", 30);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(first->Ok());
+  EXPECT_EQ(first->result["n"], 0);
+  EXPECT_FALSE(served->Await("compare", 30).ok())
+      << "a request not asked has no answer to wait for";
+  ASSERT_TRUE(served->Go("compare", {{"expected_keys", {"check 0"}}}).ok());
+  Result<JobOutcome> second = served->Await("compare", 30);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->result["n"], 1);
+  EXPECT_EQ(second->result["fields"]["expected_keys"][0], "check 0");
+  ASSERT_TRUE(served->Go("compare_spots", {{"expected_keys", {"call 3"}}}).ok());
+  Result<JobOutcome> third = served->Await("compare_spots", 30);
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->result["fields"]["expected_keys"][0], "call 3");
+  Result<JobOutcome> end = served->End();
+  ASSERT_TRUE(end.ok());
+  EXPECT_TRUE(end->result.value("final", false));
+}
+
+TEST_F(ServedJobTest, StopEndsAJobWaitingForAGo) {
+  auto served = Make({"reference", "compare"});
+  Json serve = served->ServeSpec(30);
+  served->Start([serve](std::atomic<pid_t>*) { return Play(serve, 2); });
+  ASSERT_TRUE(served->Await("reference", 30).ok());
+  auto t = std::chrono::steady_clock::now();
+  Result<JobOutcome> end = served->End();
+  ASSERT_TRUE(end.ok());
+  EXPECT_TRUE(end->result.value("final", false));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(), 5);
+  EXPECT_TRUE(fs::exists(root_ / "signals" / "stop"));
+  EXPECT_FALSE(fs::exists(root_ / "answers" / "compare.json"));
+}
+
+TEST_F(ServedJobTest, AJobThatEndsWithoutAnsweringIsAFailedAnswer) {
+  auto served = Make({"reference", "compare"});
+  Json serve = served->ServeSpec(30);
+  served->Start([serve](std::atomic<pid_t>*) { return Play(serve, 1); });
+  ASSERT_TRUE(served->Await("reference", 30).ok());
+  ASSERT_TRUE(served->Go("compare", Json::object()).ok());
+  Result<JobOutcome> out = served->Await("compare", 30);
+  ASSERT_TRUE(out.ok());
+  EXPECT_FALSE(out->Ok());
+  EXPECT_EQ(out->ErrorKind(), "internal");
+  EXPECT_NE(out->Reason().find("without answering 'compare'"), std::string::npos) << out->Reason();
+}
+
+TEST_F(ServedJobTest, AJobThatDoesNotAnswerInTimeIsKilled) {
+  auto served = Make({"reference"});
+  // A real process that never answers: Await must kill it (its pid) and report the timeout.
+  served->Start([](std::atomic<pid_t>* pid) {
+    pid_t child = fork();
+    if (child == 0) {
+      execlp("sleep", "sleep", "60", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    pid->store(child);
+    int status = 0;
+    waitpid(child, &status, 0);
+    JobOutcome end;
+    end.process.term_signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    return Result<JobOutcome>(end);
+  });
+  auto t = std::chrono::steady_clock::now();
+  Result<JobOutcome> out = served->Await("reference", 0.3);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  ASSERT_TRUE(out.ok());
+  EXPECT_FALSE(out->has_result);
+  EXPECT_TRUE(out->process.timed_out);
+  EXPECT_EQ(out->process.term_signal, SIGKILL);
+  EXPECT_LT(waited, 10);
+}
+
+TEST_F(ServedJobTest, AJobNeverStartedAnswersNothing) {
+  auto served = Make({"reference", "compare"});
+  EXPECT_FALSE(served->Await("reference", 1).ok());
+  EXPECT_FALSE(served->Go("compare", Json::object()).ok());
+  EXPECT_FALSE(served->End().ok());
+}
+
+}  // namespace
+}  // namespace cuda_agent
