@@ -5,7 +5,7 @@
 // candidate compiles. In a judgement of a candidate it is served (harness/served_job.h): it keeps
 // the expected outputs in memory and answers the verification's and the spot checks' comparisons
 // itself (ServedCompare), so that a judgement creates one CUDA context fewer per comparison and
-// never writes or reads the expected outputs.
+// writes and reads no expected output it keeps in memory (up to 2 GiB: jobs/reference.py).
 #include <functional>
 
 #include "judge/stages/stages.h"
@@ -82,8 +82,8 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   const double wait_s = j.EarlyWaitSeconds();
   spec["serve"] = served.ServeSpec(wait_s);
   spec["tolerance"] = opt.policy.Tolerance();
-  // It reads the candidate's outputs (as the compare job did), never writes where candidate code
-  // runs.
+  // It reads the candidate's outputs (as the compare job did); no folder candidate code writes
+  // into is writable for it.
   JobSandbox box = j.Contain({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
                              {dirs.shared, dirs.expected_dir, dirs.answers});
   // The process lives until its last answer: every go it waits for, and the work of each.
