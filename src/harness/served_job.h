@@ -45,7 +45,8 @@ class ServedJob {
   // ServeSpec: the spec's "serve" section; `wait_s` is how long the job waits for each go.
   Json ServeSpec(double wait_s) const;
   // Start runs the job on a thread of its own: `run` runs it to its end, its pid into `pid`. The
-  // first request counts as asked from now.
+  // first request counts as asked from now (or from its Go, for a job that waits for a go before
+  // its main work: an early job, harness/early_jobs.h).
   void Start(std::function<Result<JobOutcome>(std::atomic<pid_t>* pid)> run);
   // Go asks the request `name` (its go file holds `fields`, spec fields of the request).
   Status Go(const std::string& name, const Json& fields);

@@ -112,6 +112,8 @@ def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_t
         "reference", "compare", "compare_spots"]
     for name in ("reference", "compare", "compare_spots"):
         assert jobs[name]["job"] == "reference" and jobs[name]["served"] is True
+    # the reference is an early job as well: started at once, its work from its go (under the lease)
+    assert reference["go_wait_seconds"] >= 0 and reference["start_s"] <= jobs["candidate"]["start_s"] + 1
     assert "save" not in reference["phase_seconds"] or reference["phase_seconds"]["save"] < 1
     for name in ("compare", "compare_spots"):
         assert set(jobs[name]["phase_seconds"]) == {"load", "compare"} and "error_kind" not in jobs[name]

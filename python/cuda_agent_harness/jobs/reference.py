@@ -23,7 +23,9 @@ say what was used.
 The result's `float_dtypes` lists every floating dtype among inputs, weights and outputs (the judge's
 precision check needs to know an fp32 task).
 
-With "serve" (serving.py; the judge's full judgements) the job keeps the expected outputs in memory
+With "serve" (serving.py; the judge's full judgements; then also an early job, go.py, so that its
+process and CUDA context exist before the judge takes the device lease for its work) the job keeps
+the expected outputs in memory
 (up to "keep_bytes", default KEEP_BYTES; beyond it they are written to expected_dir as above and read
 back at their comparison): it answers "reference" with this result, frees the task's model and
 inputs, and then answers the judgement's comparisons ("compare", "compare_spots") itself, each go
@@ -122,7 +124,8 @@ def run(spec: dict, result: dict) -> None:
     gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
-    compare_job.warm_up(spec)
+    if spec.get("wait_for") is None:
+        warm_up(spec)  # an early job did it before its go
     serving.answer(serving.requests[0], result)
 
     def handle(name: str, fields: dict, answer: dict) -> None:
@@ -135,6 +138,13 @@ def run(spec: dict, result: dict) -> None:
 
     result["kept_in_memory_bytes"] = kept_bytes
     result["answered"] = serving.serve(handle)
+
+
+def warm_up(spec: dict) -> None:
+    """A served reference on the GPU loads the comparison's kernels before its first comparison
+    (compare.warm_up); as an early job, while it waits for its go."""
+    if spec.get("serve") is not None:
+        compare_job.warm_up(spec)
 
 
 def save_output(_key: str, path: str, output) -> str:

@@ -86,15 +86,23 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   // into is writable for it.
   JobSandbox box = j.Contain({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
                              {dirs.shared, dirs.expected_dir, dirs.answers});
+  // An early job too: its process and CUDA context (seconds when a host's judgements queue for
+  // context creation) come before the lease, which covers its work on the GPU from its go on.
+  spec["wait_for"] = {{"go", (dirs.served / "go_reference").string()},
+                      {"stop", (dirs.served / "stop").string()},
+                      {"timeout_s", wait_s}};
   // The process lives until its last answer: every go it waits for, and the work of each.
-  const double lifetime_s = opt.trusted_timeout_s + static_cast<double>(requests.size() - 1) *
-                                                        (wait_s + opt.trusted_timeout_s);
-  return std::async(std::launch::async, [&j, &served, spec, box, lifetime_s]() {
+  const double lifetime_s = static_cast<double>(requests.size()) * (wait_s + opt.trusted_timeout_s);
+  const double started = j.Elapsed();
+  served.Start([&j, spec, box, lifetime_s](std::atomic<pid_t>* pid) {
+    return RunHarnessJob(j.env(), "reference", spec, j.dirs().jobs, lifetime_s, &box, pid);
+  });
+  return std::async(std::launch::async, [&j, &served, started]() {
     return LeasedReference(j, [&](ReferenceRun& run) {
-      const double started = j.Elapsed();
-      served.Start([&j, spec, box, lifetime_s](std::atomic<pid_t>* pid) {
-        return RunHarnessJob(j.env(), "reference", spec, j.dirs().jobs, lifetime_s, &box, pid);
-      });
+      if (Status go = served.Go("reference", Json::object()); !go.ok()) {
+        run.job = go;
+        return;
+      }
       run.job = served.Await("reference", j.options().trusted_timeout_s);
       j.RecordJob("reference", "reference", started, run.job, {{"served", true}});
     });
