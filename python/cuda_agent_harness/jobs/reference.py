@@ -25,15 +25,14 @@ precision check needs to know an fp32 task).
 
 With "serve" (serving.py; the judge's full judgements; then also an early job, go.py, so that its
 process and CUDA context exist before the judge takes the device lease for its work) the job keeps
-the expected outputs in memory
-(up to "keep_bytes", default KEEP_BYTES; beyond it they are written to expected_dir as above and read
-back at their comparison): it answers "reference" with this result, frees the task's model and
-inputs, and then answers the judgement's comparisons ("compare", "compare_spots") itself, each go
-naming "expected_keys" ("check i" for check i, "call c" for spot-checked timed call c) and
-"actual_paths" (the candidate's output files, compared as the `compare` job does, with the spec's
-"tolerance"). The spot_expected entries then carry a `key` (and a `path` only when written). One
-process thus does the reference and both comparisons: no CUDA context per comparison, and no
-torch.save/torch.load of the expected outputs kept in memory.
+the expected outputs in memory (up to "keep_bytes", default KEEP_BYTES; beyond it they are written
+to expected_dir as above and read back at their comparison): it answers "reference" with this
+result, frees the task's model and inputs, and then answers the judgement's comparisons
+("compare", "compare_spots") itself, each go naming "expected_keys" ("check i" for check i, "call c"
+for spot-checked timed call c) and "actual_paths" (the candidate's output files, compared as the
+`compare` job does, with the spec's "tolerance"). The spot_expected entries then carry a `key` (and
+a `path` only when written). One process thus does the reference and both comparisons: no CUDA
+context per comparison, and no torch.save/torch.load of the expected outputs kept in memory.
 """
 
 from __future__ import annotations
