@@ -38,7 +38,7 @@ class ServedJob {
   // a folder of its own where its go files and its stop file are written (readable for it);
   // `requests`: the names it answers, in order.
   ServedJob(fs::path answers, fs::path signals, std::vector<std::string> requests);
-  ~ServedJob() { End(/*now=*/true); }
+  ~ServedJob() { (void)End(/*now=*/true); }
   ServedJob(const ServedJob&) = delete;
   ServedJob& operator=(const ServedJob&) = delete;
 

@@ -188,6 +188,11 @@ struct Environment::State {
     if (!s.ok()) LogError("serve: store: " + s.message());
     return s;
   }
+  // Persist: a write whose failure Exec logs and nothing else depends on (the session's record
+  // lags behind it; what the client is answered does not change).
+  void Persist(const std::string& sql, const std::vector<SqlValue>& params = {}) {
+    (void)Exec(sql, params);
+  }
   Result<std::vector<Row>> Query(const std::string& sql, const std::vector<SqlValue>& params = {}) {
     std::lock_guard<std::mutex> lock(db_mutex);
     return db.Query(sql, params);
@@ -270,8 +275,8 @@ struct Environment::State {
       fs::remove_all(record.dir, ec);
       if (!record.task_dir.empty()) fs::remove_all(record.task_dir, ec);
     }
-    Exec("UPDATE sessions SET status = ?, expires_at = ? WHERE id = ?",
-         {status, UnixNow(), record.id});
+    Persist("UPDATE sessions SET status = ?, expires_at = ? WHERE id = ?",
+            {status, UnixNow(), record.id});
   }
 
   void ReaperLoop() {
@@ -370,10 +375,10 @@ struct Environment::State {
         why = session.status().message();
       }
       LogWarn("serve: session " + record->id + " interrupted: " + why);
-      Exec("UPDATE sessions SET status = 'interrupted', reason = ?, expires_at = ? WHERE id = ?",
-           {why, now, record->id});
+      Persist("UPDATE sessions SET status = 'interrupted', reason = ?, expires_at = ? WHERE id = ?",
+              {why, now, record->id});
     }
-    Exec(
+    Persist(
         "UPDATE jobs SET status = 'interrupted', finished_at = ? WHERE status IN ('queued', "
         "'running')",
         {now});
@@ -524,7 +529,7 @@ ApiResult<SessionOpened> Environment::OpenSession(const OpenSessionRequest& requ
   record->session = std::move(session).value();
   record->created_at = UnixNow();
   record->expires_at = record->created_at + record->ttl_s;
-  st.Exec(
+  st.Persist(
       "INSERT INTO sessions (id, task, task_spec, device, policy, turn_limit, ttl_s, created_at, "
       "expires_at, status, dir, task_dir, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, "
       "'')",
@@ -641,7 +646,7 @@ ApiResult<CallAnswer> Environment::Call(const std::string& session_id, const std
     st.call_times.push_back(now);
     while (!st.call_times.empty() && st.call_times.front() < now - 60) st.call_times.pop_front();
   }
-  st.Exec(
+  st.Persist(
       "INSERT OR IGNORE INTO calls (session_id, call_id, seq, tool, arguments, text, is_error, at) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
       {session_id, call_id, static_cast<int64_t>(answer.calls_used), tool, arguments_text,
@@ -680,9 +685,9 @@ ApiResult<GradeAnswer> Environment::Grade(const std::string& session_id) {
     result = record->session->Grade();
   }
   GradeAnswer answer{session_id, result.ToJson(), RewardOf(result)};
-  st.Exec("INSERT OR REPLACE INTO grades (session_id, reward, result, at) VALUES (?, ?, ?, ?)",
-          {session_id, answer.reward.dump(), answer.result.dump(), UnixNow()});
-  st.Exec("UPDATE sessions SET status = 'graded' WHERE id = ?", {session_id});
+  st.Persist("INSERT OR REPLACE INTO grades (session_id, reward, result, at) VALUES (?, ?, ?, ?)",
+             {session_id, answer.reward.dump(), answer.result.dump(), UnixNow()});
+  st.Persist("UPDATE sessions SET status = 'graded' WHERE id = ?", {session_id});
   {
     std::lock_guard<std::mutex> lock(st.mutex);
     record->status = "graded";
@@ -720,7 +725,7 @@ ApiResult<Json> Environment::CloseSession(const std::string& session_id) {
         fs::remove_all(Text(rows.value()[0][0]), ec);
         if (!Text(rows.value()[0][1]).empty()) fs::remove_all(Text(rows.value()[0][1]), ec);
       }
-      st.Exec("UPDATE sessions SET status = 'closed' WHERE id = ?", {session_id});
+      st.Persist("UPDATE sessions SET status = 'closed' WHERE id = ?", {session_id});
     }
     return Json{{"session_id", session_id}, {"status", "closed"}};
   }
@@ -805,10 +810,11 @@ ApiResult<Json> Environment::Evaluate(const Json& task_json, const Json& files,
   auto shared_place = std::make_shared<JudgementQueue::Place>(std::move(*place));
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread thread([&st, job_id, request, shared_place, done] {
-    st.Exec("UPDATE jobs SET status = 'running' WHERE id = ?", {job_id});
+    st.Persist("UPDATE jobs SET status = 'running' WHERE id = ?", {job_id});
     JudgeResult result = st.queue.Run(std::move(*shared_place), request);
-    st.Exec("UPDATE jobs SET status = 'done', reward = ?, result = ?, finished_at = ? WHERE id = ?",
-            {RewardOf(result).dump(), result.ToJson().dump(), UnixNow(), job_id});
+    st.Persist(
+        "UPDATE jobs SET status = 'done', reward = ?, result = ?, finished_at = ? WHERE id = ?",
+        {RewardOf(result).dump(), result.ToJson().dump(), UnixNow(), job_id});
     std::lock_guard<std::mutex> lock(st.mutex);
     --st.jobs_running;
     *done = true;
@@ -973,7 +979,7 @@ void Environment::Shutdown(double grace_s) {
     }
     st.job_threads.clear();
   }
-  st.Exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  st.Persist("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 }  // namespace cuda_agent
