@@ -19,7 +19,8 @@ hit a time limit goes on where it stopped; `report` reads whatever exists):
   cv          --cv-runs judgements of the same unchanged candidate: spread of its speedups
   throughput  judged candidates per hour at 1, 2, 4, 8 concurrent requests (each a fresh edit:
               builds overlap, timings are exclusive through the device lease), with CPU and
-              GPU utilisation sampled meanwhile
+              GPU utilisation sampled meanwhile; each judgement's reward, reason and stage
+              times go to OUT/throughput_judgements.jsonl
   report      OUT/summary.md and OUT/summary.json from the phases' records
 
 Cases: the bundled examples' `<device>_correct` candidates plus, with --suite on a GPU, the
@@ -329,6 +330,10 @@ def phase_throughput(args, cases, work: Path) -> None:
                   "lease_wait_mean_s": statistics.mean(r["stage_seconds"].get("lease_wait", 0) for r in records),
                   **util.summary()}
         append(out, record)
+        for r in records:  # each judgement, to tell lease waits from re-measured baselines later
+            append(args.out / "throughput_judgements.jsonl",
+                   {"concurrency": n, **{k: r.get(k) for k in ("case", "wall_s", "reward", "reason", "stage_seconds",
+                                                              "baseline_store")}})
         print("throughput", json.dumps(record), flush=True)
 
 
