@@ -36,6 +36,12 @@ Json ServedJob::ServeSpec(double wait_s) const {
           {"requests", requests_}};
 }
 
+Json ServedJob::WaitForGo(double wait_s) const {
+  return {{"go", GoFile(requests_.front()).string()},
+          {"stop", StopFile().string()},
+          {"timeout_s", wait_s}};
+}
+
 void ServedJob::Start(std::function<Result<JobOutcome>(std::atomic<pid_t>*)> run) {
   asked_[requests_.front()] = Clock::now();
   outcome_ = std::async(std::launch::async,
@@ -45,7 +51,7 @@ void ServedJob::Start(std::function<Result<JobOutcome>(std::atomic<pid_t>*)> run
 Status ServedJob::Go(const std::string& name, const Json& fields) {
   if (!outcome_.valid() && !ended_) return Internal("the served job was never started");
   asked_[name] = Clock::now();
-  return WriteFileAtomic(signals_ / ("go_" + name), fields.dump() + "\n");
+  return WriteFileAtomic(GoFile(name), fields.dump() + "\n");
 }
 
 Result<JobOutcome> ServedJob::Await(const std::string& name, double timeout_s) {

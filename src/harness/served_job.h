@@ -44,6 +44,9 @@ class ServedJob {
 
   // ServeSpec: the spec's "serve" section; `wait_s` is how long the job waits for each go.
   Json ServeSpec(double wait_s) const;
+  // WaitForGo: the spec's "wait_for" section (go.py) for a job that also waits for a go before its
+  // main work (an early job): the first request's go file and the stop file.
+  Json WaitForGo(double wait_s) const;
   // Start runs the job on a thread of its own: `run` runs it to its end, its pid into `pid`. The
   // first request counts as asked from now (or from its Go, for a job that waits for a go before
   // its main work: an early job, harness/early_jobs.h).
@@ -61,6 +64,7 @@ class ServedJob {
 
  private:
   fs::path AnswerFile(const std::string& name) const { return answers_ / (name + ".json"); }
+  fs::path GoFile(const std::string& name) const { return signals_ / ("go_" + name); }
   fs::path StopFile() const { return signals_ / "stop"; }
   // Ended: the job's end, collected from its thread once (the job must have ended).
   const Result<JobOutcome>& Ended();

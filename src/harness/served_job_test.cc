@@ -133,6 +133,24 @@ TEST_F(ServedJobTest, AJobThatDoesNotAnswerInTimeIsKilled) {
   EXPECT_LT(waited, 10);
 }
 
+TEST_F(ServedJobTest, AnEarlyServedJobWaitsForTheGoOfItsFirstRequest) {
+  auto served = Make({"reference", "compare"});
+  Json wait_for = served->WaitForGo(30);
+  fs::path go = wait_for["go"].get<std::string>();
+  served->Start([go](std::atomic<pid_t>*) {
+    while (!fs::exists(go)) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    JobOutcome end;
+    end.has_result = true;
+    end.result = {{"ok", false}, {"error_kind", "task"}, {"reason", "after the go"}};
+    return Result<JobOutcome>(end);
+  });
+  ASSERT_TRUE(served->Go("reference", Json::object()).ok());
+  Result<JobOutcome> out = served->Await("reference", 30);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->Reason(), "after the go") << "the go Go writes is the one the job waits for";
+  EXPECT_EQ(wait_for["stop"], served->ServeSpec(30)["stop"]);
+}
+
 TEST_F(ServedJobTest, AJobNeverStartedAnswersNothing) {
   auto served = Make({"reference", "compare"});
   EXPECT_FALSE(served->Await("reference", 1).ok());

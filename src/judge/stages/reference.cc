@@ -88,9 +88,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
                              {dirs.shared, dirs.expected_dir, dirs.answers});
   // An early job too: its process and CUDA context (seconds when a host's judgements queue for
   // context creation) come before the lease, which covers its work on the GPU from its go on.
-  spec["wait_for"] = {{"go", (dirs.served / "go_reference").string()},
-                      {"stop", (dirs.served / "stop").string()},
-                      {"timeout_s", wait_s}};
+  spec["wait_for"] = served.WaitForGo(wait_s);
   // The process lives until its last answer: every go it waits for, and the work of each.
   const double lifetime_s = static_cast<double>(requests.size()) * (wait_s + opt.trusted_timeout_s);
   const double started = j.Elapsed();
