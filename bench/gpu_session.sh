@@ -15,6 +15,10 @@
 #                                        # =0 (STANDBY_REPEATS rounds), then `cv` with them on; on a fresh
 #                                        # machine the warmup alone takes ~4 min (it re-measures the
 #                                        # committed baselines), so 2 rounds do not fit one 10-min call
+#   bash bench/gpu_session.sh throughput # issue 22's throughput at 8 concurrent: judge_latency's warmup, then
+#                                        # THROUGHPUT_RUNS (default 2) throughput phases of THROUGHPUT_JOBS
+#                                        # (32) judgements each, with the device's lease time line
+#                                        # (bench/lease_timeline.py); resumable on a warm machine
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
@@ -53,6 +57,15 @@ BIN="$CUDA_AGENT_BIN"
   g++ --version | head -1
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
+
+# seed_baselines: the committed KernelBench baselines seed the judge's store (a drifted device
+# re-measures them).
+seed_baselines() {
+  mkdir -p "$CUDA_AGENT_CACHE_DIR"
+  for f in bench/results/baselines/*.jsonl; do
+    [ -f "$f" ] && "$BIN" baselines import "$f" --baseline-store "$CUDA_AGENT_CACHE_DIR/store.sqlite" >/dev/null
+  done
+}
 
 [ -d .gpu/pylib ] && export PYTHONPATH="$PWD/.gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"
 
@@ -186,25 +199,36 @@ PY
     # Records go to $LATENCY_DIR (default: under $OUT), so consecutive leases of one warm machine
     # resume; the summary is copied to $OUT.
     LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
-    mkdir -p "$LATENCY_DIR" "$CUDA_AGENT_CACHE_DIR"
-    # The committed KernelBench baselines seed the judge's store (a drifted device re-measures them).
-    for f in bench/results/baselines/*.jsonl; do
-      [ -f "$f" ] && "$BIN" baselines import "$f" --baseline-store "$CUDA_AGENT_CACHE_DIR/store.sqlite" >/dev/null
-    done
+    mkdir -p "$LATENCY_DIR"
+    seed_baselines
     timeout "${LATENCY_TIMEOUT:-540}" python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
       --out "$LATENCY_DIR" --phases "${2:-warmup,ours,rebuild,cv,report}" ${LATENCY_ARGS:-} 2>&1 | tee -a "$OUT/latency.log"
     python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out "$LATENCY_DIR" --phases report >/dev/null
     tar -C "$LATENCY_DIR" -czf "$OUT/latency.tar.gz" --exclude='*.so' . && cp "$LATENCY_DIR/summary.md" "$OUT/" 2>/dev/null
     ls "$CUDA_AGENT_CACHE_DIR" 2>/dev/null; ls /tmp/cuda-agent-*/ 2>/dev/null | head
     ;;
+  throughput)
+    LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
+    mkdir -p "$LATENCY_DIR/warm"
+    seed_baselines
+    deadline=$((SECONDS + ${THROUGHPUT_TIMEOUT:-560}))
+    timeout $((deadline - SECONDS)) python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
+      --out "$LATENCY_DIR/warm" --phases warmup 2>&1 | tail -3 | tee -a "$OUT/throughput.log"
+    cp "$LATENCY_DIR/warm/warmup.jsonl" "$OUT/" 2>/dev/null
+    for i in $(seq "${THROUGHPUT_RUNS:-2}"); do
+      mkdir -p "$LATENCY_DIR/run_$i"
+      timeout $((deadline - SECONDS)) python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
+        --out "$LATENCY_DIR/run_$i" --phases throughput --concurrency 8 --throughput-jobs "${THROUGHPUT_JOBS:-32}" \
+        2>&1 | grep '^throughput' | tee -a "$OUT/throughput.log"
+      cp "$LATENCY_DIR/run_$i/throughput_judgements.jsonl" "$OUT/judgements_$i.jsonl" 2>/dev/null
+    done
+    ;;
   standby)
     # Records under $LATENCY_DIR/{on,off} (a later lease of the same warm machine resumes them); the
     # step records carry the JudgeResults' jobs (profile_candidate says `standby: true` when claimed).
     LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
-    mkdir -p "$LATENCY_DIR/on" "$LATENCY_DIR/off" "$CUDA_AGENT_CACHE_DIR"
-    for f in bench/results/baselines/*.jsonl; do
-      [ -f "$f" ] && "$BIN" baselines import "$f" --baseline-store "$CUDA_AGENT_CACHE_DIR/store.sqlite" >/dev/null
-    done
+    mkdir -p "$LATENCY_DIR/on" "$LATENCY_DIR/off"
+    seed_baselines
     latency() {  # ARM PHASES [ARGS...]
       local arm=$1 phases=$2; shift 2
       CUDA_AGENT_PROFILE_STANDBY=$([ "$arm" = on ] && echo 1 || echo 0) timeout "${STANDBY_STEP_TIMEOUT:-300}" \

@@ -19,8 +19,9 @@ hit a time limit goes on where it stopped; `report` reads whatever exists):
   cv          --cv-runs judgements of the same unchanged candidate: spread of its speedups
   throughput  judged candidates per hour at 1, 2, 4, 8 concurrent requests (each a fresh edit:
               builds overlap, timings are exclusive through the device lease), with CPU and
-              GPU utilisation sampled meanwhile; each judgement's reward, reason and stage
-              times go to OUT/throughput_judgements.jsonl
+              GPU utilisation sampled meanwhile and the device's lease time line
+              (bench/lease_timeline.py); each judgement's reward, reason, stage times, jobs,
+              leases and calibration go to OUT/throughput_judgements.jsonl
   report      OUT/summary.md and OUT/summary.json from the phases' records
 
 Cases: the bundled examples' `<device>_correct` candidates plus, with --suite on a GPU, the
@@ -51,6 +52,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "bench" / "candidates"))
 import kernelbench as kernelbench_candidates  # noqa: E402
+import lease_timeline  # noqa: E402
 import reference_pipeline  # noqa: E402
 
 
@@ -128,8 +130,10 @@ def judge(case: dict, candidate: Path, device: str, extra: list[str], timeout: f
             "compile_us": (timing.get("compile") or {}).get("time_us"),
             "speedup_vs_eager": timing.get("speedup_vs_eager"),
             "speedup_vs_compile": timing.get("speedup_vs_compile"),
-            "baseline_store": timing.get("baseline_store"), "sandbox": (result.get("env") or {}).get("sandbox"),
-            "jobs": sorted(result.get("jobs") or [], key=lambda j: j.get("start_s", 0))}
+            "baseline_store": timing.get("baseline_store"), "calibration": timing.get("calibration"),
+            "sandbox": (result.get("env") or {}).get("sandbox"),
+            "jobs": sorted(result.get("jobs") or [], key=lambda j: j.get("start_s", 0)),
+            "leases": result.get("leases") or [], "started_unix_s": result.get("started_unix_s")}
 
 
 def wait_for_pch(cache_dir: Path, seconds: float) -> bool:
@@ -328,12 +332,13 @@ def phase_throughput(args, cases, work: Path) -> None:
                   "per_gpu_hour": len(judged) / wall * 3600,
                   "mean_latency_s": statistics.mean(r["wall_s"] for r in records),
                   "lease_wait_mean_s": statistics.mean(r["stage_seconds"].get("lease_wait", 0) for r in records),
-                  **util.summary()}
+                  **util.summary(), **lease_timeline.summary(records)}
         append(out, record)
         for r in records:  # each judgement, to tell lease waits from re-measured baselines later
             append(args.out / "throughput_judgements.jsonl",
                    {"concurrency": n, **{k: r.get(k) for k in ("case", "wall_s", "reward", "reason", "stage_seconds",
-                                                              "baseline_store")}})
+                                                              "baseline_store", "calibration", "jobs", "leases",
+                                                              "started_unix_s")}})
         print("throughput", json.dumps(record), flush=True)
 
 
@@ -411,13 +416,16 @@ def phase_report(args, cases, work: Path) -> None:
     tp = read(args.out / "throughput.jsonl")
     if tp:
         summary["throughput"] = tp
-        lines += ["| concurrent | judged | wall (s) | per GPU-hour | mean latency (s) | lease wait (s) | CPU busy | GPU util |",
-                  "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += ["| concurrent | judged | wall (s) | per GPU-hour | mean latency (s) | lease wait (s) | CPU busy | GPU util "
+                  "| device: exclusive / drain / shared / idle |",
+                  "|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
         for r in sorted(tp, key=lambda r: r["concurrency"]):
             fmt = lambda v: f"{100 * v:.0f}%" if isinstance(v, float) else "–"  # noqa: E731
+            line = r.get("lease_timeline") or {}
+            shares = " / ".join(fmt(line.get(f"{k}_share")) for k in ("exclusive", "drain", "shared", "idle"))
             lines.append(f"| {r['concurrency']} | {r['judged']}/{r['judgements']} | {r['wall_s']:.0f} | "
                          f"{r['per_gpu_hour']:.0f} | {r['mean_latency_s']:.1f} | {r['lease_wait_mean_s']:.1f} | "
-                         f"{fmt(r['cpu_busy_mean'])} | {fmt(r['gpu_util_mean'])} |")
+                         f"{fmt(r['cpu_busy_mean'])} | {fmt(r['gpu_util_mean'])} | {shares} |")
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
     (args.out / "summary.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -265,3 +265,25 @@ def test_candidate_profile_on_cuda_with_spot_checks(tmp_path):
         "actual_paths": [c["output_path"] for c in result["spot_checks"]],
         "tolerance": fixed_tolerance()})
     assert compared["ok"], compared
+
+
+def test_the_calibration_times_the_device_not_the_host():
+    """A host that is slow to launch (other judgements on the CPUs, the candidate's checks and the
+    profiler on the launch path) must not read as a slower device: the calibration that decides
+    whether stored baselines still hold would otherwise re-measure them for nothing."""
+    import time
+
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from cuda_agent_harness import timing
+
+    class SlowLaunch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            time.sleep(0.0005)  # half a millisecond before each op's launch: a 2048² GEMM takes ≈ 0.3 ms
+            return func(*args, **(kwargs or {}))
+
+    quiet = timing.calibrate("cuda")
+    with SlowLaunch():
+        slow = timing.calibrate("cuda")
+    for key in ("copy_us", "gemm_us"):
+        assert slow[key] < quiet[key] * 1.05, (key, quiet, slow)

@@ -25,7 +25,7 @@ class AgentSolver : public Solver {
       return FailedPrecondition("agent solver unavailable: no harness (templates, python)");
     Result<std::unique_ptr<LlmClient>> client = MakeLlmClient(model_, ctx_.episode.llm);
     if (!client.ok()) {
-      Status s = client.status();
+      const Status& s = client.status();
       return s.code() == StatusCode::kInvalidArgument
                  ? InvalidArgument("agent:" + model_ + ": " + s.message())
                  : FailedPrecondition("agent solver unavailable: " + s.message());

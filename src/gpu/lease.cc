@@ -33,6 +33,10 @@ Status Lock(int fd, int op, const fs::path& path) {
 
 }  // namespace
 
+const char* LeaseModeName(LeaseMode mode) {
+  return mode == LeaseMode::kExclusive ? "exclusive" : "shared";
+}
+
 std::string LeaseKey(Device device) {
   if (device == Device::kCpu) return "cpu";
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
@@ -79,17 +83,23 @@ Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
   }
   DeviceLease lease;
   lease.fd_ = lock.value();
+  lease.mode_ = mode;
   lease.waited_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return lease;
 }
 
 DeviceLease::DeviceLease(DeviceLease&& other) noexcept
-    : fd_(other.fd_), waited_seconds_(other.waited_seconds_) {
+    : fd_(other.fd_),
+      mode_(other.mode_),
+      waited_seconds_(other.waited_seconds_),
+      on_release_(std::move(other.on_release_)) {
   other.fd_ = -1;
+  other.on_release_ = nullptr;
 }
 
 DeviceLease::~DeviceLease() {
+  if (on_release_) on_release_();
   if (fd_ >= 0) close(fd_);
 }
 

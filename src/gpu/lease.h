@@ -9,6 +9,7 @@
 //   ... time the candidate ...;   // released when `l` goes away
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "common/device.h"
@@ -18,6 +19,8 @@
 namespace cuda_agent {
 
 enum class LeaseMode { kShared, kExclusive };
+
+const char* LeaseModeName(LeaseMode mode);
 
 class DeviceLease {
  public:
@@ -30,12 +33,18 @@ class DeviceLease {
   DeviceLease(const DeviceLease&) = delete;
   ~DeviceLease();
 
+  LeaseMode mode() const { return mode_; }
   double waited_seconds() const { return waited_seconds_; }
+  // OnRelease: `f` runs when the lease ends, just before the lock is released (so that a time it
+  // records is not after the next holder's grant), e.g. to record how long it was held.
+  void OnRelease(std::function<void()> f) { on_release_ = std::move(f); }
 
  private:
   DeviceLease() = default;
   int fd_ = -1;
+  LeaseMode mode_ = LeaseMode::kShared;
   double waited_seconds_ = 0;
+  std::function<void()> on_release_;
 };
 
 // LeaseKey names the device a judgement uses: "cuda-<CUDA_VISIBLE_DEVICES or all>" or "cpu".

@@ -1,4 +1,5 @@
-// lease_test.cc — shared leases coexist; an exclusive one waits for them and holds back new ones.
+// lease_test.cc — shared leases coexist; an exclusive one waits for them and holds back new ones; a
+// lease reports its end before the next holder can have it.
 #include "gpu/lease.h"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,32 @@ TEST(DeviceLease, ExclusiveWaitsForSharedAndHoldsBackNewShared) {
   late_reader.join();
   EXPECT_TRUE(writer_has);
   EXPECT_TRUE(late_reader_has) << "a new shared lease overtook the waiting exclusive one";
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLease, ReleaseIsReportedBeforeTheNextHolderIsGranted) {
+  fs::path dir = LeaseDir();
+  std::atomic<bool> reported{false}, next_saw_report{false};
+  std::thread next;
+  {
+    Result<DeviceLease> l = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir);
+    ASSERT_TRUE(l.ok());
+    EXPECT_EQ(l->mode(), LeaseMode::kExclusive);
+    l->OnRelease([&] {
+      std::this_thread::sleep_for(milliseconds(50));  // a report that takes a while
+      reported = true;
+    });
+    next = std::thread([&] {
+      Result<DeviceLease> n = DeviceLease::Acquire("gpu", LeaseMode::kShared, dir);
+      next_saw_report = n.ok() && reported;
+    });
+    std::this_thread::sleep_for(milliseconds(50));
+    DeviceLease moved(std::move(l).value());  // the report moves with the lease
+    EXPECT_FALSE(reported);
+  }
+  EXPECT_TRUE(reported);
+  next.join();
+  EXPECT_TRUE(next_saw_report) << "the next holder was granted before the end was reported";
   fs::remove_all(dir);
 }
 

@@ -74,6 +74,8 @@ Json JudgeResult::ToJson() const {
   j["env"] = env;
   j["stage_seconds"] = stage_seconds;
   j["jobs"] = jobs;
+  j["leases"] = leases;
+  j["started_unix_s"] = started_unix_s;
   j["static_skipped"] = static_skipped;
   if (static_skipped) {
     j["unofficial_reward"] = unofficial_reward ? Json(*unofficial_reward) : Json(nullptr);

@@ -49,6 +49,11 @@ struct JudgeResult {
   // The harness jobs that ran: {name, job, start_s, end_s, go_wait_seconds, phase_seconds,
   // error_kind}.
   Json jobs = Json::array();
+  // The device leases the judgement held: {for, mode, asked_s, granted_s, released_s}, seconds
+  // since the judgement began, which was at `started_unix_s` (wall clock: judgements of several
+  // processes can be laid on one time line).
+  Json leases = Json::array();
+  double started_unix_s = 0;
   std::string device;
   std::string reward_schedule = "paper";
   // The static rules were skipped (the test-only JudgeOptions::test_skip_static): not a verdict.

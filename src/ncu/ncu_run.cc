@@ -337,7 +337,7 @@ NcuReport ProfileWithNcu(const HarnessEnv& env, const Task& task, const Candidat
     box.policy.gpu = true;
     box.wrapper = NcuArgs(ncu.value(), log, options.max_launches);
     // ncu locks the GPU's clocks while it runs: no timing of another judgement may overlap it.
-    Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive);
+    Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive, "ncu");
     if (!lease.ok()) {
       Fail(&report, "internal", "the device lease: " + lease.status().message());
       return done();

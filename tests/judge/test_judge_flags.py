@@ -62,6 +62,15 @@ def test_baselines_come_from_the_store_the_second_time(binary, tmp_path):
     for r in together:
         assert r["reward"] in (1, 2, 3), r["reason"]
         assert {t: r["timing"][t]["time_us"] for t in measured} == measured
+    # Their leases, on one time line: no timing overlaps any lease of the other judgement.
+    held = [[(r["started_unix_s"] + lease["granted_s"], r["started_unix_s"] + lease["released_s"], lease["mode"])
+             for lease in r["leases"]] for r in together]
+    for mine, theirs in (held, held[::-1]):
+        for start, end, mode in mine:
+            if mode != "exclusive":
+                continue
+            overlapping = [t for t in theirs if t[0] < end and start < t[1]]
+            assert not overlapping, (start, end, overlapping)
     second = json.loads(judge(binary, *common).stdout)
     assert second["reward"] in (1, 2, 3), second["reason"]
     for target in ("eager", "compile"):
@@ -121,6 +130,18 @@ def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_t
     assert jobs["compare"]["start_s"] >= jobs["candidate"]["end_s"]
     assert jobs["compare_spots"]["start_s"] >= jobs["profile_candidate"]["end_s"]
     assert all(j["start_s"] <= j["end_s"] <= result["stage_seconds"]["total"] for j in result["jobs"])
+    # the device leases, in the order the stages take them: shared for the reference, verification
+    # and the spot checks' comparison, exclusive for the timings; their waits are stage_seconds'
+    leases = result["leases"]
+    assert [(lease["for"], lease["mode"]) for lease in leases] == [
+        ("reference", "shared"), ("verify", "shared"), ("profile_candidate", "exclusive"),
+        ("profile_baselines", "exclusive"), ("compare_spots", "shared")], leases
+    for lease in leases:
+        assert 0 <= lease["asked_s"] <= lease["granted_s"] <= lease["released_s"] <= result["stage_seconds"]["total"]
+    assert jobs["profile_candidate"]["end_s"] <= leases[2]["released_s"]
+    waited = sum(lease["granted_s"] - lease["asked_s"] for lease in leases)
+    assert result["stage_seconds"]["lease_wait"] == pytest.approx(waited, abs=0.01)
+    assert result["started_unix_s"] > 1.7e9
 
 
 def test_a_compile_error_calls_the_early_jobs_off(binary):

@@ -137,7 +137,7 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
       use_stored(*stored);
       continue;
     }
-    Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive);
+    Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive, "profile_baselines");
     if (!lease.ok()) return j.Internal(lease.status().message());
     // Judgements of one task often start together (an RL step's samples of a prompt): the others
     // measured under this lease while this one waited for it. Read the store again, so the task's

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include "harness/job_policy.h"
@@ -60,6 +61,10 @@ Judgement::Judgement(const HarnessEnv& env, const JudgeOptions& options, JudgeRe
       result_(result),
       start_(Clock::now()),
       sandbox_(options.sandbox ? *options.sandbox : Sandbox::Default()) {
+  // The wall clock at start_ (the sandbox's set-up above may have taken a while).
+  result_.started_unix_s =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() -
+      Elapsed();
   result_.device = DeviceName(options.device);
   result_.reward_schedule = options.reward_schedule;
   result_.policy = options.policy.ToJson();
@@ -101,6 +106,8 @@ void Judgement::Finish() {
     Result<JobOutcome> end = served_reference_->End(/*now=*/true);
     if (end.ok()) Track(end.value());
   }
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  if (!result_.leases.empty()) result_.stage_seconds["lease_wait"] = lease_wait_;
   result_.stage_seconds["total"] = SecondsSince(start_);
 }
 
@@ -197,13 +204,24 @@ void Judgement::RecordJob(const std::string& name, const std::string& job, doubl
   result_.jobs.push_back(std::move(entry));
 }
 
-void Judgement::AddLeaseWait(double seconds) {
-  result_.stage_seconds["lease_wait"] = result_.stage_seconds.value("lease_wait", 0.0) + seconds;
-}
-
-Result<DeviceLease> Judgement::Lease(LeaseMode mode) {
+Result<DeviceLease> Judgement::Lease(LeaseMode mode, const std::string& purpose) {
+  const double asked = Elapsed();
   Result<DeviceLease> lease = DeviceLease::Acquire(LeaseKey(options_.device), mode);
-  if (lease.ok()) AddLeaseWait(lease->waited_seconds());
+  if (!lease.ok()) return lease;
+  const double granted = Elapsed();
+  std::lock_guard<std::mutex> lock(jobs_mu_);
+  lease_wait_ += lease->waited_seconds();
+  const size_t index = result_.leases.size();
+  result_.leases.push_back({{"for", purpose},
+                            {"mode", LeaseModeName(mode)},
+                            {"asked_s", asked},
+                            {"granted_s", granted},
+                            {"released_s", nullptr}});
+  lease->OnRelease([this, index]() {
+    const double released = Elapsed();
+    std::lock_guard<std::mutex> l(jobs_mu_);
+    result_.leases[index]["released_s"] = released;
+  });
   return lease;
 }
 

@@ -116,10 +116,10 @@ class Judgement {
                  const Result<JobOutcome>& out, const Json& extra = Json::object());
   // Elapsed: seconds since the judgement began.
   double Elapsed() const;
-  // Lease takes the device lease a stage needs (shared for correctness, exclusive for timing) and
-  // adds its wait to stage_seconds.lease_wait.
-  Result<DeviceLease> Lease(LeaseMode mode);
-  void AddLeaseWait(double seconds);
+  // Lease takes the device lease a stage needs (shared for correctness, exclusive for timing), adds
+  // its wait to stage_seconds.lease_wait (written by Finish) and records it in the result's
+  // `leases` (`purpose`: what it is for). Safe to call from several threads.
+  Result<DeviceLease> Lease(LeaseMode mode, const std::string& purpose);
   // Secrets draws the timing secrets on first use.
   const TimingSecrets& Secrets();
 
@@ -160,7 +160,8 @@ class Judgement {
   SandboxPolicy base_policy_;
   std::string python_inside_;
   Isolation weakest_ = Isolation::kFull;
-  std::mutex jobs_mu_;  // result_.jobs: jobs run on several threads
+  std::mutex jobs_mu_;  // result_.jobs, result_.leases and lease_wait_: several threads
+  double lease_wait_ = 0;
   TimingSecrets secrets_;
   JudgementFacts facts_;
   // Last: their destructors end the jobs still running, which record themselves in the result.

@@ -136,7 +136,7 @@ Next CheckSpotOutputs(Judgement& j) {
   if (calls.size() != facts.spot_expected.size()) {
     return j.Internal("the candidate profile did not write the spot-checked timed outputs");
   }
-  Result<DeviceLease> lease = j.Lease(LeaseMode::kShared);
+  Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "compare_spots");
   if (!lease.ok()) return j.Internal(lease.status().message());
   Result<JobOutcome> cmp = ServedCompare(j, "compare_spots", expected, actual);
   if (!cmp.ok()) return j.Internal(cmp.status().message());
@@ -275,7 +275,7 @@ void StartCandidateProfile(Judgement& j) {
 Next ProfileCandidate(Judgement& j) {
   JudgeResult& r = j.result();
   r.stage = Stage::kProfile;
-  Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive);
+  Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive, "profile_candidate");
   if (!lease.ok()) return j.Internal(lease.status().message());
   auto t = Clock::now();
   if (!j.early().Started("profile_candidate")) StartCandidateProfile(j);
@@ -290,6 +290,7 @@ Next ProfileCandidate(Judgement& j) {
   r.timing["candidate"] = ProfileSummary(j, cp.value());
   j.facts().candidate_spots = cp->result.value("spot_checks", Json::array());
   j.facts().calibration = cp->result.value("calibration", Json());
+  r.timing["calibration"] = j.facts().calibration;  // what a stored baseline's is compared with
   if (!r.timing["candidate"]["time_us"].is_number()) {
     return j.Internal("the candidate profile reported no time");
   }

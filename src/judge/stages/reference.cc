@@ -29,13 +29,11 @@ std::pair<Json, Json> InputTransforms(int checks) {
 ReferenceRun LeasedReference(Judgement& j, const std::function<void(ReferenceRun&)>& run_job) {
   ReferenceRun run;
   auto t = Clock::now();
-  Result<DeviceLease> lease =
-      DeviceLease::Acquire(LeaseKey(j.options().device), LeaseMode::kShared);
+  Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "reference");
   if (!lease.ok()) {
     run.job = lease.status();
     return run;
   }
-  run.lease_wait = lease->waited_seconds();
   run_job(run);
   run.seconds = SecondsSince(t);
   return run;
@@ -109,7 +107,6 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
 
 Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending) {
   ReferenceRun run = pending.get();
-  j.AddLeaseWait(run.lease_wait);
   j.result().stage_seconds["reference"] = run.seconds;
   if (!run.job.ok()) return j.Internal(run.job.status().message());
   const JobOutcome& ref = run.job.value();

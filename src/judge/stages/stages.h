@@ -48,7 +48,6 @@ Next Build(Judgement& j);
 // ReferenceRun is what the reference job's thread hands back.
 struct ReferenceRun {
   Result<JobOutcome> job = Internal("the reference job did not run");
-  double lease_wait = 0;
   double seconds = 0;
 };
 

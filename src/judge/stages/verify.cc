@@ -180,7 +180,7 @@ Next Verify(Judgement& j) {
   const JudgementFacts& facts = j.facts();
   r.stage = Stage::kVerify;  // the build, which ran after the reference started, left kBuild
   auto t = Clock::now();
-  Result<DeviceLease> lease = j.Lease(LeaseMode::kShared);
+  Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "verify");
   if (!lease.ok()) return j.Internal(lease.status().message());
   if (!j.early().Started("candidate")) StartVerifyJobs(j);
   // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
