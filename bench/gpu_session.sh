@@ -59,12 +59,18 @@ BIN="$CUDA_AGENT_BIN"
 cat "$OUT/env.txt"
 
 # seed_baselines: the committed KernelBench baselines seed the judge's store (a drifted device
-# re-measures them).
+# re-measures them; keys hold the GPU model and the precision policy, so a seed serves only its
+# kind). export_baselines: the store as it is now, to $OUT/baselines_store.jsonl — committed as
+# bench/results/baselines/<date>-<gpu>.jsonl, it spares a later session's fresh machine the warm-up's
+# measurements (minutes of device time).
 seed_baselines() {
   mkdir -p "$CUDA_AGENT_CACHE_DIR"
   for f in bench/results/baselines/*.jsonl; do
     [ -f "$f" ] && "$BIN" baselines import "$f" --baseline-store "$CUDA_AGENT_CACHE_DIR/store.sqlite" >/dev/null
   done
+}
+export_baselines() {
+  "$BIN" baselines export --baseline-store "$CUDA_AGENT_CACHE_DIR/store.sqlite" --out "$OUT/baselines_store.jsonl"
 }
 
 [ -d .gpu/pylib ] && export PYTHONPATH="$PWD/.gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"
@@ -206,6 +212,7 @@ PY
     python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out "$LATENCY_DIR" --phases report >/dev/null
     tar -C "$LATENCY_DIR" -czf "$OUT/latency.tar.gz" --exclude='*.so' . && cp "$LATENCY_DIR/summary.md" "$OUT/" 2>/dev/null
     ls "$CUDA_AGENT_CACHE_DIR" 2>/dev/null; ls /tmp/cuda-agent-*/ 2>/dev/null | head
+    export_baselines
     ;;
   throughput)
     LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
@@ -222,6 +229,7 @@ PY
         2>&1 | grep '^throughput' | tee -a "$OUT/throughput.log"
       cp "$LATENCY_DIR/run_$i/throughput_judgements.jsonl" "$OUT/judgements_$i.jsonl" 2>/dev/null
     done
+    export_baselines
     ;;
   standby)
     # Records under $LATENCY_DIR/{on,off} (a later lease of the same warm machine resumes them); the
