@@ -7,8 +7,9 @@
   idle         no lease held (builds, process start-ups, the gaps between holders)
 
 plus the timings' mean hold, and the batches: runs of exclusive holds with no shared one between
-(docs/benchmarks.md, the lease order). Used by bench/judge_latency.py's throughput phase;
-`python3 bench/lease_timeline.py throughput_judgements.jsonl` reads a phase's records again.
+(docs/benchmarks.md, "The device's time line at 8 concurrent"). Used by bench/judge_latency.py's
+throughput phase; `python3 bench/lease_timeline.py throughput_judgements.jsonl` reads a phase's
+records again.
 """
 
 from __future__ import annotations

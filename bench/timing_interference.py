@@ -1,7 +1,7 @@
 """Does work that no device lease covers slow a timing? One process times the judge's device
 calibration (timing.calibrate: a 64 MiB copy and a 2048² float64 GEMM, minimum of 7 each) and a short
 kernel over and over, while other processes do, phase by phase, what a judgement's processes do
-outside any lease (docs/benchmarks.md, the lease order):
+outside any lease (docs/benchmarks.md, "The calibration times the device, not the host"):
 
   quiet            nothing else
   idle-contexts    N processes that created a CUDA context and sleep (an early job before its go)
