@@ -56,16 +56,11 @@ def summary(records: list[dict]) -> dict:
             shares["idle"] += b - a
     exclusive = sorted((lease for lease in leases if lease["mode"] == "exclusive"), key=lambda x: x["granted"])
     shared = [lease for lease in leases if lease["mode"] == "shared"]
-    batches, current = [], 0
-    for prev, cur in zip([None] + exclusive, exclusive):
-        between = prev is not None and any(prev["released"] <= s["granted"] < cur["granted"] for s in shared)
-        if prev is None or between:
-            if current:
-                batches.append(current)
-            current = 0
-        current += 1
-    if current:
-        batches.append(current)
+    # A batch ends where a shared lease was granted between one timing's end and the next's start.
+    ends = [i for i in range(1, len(exclusive))
+            if any(exclusive[i - 1]["released"] <= s["granted"] < exclusive[i]["granted"] for s in shared)]
+    bounds = [0, *ends, len(exclusive)] if exclusive else []
+    batches = [b - a for a, b in zip(bounds, bounds[1:])]
     holds = [lease["released"] - lease["granted"] for lease in exclusive]
     return {"lease_timeline": {
         "seconds": total,
