@@ -18,7 +18,8 @@
 #   bash bench/gpu_session.sh throughput # issue 22's throughput at 8 concurrent: judge_latency's warmup, then
 #                                        # THROUGHPUT_RUNS (default 2) throughput phases of THROUGHPUT_JOBS
 #                                        # (32) judgements each, with the device's lease time line
-#                                        # (bench/lease_timeline.py); resumable on a warm machine
+#                                        # (bench/lease_timeline.py); resumable on a warm machine;
+#                                        # THROUGHPUT_ARMS compares binaries or switches run by run
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
@@ -219,15 +220,26 @@ PY
     mkdir -p "$LATENCY_DIR/warm"
     seed_baselines
     deadline=$((SECONDS + ${THROUGHPUT_TIMEOUT:-560}))
-    timeout $((deadline - SECONDS)) python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
-      --out "$LATENCY_DIR/warm" --phases warmup 2>&1 | tail -3 | tee -a "$OUT/throughput.log"
-    cp "$LATENCY_DIR/warm/warmup.jsonl" "$OUT/" 2>/dev/null
-    for i in $(seq "${THROUGHPUT_RUNS:-2}"); do
-      mkdir -p "$LATENCY_DIR/run_$i"
+    if [ "${THROUGHPUT_WARMUP:-1}" != 0 ]; then  # 0: a warm machine's later call
       timeout $((deadline - SECONDS)) python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
-        --out "$LATENCY_DIR/run_$i" --phases throughput --concurrency 8 --throughput-jobs "${THROUGHPUT_JOBS:-32}" \
-        2>&1 | grep '^throughput' | tee -a "$OUT/throughput.log"
-      cp "$LATENCY_DIR/run_$i/throughput_judgements.jsonl" "$OUT/judgements_$i.jsonl" 2>/dev/null
+        --out "$LATENCY_DIR/warm" --phases warmup 2>&1 | tail -3 | tee -a "$OUT/throughput.log"
+      cp "$LATENCY_DIR/warm/warmup.jsonl" "$OUT/" 2>/dev/null
+    fi
+    # THROUGHPUT_ARMS: "label=VAR=value,VAR=value label2= ..." — each run goes through the arms in
+    # turn (the arm's variables set for its judgements: another binary, a switch), so that arms are
+    # compared within one lease; the default is one arm with nothing changed.
+    for i in $(seq "${THROUGHPUT_RUNS:-2}"); do
+      for arm in ${THROUGHPUT_ARMS:-run=}; do
+        label="${arm%%=*}"
+        IFS=',' read -r -a assignments <<< "${arm#*=}"
+        dir="$LATENCY_DIR/${label}_$i"
+        mkdir -p "$dir"
+        echo "== throughput $label run $i: ${assignments[*]}" | tee -a "$OUT/throughput.log"
+        timeout $((deadline - SECONDS)) env "${assignments[@]}" python3 bench/judge_latency.py --device cuda \
+          --suite .gpu/kernelbench_all --out "$dir" --phases throughput --concurrency 8 \
+          --throughput-jobs "${THROUGHPUT_JOBS:-32}" 2>&1 | grep '^throughput' | tee -a "$OUT/throughput.log"
+        cp "$dir/throughput_judgements.jsonl" "$OUT/judgements_${label}_$i.jsonl" 2>/dev/null
+      done
     done
     export_baselines
     ;;

@@ -14,6 +14,18 @@ A standby (a profile job started for a later judgement, docs/harness-protocol.md
 go file in its own writable folder and "consume": true: its go carries the judgement's secrets (the
 timing seed, the spot-checked calls), so the job deletes it as soon as it has read it, before any
 candidate code runs.
+
+With "ready": PATH (a file in a folder the job may write) the job creates that file once its set-up is
+done, just before it starts to wait: the judge takes the device lease for the job's work only then,
+so that no lease is held while the job forks, enters its jail and starts CUDA (seconds on a busy host,
+during which a shared lease would hold every other judgement's timing off the device).
+
+A job that prepares first (the candidate's profile job) has a second go: with "then": PATH and
+"prepared": PATH, after its go it does its trusted preparation (input sets, weights, pristine copies:
+no candidate code), synchronises the device, creates `prepared` and waits for `then` (wait_for_then).
+The judge gives the first go under the shared lease of the candidate's verification, holds that lease
+until `prepared` exists, and gives `then` under the exclusive lease of the timing: the exclusive
+window no longer covers the preparation.
 """
 
 from __future__ import annotations
@@ -43,20 +55,61 @@ def wait_for_go(spec: dict, result: dict) -> bool:
     if wait is None:
         return True
     go = require(wait, "go", str)
+    if wait.get("ready") is not None:
+        mark(require(wait, "ready", str))
+    waited = wait_for_file(go, wait)
+    if waited is None:
+        result.update(ok=False, error_kind="not_started",
+                      reason="the judge called the job off before its go (the judgement stopped earlier)")
+        return False
+    result["go_wait_seconds"] = waited
+    spec.update(go_fields(go))
+    if wait.get("consume"):
+        os.unlink(go)
+    return True
+
+
+def wait_for_then(spec: dict, result: dict) -> bool:
+    """The second go of a job that prepares first (docs/harness-protocol.md "Early jobs"): with "then":
+    PATH in "wait_for", marks the trusted preparation done ("prepared": PATH) and waits for `then`,
+    before which the job runs no candidate code; the judge gives it under the device lease the job's
+    further work needs. Records the seconds waited (result["then_wait_seconds"]) and returns whether
+    to go on (False, and "not_started", when stopped). Without "then" goes on at once."""
+    wait = spec.get("wait_for")
+    if wait is None or wait.get("then") is None:
+        return True
+    then = require(wait, "then", str)
+    mark(require(wait, "prepared", str))
+    waited = wait_for_file(then, wait)
+    if waited is None:
+        result.update(ok=False, error_kind="not_started",
+                      reason="the judge called the job off after its preparation (the judgement stopped "
+                             "earlier)")
+        return False
+    result["then_wait_seconds"] = waited
+    return True
+
+
+def wait_for_file(path: str, wait: dict) -> float | None:
+    """Seconds until `path` exists, or None at wait["stop"] or after wait["timeout_s"]."""
     stop = require(wait, "stop", str)
     start = time.monotonic()
     deadline = start + float(require(wait, "timeout_s", (int, float), default=3600))
     while time.monotonic() < deadline and not os.path.exists(stop):
-        if os.path.exists(go):
-            result["go_wait_seconds"] = time.monotonic() - start
-            spec.update(go_fields(go))
-            if wait.get("consume"):
-                os.unlink(go)
-            return True
+        if os.path.exists(path):
+            return time.monotonic() - start
         time.sleep(POLL_SECONDS)
-    result.update(ok=False, error_kind="not_started",
-                  reason="the judge called the job off before its go (the judgement stopped earlier)")
-    return False
+    return None
+
+
+def mark(path: str) -> None:
+    """Creates the mark `path` ("ready", "prepared": its existence is the signal; the judge only tests
+    for it)."""
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(os.path.basename(path) + "\n")
+    except OSError as exc:
+        raise JobError("internal", f"cannot write the mark {path}: {exc}") from exc
 
 
 def go_fields(path: str) -> dict:

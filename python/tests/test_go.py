@@ -85,3 +85,110 @@ def test_a_go_that_is_no_spec_object_is_an_internal_error(tmp_path):
     (tmp_path / "signals" / "go").write_text('{"result_path": "/elsewhere"}')
     result = run("compare", spec)
     assert result["error_kind"] == "internal" and "go file" in result["reason"]
+
+
+def test_a_waiting_job_marks_itself_ready_before_its_go(tmp_path):
+    """The judge takes the device lease for an early job once its set-up is done: the ready mark must
+    exist while the job still waits (not only once it has its go), and it is no go by itself."""
+    ref = make_reference(tmp_path)
+    cand_dir, ext_dir = write_candidate(tmp_path, GOOD_CANDIDATE)
+    spec = waiting(candidate_spec(tmp_path, ref, cand_dir, ext_dir), tmp_path)
+    ready = tmp_path / "marks" / "ready"
+    ready.parent.mkdir()
+    spec["wait_for"]["ready"] = str(ready)
+    seen = {}
+
+    def go_once_ready():
+        deadline = time.monotonic() + 60
+        while not ready.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        seen["ready"] = ready.exists()
+        time.sleep(0.2)  # still waiting: the mark alone must not start the work
+        seen["outputs_before_go"] = os.path.exists(spec["output_dir"])
+        (tmp_path / "signals" / "go").write_text("go\n")
+
+    thread = threading.Thread(target=go_once_ready)
+    thread.start()
+    result = run("candidate", spec)
+    thread.join()
+    assert seen == {"ready": True, "outputs_before_go": False}
+    assert result["ok"], result
+    assert result["go_wait_seconds"] >= 0.2
+
+
+def test_a_ready_mark_that_cannot_be_written_is_an_internal_error(tmp_path):
+    spec = waiting({"result_path": str(tmp_path / "r.json"), "expected_paths": [], "actual_paths": [],
+                    "tolerance": {}}, tmp_path)
+    spec["wait_for"]["ready"] = str(tmp_path / "no such folder" / "ready")
+    result = run("compare", spec)
+    assert result["error_kind"] == "internal" and "cannot write the mark" in result["reason"]
+
+
+def preparing_profile(tmp_path) -> tuple[dict, str]:
+    """A candidate profile job that prepares before its second go (go.py, "then"); its model_new.py
+    leaves a file behind when imported, the sign that candidate code ran."""
+    from helpers import profile_spec
+
+    ref = make_reference(tmp_path)
+    imported = str(tmp_path / "model_new_was_imported")
+    source = f"open({imported!r}, 'w').close()\n" + GOOD_CANDIDATE
+    candidate = write_candidate(tmp_path, source)
+    spec = waiting(profile_spec(tmp_path, ref, "candidate", candidate, iters=3), tmp_path)
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    spec["wait_for"].update(ready=str(marks / "ready"), prepared=str(marks / "prepared"),
+                            then=str(tmp_path / "signals" / "then"))
+    return spec, imported
+
+
+def wait_until(path, timeout_s: float = 60) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    return os.path.exists(path)
+
+
+def test_a_profile_job_prepares_after_its_go_and_loads_the_candidate_only_after_then(tmp_path):
+    spec, imported = preparing_profile(tmp_path)
+    wait = spec["wait_for"]
+    seen = {}
+
+    def judge():
+        seen["ready"] = wait_until(wait["ready"])
+        seen["prepared_before_go"] = os.path.exists(wait["prepared"])
+        (tmp_path / "signals" / "go").write_text("go\n")
+        seen["prepared"] = wait_until(wait["prepared"])
+        time.sleep(0.2)  # prepared and waiting: no candidate code yet
+        seen["imported_before_then"] = os.path.exists(imported)
+        (tmp_path / "signals" / "then").write_text("then\n")
+
+    thread = threading.Thread(target=judge)
+    thread.start()
+    result = run("profile", spec)
+    thread.join()
+    assert seen == {"ready": True, "prepared_before_go": False, "prepared": True,
+                    "imported_before_then": False}
+    assert result["ok"], result
+    assert os.path.exists(imported)
+    assert result["then_wait_seconds"] >= 0.2
+    assert result["input_sets"] == 2 + 3
+    assert {"inputs", "then_wait", "model", "timed"} <= set(result["phase_seconds"])
+
+
+def test_a_profile_job_stopped_after_its_preparation_runs_no_candidate_code(tmp_path):
+    spec, imported = preparing_profile(tmp_path)
+    wait = spec["wait_for"]
+
+    def judge():
+        wait_until(wait["ready"])
+        (tmp_path / "signals" / "go").write_text("go\n")
+        wait_until(wait["prepared"])
+        (tmp_path / "signals" / "stop").write_text("stop\n")
+
+    thread = threading.Thread(target=judge)
+    thread.start()
+    result = run("profile", spec)
+    thread.join()
+    assert result["error_kind"] == "not_started", result
+    assert "after its preparation" in result["reason"]
+    assert not os.path.exists(imported)

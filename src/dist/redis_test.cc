@@ -91,7 +91,7 @@ class WorkerThread {
   explicit WorkerThread(WorkerOptions o) : options_(std::move(o)) {
     thread_ = std::thread([this] { status_ = RunWorker(options_, stop_); });
   }
-  ~WorkerThread() { Stop(); }
+  ~WorkerThread() { (void)Stop(); }
   Status Stop() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();

@@ -5,27 +5,52 @@
 
 #include <chrono>
 
+#include "common/log.h"
+
 namespace cuda_agent {
 namespace {
 
 // How long a job called off may take to see `stop` before it is killed.
 constexpr std::chrono::milliseconds kStopGrace{100};
+// How often WaitForMark looks for a mark (the job polls its go file as often: go.py).
+constexpr std::chrono::milliseconds kMarkPoll{2};
 
 }  // namespace
+
+double WaitForMark(const fs::path& mark, const std::future<Result<JobOutcome>>& outcome,
+                   double max_s) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(max_s));
+  std::error_code ec;
+  while (outcome.valid() && !fs::exists(mark, ec) && Clock::now() < deadline) {
+    if (outcome.wait_for(kMarkPoll) == std::future_status::ready) break;
+  }
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 EarlyJobs::EarlyJobs(fs::path signals, double wait_s, JobRunner run)
     : signals_(std::move(signals)), wait_s_(wait_s), run_(std::move(run)) {}
 
 void EarlyJobs::Start(const std::string& name, const std::string& job, const Json& spec,
-                      const JobSandbox& box, double timeout_s) {
+                      const JobSandbox& box, double timeout_s, const EarlyMarks& marks) {
   if (jobs_.count(name)) return;
   Json waiting = spec;
   waiting["wait_for"] = {{"go", GoFile(name).string()},
                          {"stop", (signals_ / "stop").string()},
                          {"timeout_s", wait_s_}};
+  if (!marks.dir.empty()) {
+    waiting["wait_for"]["ready"] = marks.Ready().string();
+    if (marks.prepares) {
+      waiting["wait_for"]["then"] = ThenFile(name).string();
+      waiting["wait_for"]["prepared"] = marks.Prepared().string();
+    }
+  }
   JobSandbox waiting_box = box;
   waiting_box.policy.read_only.push_back(signals_);
   Job& early = Fresh(name, job, spec, box, timeout_s);
+  early.marks = marks;
   early.outcome = std::async(
       std::launch::async, [this, name, job, waiting, waiting_box, timeout_s, pid = early.pid]() {
         return run_(name, job, waiting, wait_s_ + timeout_s, &waiting_box, pid.get());
@@ -44,14 +69,57 @@ EarlyJobs::Job& EarlyJobs::Fresh(const std::string& name, const std::string& job
 }
 
 void EarlyJobs::Adopt(const std::string& name, const std::string& job, const Json& spec,
-                      const JobSandbox& box, double timeout_s,
-                      std::function<Status(const Json&)> go,
-                      std::future<Result<JobOutcome>> outcome, pid_t pid) {
+                      const JobSandbox& box, double timeout_s, AdoptedJob adopted) {
   CallOff(name);
   Job& early = Fresh(name, job, spec, box, timeout_s);
-  early.outcome = std::move(outcome);
-  early.pid->store(pid);
-  early.go = std::move(go);
+  early.outcome = std::move(adopted.outcome);
+  early.pid->store(adopted.pid);
+  early.go = std::move(adopted.go);
+  early.then = std::move(adopted.then);
+  early.marks = adopted.marks;
+  early.marks.prepares = static_cast<bool>(early.then);
+}
+
+bool EarlyJobs::Ready(const std::string& name) const {
+  auto it = jobs_.find(name);
+  std::error_code ec;
+  return it != jobs_.end() && !it->second.marks.dir.empty() &&
+         fs::exists(it->second.marks.Ready(), ec);
+}
+
+double EarlyJobs::WaitReady(const std::string& name) const {
+  auto it = jobs_.find(name);
+  if (it == jobs_.end() || it->second.marks.dir.empty()) return 0;
+  return WaitForMark(it->second.marks.Ready(), it->second.outcome, it->second.timeout_s);
+}
+
+bool EarlyJobs::Prepare(const std::string& name, const Json& fields) {
+  auto it = jobs_.find(name);
+  if (it == jobs_.end() || it->second.gone || !it->second.marks.prepares || !Ready(name))
+    return false;
+  if (Status given = GiveGo(name, it->second, fields); !given.ok()) {
+    LogWarn("the early job '" + name + "' could not be given its go: " + given.message());
+    return false;  // Run gives it again (or, for an adopted job, replaces it)
+  }
+  it->second.gone = true;
+  return true;
+}
+
+double EarlyJobs::WaitPrepared(const std::string& name) const {
+  auto it = jobs_.find(name);
+  if (it == jobs_.end() || !it->second.gone) return 0;
+  return WaitForMark(it->second.marks.Prepared(), it->second.outcome, it->second.timeout_s);
+}
+
+Status EarlyJobs::GiveGo(const std::string& name, Job& early, const Json& fields) const {
+  if (early.go) return early.go(fields);
+  return WriteFileAtomic(GoFile(name), fields.empty() ? "go\n" : fields.dump() + "\n");
+}
+
+Status EarlyJobs::GiveThen(const std::string& name, Job& early) const {
+  if (!early.marks.prepares) return OkStatus();
+  if (early.then) return early.then();
+  return WriteFileAtomic(ThenFile(name), "then\n");
 }
 
 Result<JobOutcome> EarlyJobs::Run(const std::string& name, const Json& fields) {
@@ -59,12 +127,8 @@ Result<JobOutcome> EarlyJobs::Run(const std::string& name, const Json& fields) {
   if (it == jobs_.end()) return Internal("no early job '" + name + "' was started");
   Job early = std::move(it->second);
   jobs_.erase(it);
-  Status given_go = OkStatus();
-  if (early.go) {
-    given_go = early.go(fields);
-  } else {
-    given_go = WriteFileAtomic(GoFile(name), fields.empty() ? "go\n" : fields.dump() + "\n");
-  }
+  Status given_go = early.gone ? OkStatus() : GiveGo(name, early, fields);
+  if (given_go.ok()) given_go = GiveThen(name, early);
   if (!given_go.ok()) {
     if (!early.go) return given_go;
     // An adopted job that could not be given its go is ended; a fresh run takes its place.

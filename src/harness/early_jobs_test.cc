@@ -21,9 +21,12 @@ class EarlyJobsTest : public ::testing::Test {
   // Runner: a job with "wait_for" waits for its go file (its content, when JSON, is the go's
   // fields) or the stop file; it answers {"ok": true, "spec": <spec with the go's fields>}, or
   // error_kind "not_started" when stopped or when `give_up` says so.
-  JobRunner Runner(bool give_up = false) {
-    return [this, give_up](const std::string& name, const std::string& job, const Json& spec,
-                           double, const JobSandbox* box, std::atomic<pid_t>*) {
+  // With `setup_ms`, a job given a ready mark creates it that long after its start (its set-up);
+  // with `fail_setup` too, it ends then instead (a set-up that failed: no mark, no wait for a go).
+  JobRunner Runner(bool give_up = false, int setup_ms = 0, bool fail_setup = false) {
+    return [this, give_up, setup_ms, fail_setup](const std::string& name, const std::string& job,
+                                                 const Json& spec, double, const JobSandbox* box,
+                                                 std::atomic<pid_t>*) {
       {
         std::lock_guard<std::mutex> lock(mu_);
         runs_.push_back({{"name", name}, {"job", job}, {"spec", spec}});
@@ -32,6 +35,14 @@ class EarlyJobsTest : public ::testing::Test {
       JobOutcome out;
       out.has_result = true;
       Json fields = Json::object();
+      if (spec.contains("wait_for") && spec["wait_for"].contains("ready")) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(setup_ms));
+        if (fail_setup) {
+          out.result = {{"ok", false}, {"error_kind", "internal"}, {"reason", "no CUDA"}};
+          return Result<JobOutcome>(out);
+        }
+        (void)WriteFileAtomic(spec["wait_for"]["ready"].get<std::string>(), "ready\n");
+      }
       if (spec.contains("wait_for")) {
         fs::path go = spec["wait_for"]["go"].get<std::string>();
         fs::path stop = spec["wait_for"]["stop"].get<std::string>();
@@ -44,6 +55,19 @@ class EarlyJobsTest : public ::testing::Test {
         }
         Result<std::string> text = ReadFile(go);
         if (text.ok() && text.value() != "go\n") fields = Json::parse(text.value());
+        if (spec["wait_for"].contains("then")) {  // its preparation, then the second go
+          std::this_thread::sleep_for(std::chrono::milliseconds(kPrepareMs));
+          (void)WriteFileAtomic(spec["wait_for"]["prepared"].get<std::string>(), "prepared\n");
+          fs::path then = spec["wait_for"]["then"].get<std::string>();
+          while (!fs::exists(then) && !fs::exists(stop)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+          if (!fs::exists(then)) {
+            out.result = {{"ok", false}, {"error_kind", "not_started"}, {"reason", "stopped"}};
+            return Result<JobOutcome>(out);
+          }
+          fields["then"] = true;
+        }
       }
       Json seen = spec;
       seen.erase("wait_for");
@@ -53,6 +77,7 @@ class EarlyJobsTest : public ::testing::Test {
     };
   }
 
+  static constexpr int kPrepareMs = 200;  // a job that prepares takes this long after its go
   fs::path signals_;
   std::mutex mu_;
   std::vector<Json> runs_;
@@ -106,17 +131,17 @@ struct Adopted {
 TEST_F(EarlyJobsTest, AnAdoptedJobGetsItsGoThroughItsOwnFunction) {
   EarlyJobs early(signals_, 30, Runner());
   auto adopted = std::make_shared<Adopted>();
-  early.Adopt(
-      "profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30,
-      [adopted](const Json& fields) {
-        adopted->go_fields.set_value(fields);
-        JobOutcome out;
-        out.has_result = true;
-        out.result = {{"ok", true}, {"fields", fields}};
-        adopted->end.set_value(out);
-        return OkStatus();
-      },
-      adopted->end.get_future(), 0);
+  EarlyJobs::AdoptedJob job;
+  job.go = [adopted](const Json& fields) {
+    adopted->go_fields.set_value(fields);
+    JobOutcome out;
+    out.has_result = true;
+    out.result = {{"ok", true}, {"fields", fields}};
+    adopted->end.set_value(out);
+    return OkStatus();
+  };
+  job.outcome = adopted->end.get_future();
+  early.Adopt("profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30, std::move(job));
   EXPECT_TRUE(early.Started("profile_candidate"));
   Result<JobOutcome> out = early.Run("profile_candidate", {{"iters", 20}});
   ASSERT_TRUE(out.ok()) << out.status().message();
@@ -131,16 +156,16 @@ TEST_F(EarlyJobsTest, AnAdoptedJobThatCannotGoOrGaveUpIsRunAfresh) {
     runs_.clear();
     EarlyJobs early(signals_, 30, Runner());
     auto adopted = std::make_shared<Adopted>();
-    early.Adopt(
-        "profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30,
-        [adopted, go_fails](const Json&) {
-          JobOutcome out;
-          out.has_result = true;
-          out.result = {{"ok", false}, {"error_kind", "not_started"}};
-          adopted->end.set_value(out);
-          return go_fails ? Internal("cannot stage the inputs") : OkStatus();
-        },
-        adopted->end.get_future(), 0);
+    EarlyJobs::AdoptedJob job;
+    job.go = [adopted, go_fails](const Json&) {
+      JobOutcome out;
+      out.has_result = true;
+      out.result = {{"ok", false}, {"error_kind", "not_started"}};
+      adopted->end.set_value(out);
+      return go_fails ? Internal("cannot stage the inputs") : OkStatus();
+    };
+    job.outcome = adopted->end.get_future();
+    early.Adopt("profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30, std::move(job));
     Result<JobOutcome> out = early.Run("profile_candidate", {{"iters", 20}});
     ASSERT_TRUE(out.ok()) << out.status().message();
     EXPECT_TRUE(out->Ok()) << "go_fails=" << go_fails;
@@ -156,6 +181,120 @@ TEST_F(EarlyJobsTest, RunWithoutStartIsAnError) {
   Result<JobOutcome> out = early.Run("nothing");
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("nothing"), std::string::npos);
+}
+
+TEST_F(EarlyJobsTest, WaitReadyReturnsOnceTheJobHasDoneItsSetUp) {
+  EarlyJobs early(signals_, 30, Runner(/*give_up=*/false, /*setup_ms=*/300));
+  const fs::path mark = signals_ / "ready";
+  early.Start("candidate", "candidate", Json::object(), JobSandbox{}, 30, {signals_});
+  const double waited = early.WaitReady("candidate");
+  EXPECT_TRUE(fs::exists(mark)) << "WaitReady returned before the job's set-up was done";
+  EXPECT_GE(waited, 0.25);
+  EXPECT_LT(waited, 10.0) << "it must not wait out the time limit";
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    EXPECT_EQ(runs_.at(0)["spec"]["wait_for"]["ready"], mark.string());
+  }
+  EXPECT_LT(early.WaitReady("candidate"), 0.1) << "a job already ready is not waited for";
+  Result<JobOutcome> out = early.Run("candidate");
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->Ok());
+}
+
+TEST_F(EarlyJobsTest, WaitReadyReturnsWhenTheJobEndsWithoutBeingReady) {
+  EarlyJobs early(signals_, 30, Runner(/*give_up=*/false, /*setup_ms=*/100, /*fail_setup=*/true));
+  early.Start("candidate", "candidate", Json::object(), JobSandbox{}, 30, {signals_});
+  EXPECT_LT(early.WaitReady("candidate"), 10.0) << "a job that ended is not waited for";
+  EXPECT_FALSE(fs::exists(signals_ / "ready"));
+  Result<JobOutcome> out = early.Run("candidate");
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->ErrorKind(), "internal");
+}
+
+TEST_F(EarlyJobsTest, AJobWithoutAReadyMarkIsNotWaitedFor) {
+  EarlyJobs early(signals_, 30, Runner(/*give_up=*/false, /*setup_ms=*/5000));
+  early.Start("candidate", "candidate", Json::object(), JobSandbox{}, 30);
+  EXPECT_LT(early.WaitReady("candidate"), 0.1);
+  EXPECT_LT(early.WaitReady("no such job"), 0.1);
+  Result<JobOutcome> out = early.Run("candidate");
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->Ok());
+}
+
+TEST_F(EarlyJobsTest, AJobThatPreparesGetsItsSecondGoOnlyFromRun) {
+  EarlyJobs early(signals_, 30, Runner());
+  early.Start("profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30,
+              {signals_, /*prepares=*/true});
+  EXPECT_EQ(early.WaitPrepared("profile_candidate"), 0) << "no go given yet: nothing to wait for";
+  early.WaitReady("profile_candidate");
+  ASSERT_TRUE(early.Prepare("profile_candidate", {{"iters", 20}}));
+  EXPECT_FALSE(early.Prepare("profile_candidate")) << "one first go";
+  const double waited = early.WaitPrepared("profile_candidate");
+  EXPECT_TRUE(fs::exists(signals_ / "prepared"));
+  EXPECT_GE(waited, 0.15);
+  EXPECT_FALSE(fs::exists(signals_ / "then_profile_candidate")) << "the second go before Run";
+  EXPECT_TRUE(early.Started("profile_candidate"));
+  Result<JobOutcome> out = early.Run("profile_candidate");
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->Ok());
+  EXPECT_EQ(out->result["spec"]["iters"], 20) << "the first go's fields";
+  EXPECT_EQ(out->result["spec"]["then"], true);
+  EXPECT_EQ(runs_.size(), 1u);
+}
+
+TEST_F(EarlyJobsTest, AJobNotReadyIsNotPreparedAndRunGivesBothGos) {
+  EarlyJobs early(signals_, 30, Runner(/*give_up=*/false, /*setup_ms=*/300));
+  early.Start("profile_candidate", "profile", Json::object(), JobSandbox{}, 30,
+              {signals_, /*prepares=*/true});
+  EXPECT_FALSE(early.Prepare("profile_candidate")) << "still setting up: no go outside a lease";
+  EXPECT_FALSE(early.Prepare("candidate")) << "no such job";
+  Result<JobOutcome> out = early.Run("profile_candidate", {{"iters", 5}});
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->Ok());
+  EXPECT_EQ(out->result["spec"]["iters"], 5);
+  EXPECT_EQ(out->result["spec"]["then"], true);
+}
+
+TEST_F(EarlyJobsTest, AJobThatDoesNotPrepareGetsNoFirstGoAlone) {
+  EarlyJobs early(signals_, 30, Runner());
+  early.Start("candidate", "candidate", Json::object(), JobSandbox{}, 30, {signals_});
+  early.WaitReady("candidate");
+  EXPECT_FALSE(early.Prepare("candidate"));
+  EXPECT_FALSE(fs::exists(signals_ / "go_candidate"));
+  Result<JobOutcome> out = early.Run("candidate");
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->Ok());
+  EXPECT_FALSE(out->result["spec"].contains("then"));
+}
+
+TEST_F(EarlyJobsTest, AnAdoptedJobThatPreparesGetsItsSecondGoThroughItsOwnFunction) {
+  EarlyJobs early(signals_, 30, Runner());
+  fs::create_directories(signals_ / "standby");
+  ASSERT_TRUE(WriteFileAtomic(signals_ / "standby" / "ready", "ready\n").ok());
+  auto end = std::make_shared<std::promise<Result<JobOutcome>>>();
+  auto calls = std::make_shared<std::vector<std::string>>();
+  EarlyJobs::AdoptedJob job;
+  job.go = [calls](const Json&) {
+    calls->push_back("go");
+    return OkStatus();
+  };
+  job.then = [calls, end]() {
+    calls->push_back("then");
+    JobOutcome out;
+    out.has_result = true;
+    out.result = {{"ok", true}};
+    end->set_value(out);
+    return OkStatus();
+  };
+  job.outcome = end->get_future();
+  job.marks = {signals_ / "standby"};
+  early.Adopt("profile_candidate", "profile", Json::object(), JobSandbox{}, 30, std::move(job));
+  ASSERT_TRUE(early.Prepare("profile_candidate"));
+  EXPECT_EQ(*calls, std::vector<std::string>{"go"});
+  Result<JobOutcome> out = early.Run("profile_candidate");
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->Ok());
+  EXPECT_EQ(*calls, (std::vector<std::string>{"go", "then"}));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <chrono>
 
+#include "harness/early_jobs.h"
+
 namespace cuda_agent {
 namespace {
 
@@ -39,7 +41,13 @@ Json ServedJob::ServeSpec(double wait_s) const {
 Json ServedJob::WaitForGo(double wait_s) const {
   return {{"go", GoFile(requests_.front()).string()},
           {"stop", StopFile().string()},
-          {"timeout_s", wait_s}};
+          {"timeout_s", wait_s},
+          {"ready", ReadyMark().string()}};
+}
+
+double ServedJob::WaitReady(double max_s) const {
+  if (ended_) return 0;
+  return WaitForMark(ReadyMark(), outcome_, max_s);
 }
 
 void ServedJob::Start(std::function<Result<JobOutcome>(std::atomic<pid_t>*)> run) {

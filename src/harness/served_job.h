@@ -45,8 +45,12 @@ class ServedJob {
   // ServeSpec: the spec's "serve" section; `wait_s` is how long the job waits for each go.
   Json ServeSpec(double wait_s) const;
   // WaitForGo: the spec's "wait_for" section (go.py) for a job that also waits for a go before its
-  // main work (an early job): the first request's go file and the stop file.
+  // main work (an early job): the first request's go file, the stop file and its ready mark.
   Json WaitForGo(double wait_s) const;
+  // WaitReady waits until such a job has done its set-up (its ready mark exists) or has ended, at
+  // most `max_s`: a caller that holds a device lease for the job's work takes it only then.
+  // Returns the seconds waited.
+  double WaitReady(double max_s) const;
   // Start runs the job on a thread of its own: `run` runs it to its end, its pid into `pid`. The
   // first request counts as asked from now (or from its Go, for a job that waits for a go before
   // its main work: an early job, harness/early_jobs.h).
@@ -66,6 +70,7 @@ class ServedJob {
   fs::path AnswerFile(const std::string& name) const { return answers_ / (name + ".json"); }
   fs::path GoFile(const std::string& name) const { return signals_ / ("go_" + name); }
   fs::path StopFile() const { return signals_ / "stop"; }
+  fs::path ReadyMark() const { return answers_ / "ready"; }
   // Ended: the job's end, collected from its thread once (the job must have ended).
   const Result<JobOutcome>& Ended();
   // Kill ends the job at once and waits for it.

@@ -151,6 +151,28 @@ TEST_F(ServedJobTest, AnEarlyServedJobWaitsForTheGoOfItsFirstRequest) {
   EXPECT_EQ(wait_for["stop"], served->ServeSpec(30)["stop"]);
 }
 
+TEST_F(ServedJobTest, WaitReadyWaitsForTheMarkOfAnEarlyServedJob) {
+  auto served = Make({"reference", "compare"});
+  EXPECT_LT(served->WaitReady(30), 0.1) << "a job never started is not waited for";
+  Json wait_for = served->WaitForGo(30);
+  fs::path ready = wait_for["ready"].get<std::string>();
+  EXPECT_EQ(ready.parent_path(), root_ / "answers") << "the mark goes where only the job writes";
+  served->Start([ready](std::atomic<pid_t>*) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // its set-up
+    EXPECT_TRUE(WriteFileAtomic(ready, "ready\n").ok());
+    JobOutcome end;
+    end.has_result = true;
+    end.result = {{"ok", false}, {"error_kind", "internal"}, {"reason", "ended"}};
+    return Result<JobOutcome>(end);
+  });
+  const double waited = served->WaitReady(30);
+  EXPECT_TRUE(fs::exists(ready));
+  EXPECT_GE(waited, 0.25);
+  EXPECT_LT(waited, 10);
+  ASSERT_TRUE(served->End().ok());
+  EXPECT_LT(served->WaitReady(30), 0.1) << "a job that ended is not waited for";
+}
+
 TEST_F(ServedJobTest, AJobNeverStartedAnswersNothing) {
   auto served = Make({"reference", "compare"});
   EXPECT_FALSE(served->Await("reference", 1).ok());

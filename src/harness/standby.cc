@@ -13,6 +13,8 @@ struct StandbyDirs {
   explicit StandbyDirs(const fs::path& r)
       : root(r), job(r / "job"), in(r / "in"), out(r / "out"), signals(r / "signals") {}
   fs::path Go() const { return job / "go"; }
+  fs::path Then() const { return job / "then"; }
+  EarlyMarks Marks() const { return {job, /*prepares=*/true}; }
   fs::path Spec() const { return job / "spec.json"; }
   fs::path Result() const { return job / "result.json"; }
   fs::path Stdout() const { return job / "stdout.txt"; }
@@ -124,7 +126,10 @@ Result<bool> OfferStandby(const HarnessEnv& env, const StandbyJob& job, const fs
   spec["wait_for"] = {{"go", d.Go().string()},
                       {"stop", (d.signals / "stop").string()},
                       {"timeout_s", wait_s},
-                      {"consume", true}};
+                      {"consume", true},
+                      {"ready", d.Marks().Ready().string()},
+                      {"then", d.Then().string()},
+                      {"prepared", d.Marks().Prepared().string()}};
   spec["result_path"] = d.Result().string();
   if (Status s = WriteJsonFile(d.Spec(), spec); !s.ok()) return discard(s);
 
@@ -203,6 +208,10 @@ Standby::~Standby() {
   std::error_code ec;
   if (!dir_.empty()) fs::remove_all(dir_, ec);
 }
+
+EarlyMarks Standby::Marks() const { return StandbyDirs(dir_).Marks(); }
+
+Status Standby::Then() { return WriteFileAtomic(StandbyDirs(dir_).Then(), "then\n"); }
 
 Status Standby::Go(const Json& spec, const std::vector<fs::path>& readable,
                    const fs::path& writable) {

@@ -6,11 +6,11 @@
 // A jailed job's binds are fixed at its fork, so a standby is jailed over folders of its own
 // (<root>/standby-XXXX/): `in/` (read-only; at the go the claimer hard-links the judgement's inputs
 // there, or copies them), `out/` (writable; its files are moved to the judgement's folder after the
-// job), `job/` (writable: spec, result, output streams and the go file — the go carries the
-// judgement's secrets, so the job deletes it once read, before any candidate code runs) and
-// `signals/` (read-only: `stop`). The judge that offers a standby makes its cgroup; the one that
-// claims it settles and removes it; one never claimed is removed by the fork server when it gives
-// up waiting.
+// job), `job/` (writable: spec, result, output streams, the ready mark and the go file — the go
+// carries the judgement's secrets, so the job deletes it once read, before any candidate code runs)
+// and `signals/` (read-only: `stop`). The judge that offers a standby makes its cgroup; the one
+// that claims it settles and removes it; one never claimed is removed by the fork server when it
+// gives up waiting.
 //
 //   StandbyJob job{"profile", pre_go_spec, box};          // box: without per-judgement folders
 //   Result<std::shared_ptr<Standby>> s = Standby::Claim(env, job);   // null: none waited
@@ -30,6 +30,7 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"
+#include "harness/early_jobs.h"
 #include "harness/fork_server.h"
 #include "sandbox/sandbox.h"
 
@@ -68,11 +69,16 @@ class Standby {
   pid_t pid() const { return claimed_.pid(); }
   // WaitedSeconds: how long it waited for its claim.
   double WaitedSeconds() const { return claimed_.WaitedSeconds(); }
+  // Marks: where the job marks its set-up done (a standby claimed early may still be starting its
+  // profiler) and, after its go, its trusted preparation (go.py, "then").
+  EarlyMarks Marks() const;
 
   // Go hard-links (or copies) each of `readable` (folders or files) into in/, rewrites every path
   // of `spec` under them — and under `writable` — to its place in the standby's folders, and gives
   // the go with that spec (without wait_for and result_path).
   Status Go(const Json& spec, const std::vector<fs::path>& readable, const fs::path& writable);
+  // Then gives the second go: after it the job loads the candidate's code.
+  Status Then();
   // Wait waits for the job's end (at most `timeout_s`, then kills it), moves out/'s files into
   // the go's `writable` folder and rewrites the result's paths to match. A job that ended without
   // reading its go reports error_kind "not_started" (nothing of the judgement ran in it).

@@ -16,7 +16,10 @@ the reference job's outputs on the same input sets (HACKS.md A5, A6).
 With "wait_for" the job starts the profiler (seconds of kineto/CUPTI start-up; a compile job also
 imports dynamo and inductor) and then waits for the judge's go before it loads anything, so that
 start-up overlaps the candidate's build and verification, or, for `cuda-agent baselines`, the reference
-job and the other baseline's timing (wait_for_go). The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
+job and the other baseline's timing (wait_for_go). With "then" in "wait_for" (the candidate's job) the
+go starts only the trusted preparation — input sets, pristine copies, weights, all before any candidate
+code — which the judge runs beside the verification; the second go (go.wait_for_then), given under the
+exclusive lease, starts at ModelNew. The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
 anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
 out of its caller's stream order (started before the work queued on it, or still running after it) fails
 with "unjoined_stream" (A1; timing.StreamFences). The result's `call_kernels` (device activities per timed
@@ -39,7 +42,7 @@ from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
                          poison_free_memory, reference_weights, summarize, weight_tensors)
-from ..models import build_candidate, build_reference, load_trusted, reference_state_dict
+from ..models import build_candidate, build_reference, load_trusted, reference_state_dict, synchronize
 from ..phases import PhaseClock
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
@@ -198,6 +201,16 @@ def run(spec: dict, result: dict) -> None:
                           device, budget) for i in calls}
     start_torch_threads(device)
     uuid = timing.device_uuid(device)  # before any model code runs: what it reports is the judge's
+    if spec.get("wait_for", {}).get("then") is not None:
+        # Prepared under the verification's shared lease: nothing of this may still run on the device
+        # once the judge releases it (go.py, "then").
+        synchronize(device)
+        clock.lap("inputs")
+        if not go.wait_for_then(spec, result):
+            if profiler is not None:
+                profiler.stop()
+            return
+        clock.lap("then_wait")
     # The candidate's process watch: pins taken before its code is imported (process_watch.py).
     # On CUDA the profiler's (and the libraries') own threads may start during a call: created threads are
     # counted on the CPU.

@@ -252,8 +252,9 @@ bool ClaimStandby(Judgement& j, const Json& spec, const std::vector<fs::path>& r
     j.RecordJob("profile_candidate", "profile", started, out, waited);
     return out;
   });
-  j.early().Adopt("profile_candidate", "profile", spec, box, timeout_s, std::move(go),
-                  std::move(outcome), standby->pid());
+  EarlyJobs::AdoptedJob adopted{std::move(go), [standby]() { return standby->Then(); },
+                                std::move(outcome), standby->pid(), standby->Marks()};
+  j.early().Adopt("profile_candidate", "profile", spec, box, timeout_s, std::move(adopted));
   return true;
 }
 
@@ -268,17 +269,42 @@ void StartCandidateProfile(Judgement& j) {
   std::vector<fs::path> readable = {dirs.shared, dirs.src, dirs.build, dirs.task_file};
   JobSandbox box = j.Contain(readable, {dirs.spot_candidate});
   if (!ClaimStandby(j, spec, readable, dirs.spot_candidate, box)) {
-    j.early().Start("profile_candidate", "profile", spec, box, j.options().candidate_timeout_s);
+    j.early().Start("profile_candidate", "profile", spec, box, j.options().candidate_timeout_s,
+                    {dirs.spot_candidate, /*prepares=*/true});
   }
+}
+
+namespace {
+
+// PreparationWanted: $CUDA_AGENT_PROFILE_PREPARE=0 gives the profile job both its gos under the
+// exclusive lease (as before the preparation moved; for measuring the difference).
+bool PreparationWanted() {
+  const char* v = std::getenv("CUDA_AGENT_PROFILE_PREPARE");
+  return !(v && std::string(v) == "0");
+}
+
+}  // namespace
+
+ProfilePreparation::ProfilePreparation(Judgement& j) : j_(j) {
+  given_ = PreparationWanted() && j.early().Prepare("profile_candidate");
+}
+
+ProfilePreparation::~ProfilePreparation() {
+  if (given_)
+    j_.result().stage_seconds["profile_prepared_wait"] =
+        j_.early().WaitPrepared("profile_candidate");
 }
 
 Next ProfileCandidate(Judgement& j) {
   JudgeResult& r = j.result();
   r.stage = Stage::kProfile;
+  if (!j.early().Started("profile_candidate")) StartCandidateProfile(j);
+  // Its start-up (a CUDA context, seconds of profiler set-up) needs no lease: the exclusive one,
+  // which every other judgement waits for, covers only its work from the go.
+  j.early().WaitReady("profile_candidate");
   Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive, "profile_candidate");
   if (!lease.ok()) return j.Internal(lease.status().message());
   auto t = Clock::now();
-  if (!j.early().Started("profile_candidate")) StartCandidateProfile(j);
   Result<JobOutcome> cp = j.early().Run("profile_candidate");
   r.stage_seconds["profile_candidate"] = SecondsSince(t);
   if (!cp.ok()) return j.Internal(cp.status().message());

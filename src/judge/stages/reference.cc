@@ -85,7 +85,8 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   JobSandbox box = j.Contain({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
                              {dirs.shared, dirs.expected_dir, dirs.answers});
   // An early job too: its process and CUDA context (seconds when a host's judgements queue for
-  // context creation) come before the lease, which covers its work on the GPU from its go on.
+  // context creation) come before the lease, which covers its work on the GPU from its go on: the
+  // lease is taken once the job has marked itself ready.
   spec["wait_for"] = served.WaitForGo(wait_s);
   // The process lives until its last answer: every go it waits for, and the work of each.
   const double lifetime_s = static_cast<double>(requests.size()) * (wait_s + opt.trusted_timeout_s);
@@ -94,6 +95,9 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
     return RunHarnessJob(j.env(), "reference", spec, j.dirs().jobs, lifetime_s, &box, pid);
   });
   return std::async(std::launch::async, [&j, &served, started]() {
+    // The shared lease covers the job's work from its go, not its start-up (1.5–2.8 s under load,
+    // which would hold every other judgement's timing off the device).
+    served.WaitReady(j.options().trusted_timeout_s);
     return LeasedReference(j, [&](ReferenceRun& run) {
       if (Status go = served.Go("reference", Json::object()); !go.ok()) {
         run.job = go;

@@ -8,7 +8,8 @@
 //   reference.cc     Start/FinishReference the trusted reference job (during the build)
 //   inspect.cc       Start/FinishInspect  the extension's machine code (during verification)
 //   verify.cc        StartVerifyJobs, Verify (+ the compute-sanitizer run)
-//   profile.cc       StartCandidateProfile, ProfileCandidate (+ kernel audit), CheckTimedCalls
+//   profile.cc       StartCandidateProfile, ProfilePreparation, ProfileCandidate (+ kernel audit),
+//                    CheckTimedCalls
 //   baselines.cc     StartBaselineProfiles, ProfileBaselines (from the store or measured)
 //   reward.cc        Reward               the schedule applied to the times
 #pragma once
@@ -92,6 +93,23 @@ void StartTiming(Judgement& j);
 // StartCandidateProfile: the candidate's profile job as an early job, started before the build; it
 // waits for ProfileCandidate's go, under the exclusive lease.
 void StartCandidateProfile(Judgement& j);
+// ProfilePreparation, made under verification's shared lease (and destroyed before it is
+// released), gives the candidate's profile job its first go when the job is ready: it makes its
+// input sets, pristine copies and weights beside the verification (no candidate code runs before
+// its second go, which ProfileCandidate gives under the exclusive lease). Its destruction waits
+// until the job has marked that done, so that none of it runs outside a lease. Off with
+// $CUDA_AGENT_PROFILE_PREPARE=0 (both gos then come under the exclusive lease).
+class ProfilePreparation {
+ public:
+  explicit ProfilePreparation(Judgement& j);
+  ~ProfilePreparation();
+  ProfilePreparation(const ProfilePreparation&) = delete;
+  ProfilePreparation& operator=(const ProfilePreparation&) = delete;
+
+ private:
+  Judgement& j_;
+  bool given_ = false;
+};
 // ProfileCandidate times the candidate and audits the kernels its timed calls ran.
 Next ProfileCandidate(Judgement& j);
 // CheckTimedCalls: the spot-checked timed outputs match the reference's, and no time beats the

@@ -171,7 +171,7 @@ void StartVerifyJobs(Judgement& j) {
   // The candidate sees its weights, the task, its sources and extension; never dirs.expected_dir.
   j.early().Start("candidate", "candidate", CandidateSpec(j),
                   j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.outputs}),
-                  j.options().candidate_timeout_s);
+                  j.options().candidate_timeout_s, {dirs.outputs});
 }
 
 Next Verify(Judgement& j) {
@@ -180,9 +180,11 @@ Next Verify(Judgement& j) {
   const JudgementFacts& facts = j.facts();
   r.stage = Stage::kVerify;  // the build, which ran after the reference started, left kBuild
   auto t = Clock::now();
+  if (!j.early().Started("candidate")) StartVerifyJobs(j);
+  j.early().WaitReady("candidate");  // its start-up needs no lease (and holds none)
   Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "verify");
   if (!lease.ok()) return j.Internal(lease.status().message());
-  if (!j.early().Started("candidate")) StartVerifyJobs(j);
+  const ProfilePreparation preparation(j);  // done before the lease is released
   // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
   Json transforms = {{"input_scales", facts.input_scales}, {"input_shifts", facts.input_shifts}};
   Result<JobOutcome> cand = j.early().Run("candidate", transforms);
