@@ -20,6 +20,7 @@
 #                                        # (32) judgements each, with the device's lease time line
 #                                        # (bench/lease_timeline.py); resumable on a warm machine;
 #                                        # THROUGHPUT_ARMS compares binaries or switches run by run
+#   bash bench/gpu_session.sh step-ab    # the step of OTHER_BIN and this binary, alternately (STEP_AB_ROUNDS)
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
@@ -45,7 +46,7 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/cuda-agent-out}"
 mkdir -p "$OUT"
 export CUDA_AGENT_HOME="$PWD"
-export CUDA_AGENT_BIN="$PWD/dist/bin/cuda-agent"
+export CUDA_AGENT_BIN="${CUDA_AGENT_BIN:-$PWD/dist/bin/cuda-agent}"  # another binary: set it
 export CUDA_AGENT_CACHE_DIR="/tmp/cuda-agent-cache"
 export PYTHONUNBUFFERED=1
 BIN="$CUDA_AGENT_BIN"
@@ -215,6 +216,29 @@ PY
     ls "$CUDA_AGENT_CACHE_DIR" 2>/dev/null; ls /tmp/cuda-agent-*/ 2>/dev/null | head
     export_baselines
     ;;
+  step-ab)
+    # The step of two binaries, alternately (OTHER_BIN, this one, OTHER_BIN, this one: STEP_AB_ROUNDS
+    # rounds), one repeat of the 14 cases each, every run primed with one unmeasured step so that
+    # it starts with a standby profile job of its own binary's key.
+    OTHER_BIN="${OTHER_BIN:?set OTHER_BIN to the other binary (e.g. .gpu/dist-head/bin/cuda-agent)}"
+    seed_baselines
+    python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out /tmp/step-ab/warm \
+      --phases warmup 2>&1 | tail -2
+    i=0
+    for _ in $(seq "${STEP_AB_ROUNDS:-2}"); do
+      for arm in other this; do
+        i=$((i + 1)); bin="$BIN"; [ $arm = other ] && bin="$OTHER_BIN"
+        rm -rf /tmp/step-ab/prime
+        CUDA_AGENT_BIN="$bin" python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
+          --out /tmp/step-ab/prime --phases ours --repeats 1 --only examples/relu_scale > /dev/null 2>&1
+        CUDA_AGENT_BIN="$bin" timeout 150 python3 bench/judge_latency.py --device cuda \
+          --suite .gpu/kernelbench_all --out "/tmp/step-ab/${arm}_$i" --phases ours --repeats 1 > /dev/null 2>&1
+        cp "/tmp/step-ab/${arm}_$i/ours.jsonl" "$OUT/ours_${arm}_$i.jsonl"
+        python3 -c "import json,statistics as s,sys; w=[json.loads(l)['wall_s'] for l in open(sys.argv[1])]; \
+print(sys.argv[1], len(w), 'steps, p50 %.2f s' % s.median(w))" "$OUT/ours_${arm}_$i.jsonl"
+      done
+    done
+    ;;
   throughput)
     LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
     mkdir -p "$LATENCY_DIR/warm"
@@ -227,7 +251,8 @@ PY
     fi
     # THROUGHPUT_ARMS: "label=VAR=value,VAR=value label2= ..." — each run goes through the arms in
     # turn (the arm's variables set for its judgements: another binary, a switch), so that arms are
-    # compared within one lease; the default is one arm with nothing changed.
+    # compared within one lease; the default is one arm with nothing changed. THROUGHPUT_PRIME=N
+    # runs N unmeasured judgements of the arm before each measured run.
     for i in $(seq "${THROUGHPUT_RUNS:-2}"); do
       for arm in ${THROUGHPUT_ARMS:-run=}; do
         label="${arm%%=*}"
@@ -235,6 +260,14 @@ PY
         dir="$LATENCY_DIR/${label}_$i"
         mkdir -p "$dir"
         echo "== throughput $label run $i: ${assignments[*]}" | tee -a "$OUT/throughput.log"
+        if [ "${THROUGHPUT_PRIME:-0}" -gt 0 ]; then
+          # Unmeasured judgements first, so that every arm starts with the standby profile jobs of
+          # its own key waiting (an arm after another binary's would otherwise start with none).
+          rm -rf "$LATENCY_DIR/prime" && mkdir -p "$LATENCY_DIR/prime"
+          timeout $((deadline - SECONDS)) env "${assignments[@]}" python3 bench/judge_latency.py --device cuda \
+            --suite .gpu/kernelbench_all --out "$LATENCY_DIR/prime" --phases throughput --concurrency 8 \
+            --throughput-jobs "$THROUGHPUT_PRIME" > /dev/null 2>&1
+        fi
         timeout $((deadline - SECONDS)) env "${assignments[@]}" python3 bench/judge_latency.py --device cuda \
           --suite .gpu/kernelbench_all --out "$dir" --phases throughput --concurrency 8 \
           --throughput-jobs "${THROUGHPUT_JOBS:-32}" 2>&1 | grep '^throughput' | tee -a "$OUT/throughput.log"

@@ -6,7 +6,8 @@
   shared       shared leases held, no timing waiting (verification, references, comparisons)
   idle         no lease held (builds, process start-ups, the gaps between holders)
 
-plus the timings' mean hold, and the batches: runs of exclusive holds with no shared one between
+plus the timings' mean hold, the median hold of each lease's purpose (reference, verify,
+profile_candidate, ...), and the batches: runs of exclusive holds with no shared one between
 (docs/benchmarks.md, "The device's time line at 8 concurrent"). Used by bench/judge_latency.py's
 throughput phase; `python3 bench/lease_timeline.py throughput_judgements.jsonl` reads a phase's
 records again.
@@ -62,6 +63,9 @@ def summary(records: list[dict]) -> dict:
     bounds = [0, *ends, len(exclusive)] if exclusive else []
     batches = [b - a for a, b in zip(bounds, bounds[1:])]
     holds = [lease["released"] - lease["granted"] for lease in exclusive]
+    by_purpose: dict[str, list[float]] = {}
+    for lease in leases:
+        by_purpose.setdefault(str(lease["for"]), []).append(lease["released"] - lease["granted"])
     return {"lease_timeline": {
         "seconds": total,
         **{f"{k}_share": v / total if total > 0 else None for k, v in shares.items()},
@@ -69,6 +73,7 @@ def summary(records: list[dict]) -> dict:
         "exclusive_hold_mean_s": statistics.mean(holds) if holds else None,
         "batches": len(batches),
         "batch_size_mean": statistics.mean(batches) if batches else None,
+        "hold_median_s": {k: statistics.median(v) for k, v in sorted(by_purpose.items())},
     }}
 
 

@@ -37,3 +37,14 @@ def test_a_shared_lease_between_timings_splits_the_batches_and_no_leases_is_none
     assert t["batches"] == 2 and t["batch_size_mean"] == 1
     assert t["idle_share"] == 0 and t["drain_share"] == 0
     assert lease_timeline.summary([{"started_unix_s": 0.0, "leases": []}]) == {"lease_timeline": None}
+
+
+def test_the_median_hold_of_each_purpose():
+    a = {"started_unix_s": 0.0, "leases": [lease("shared", 0, 0, 1, "reference"),
+                                           lease("exclusive", 1, 1, 1.5, "profile_candidate")]}
+    b = {"started_unix_s": 5.0, "leases": [lease("shared", 0, 0, 3, "reference"),
+                                           lease("shared", 3, 3, 3.2, "reference"),
+                                           lease("exclusive", 4, 4, 5.5, "profile_candidate")]}
+    unplaced = {"leases": [lease("exclusive", 0, 0, 50, "profile_candidate")]}
+    t = lease_timeline.summary([a, b, unplaced])["lease_timeline"]
+    assert t["hold_median_s"] == pytest.approx({"profile_candidate": 1.0, "reference": 1.0})
