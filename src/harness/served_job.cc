@@ -5,8 +5,6 @@
 
 #include <chrono>
 
-#include "harness/early_jobs.h"
-
 namespace cuda_agent {
 namespace {
 

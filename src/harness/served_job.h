@@ -29,6 +29,7 @@
 #include "common/json.h"
 #include "common/status.h"
 #include "harness/client.h"
+#include "harness/early_jobs.h"
 
 namespace cuda_agent {
 
@@ -70,7 +71,7 @@ class ServedJob {
   fs::path AnswerFile(const std::string& name) const { return answers_ / (name + ".json"); }
   fs::path GoFile(const std::string& name) const { return signals_ / ("go_" + name); }
   fs::path StopFile() const { return signals_ / "stop"; }
-  fs::path ReadyMark() const { return answers_ / "ready"; }
+  fs::path ReadyMark() const { return EarlyMarks{answers_}.Ready(); }
   // Ended: the job's end, collected from its thread once (the job must have ended).
   const Result<JobOutcome>& Ended();
   // Kill ends the job at once and waits for it.

@@ -165,10 +165,12 @@ def run(spec: dict, result: dict) -> None:
         importlib.import_module("torch._dynamo")
         importlib.import_module("torch._inductor.compile_fx")
         clock.lap("compiler_import")
-    if not go.wait_for_go(spec, result):
+    def called_off() -> None:  # the judge stopped the job while it waited for a go
         if profiler is not None:
             profiler.stop()
-        return
+
+    if not go.wait_for_go(spec, result):
+        return called_off()
     clock.lap("wait")
 
     task_path = require(spec, "task_path", str)
@@ -207,9 +209,7 @@ def run(spec: dict, result: dict) -> None:
         synchronize(device)
         clock.lap("inputs")
         if not go.wait_for_then(spec, result):
-            if profiler is not None:
-                profiler.stop()
-            return
+            return called_off()
         clock.lap("then_wait")
     # The candidate's process watch: pins taken before its code is imported (process_watch.py).
     # On CUDA the profiler's (and the libraries') own threads may start during a call: created threads are
