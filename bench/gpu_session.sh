@@ -20,7 +20,7 @@
 #                                        # (32) judgements each, with the device's lease time line
 #                                        # (bench/lease_timeline.py); resumable on a warm machine;
 #                                        # THROUGHPUT_ARMS compares binaries or switches run by run
-#   bash bench/gpu_session.sh step-ab    # the step of OTHER_BIN and this binary, alternately (STEP_AB_ROUNDS)
+#   bash bench/gpu_session.sh step-ab    # the step of another build (OTHER_BIN, OTHER_ENV) and this one, alternately
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
@@ -45,7 +45,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/cuda-agent-out}"
 mkdir -p "$OUT"
-export CUDA_AGENT_HOME="$PWD"
+export CUDA_AGENT_HOME="${CUDA_AGENT_HOME:-$PWD}"  # another harness (python/, templates/): set it
 export CUDA_AGENT_BIN="${CUDA_AGENT_BIN:-$PWD/dist/bin/cuda-agent}"  # another binary: set it
 export CUDA_AGENT_CACHE_DIR="/tmp/cuda-agent-cache"
 export PYTHONUNBUFFERED=1
@@ -217,21 +217,28 @@ PY
     export_baselines
     ;;
   step-ab)
-    # The step of two binaries, alternately (OTHER_BIN, this one, OTHER_BIN, this one: STEP_AB_ROUNDS
+    # The step of two builds, alternately (the other, this one, the other, this one: STEP_AB_ROUNDS
     # rounds), one repeat of the 14 cases each, every run primed with one unmeasured step so that
-    # it starts with a standby profile job of its own binary's key.
-    OTHER_BIN="${OTHER_BIN:?set OTHER_BIN to the other binary (e.g. .gpu/dist-head/bin/cuda-agent)}"
+    # it starts with a standby profile job of its own key. The other: OTHER_BIN (a binary) and/or
+    # OTHER_ENV ("VAR=v,VAR=v": e.g. CUDA_AGENT_HOME=DIR, another harness). STEP_AB_WARMUP=0: a
+    # machine already warmed by an earlier mode of the same call.
+    OTHER_ENV="${OTHER_ENV:-}"
+    [ -n "${OTHER_BIN:-}" ] && OTHER_ENV="CUDA_AGENT_BIN=$OTHER_BIN${OTHER_ENV:+,$OTHER_ENV}"
+    [ -n "$OTHER_ENV" ] || { echo "step-ab: set OTHER_BIN (e.g. .gpu/dist-head/bin/cuda-agent) or OTHER_ENV" >&2; exit 2; }
+    IFS=',' read -r -a other_env <<< "$OTHER_ENV"
     seed_baselines
-    python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out /tmp/step-ab/warm \
-      --phases warmup 2>&1 | tail -2
+    if [ "${STEP_AB_WARMUP:-1}" != 0 ]; then
+      python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out /tmp/step-ab/warm \
+        --phases warmup 2>&1 | tail -2
+    fi
     i=0
     for _ in $(seq "${STEP_AB_ROUNDS:-2}"); do
       for arm in other this; do
-        i=$((i + 1)); bin="$BIN"; [ $arm = other ] && bin="$OTHER_BIN"
+        i=$((i + 1)); assignments=("CUDA_AGENT_BIN=$BIN"); [ $arm = other ] && assignments=("${other_env[@]}")
         rm -rf /tmp/step-ab/prime
-        CUDA_AGENT_BIN="$bin" python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
+        env "${assignments[@]}" python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
           --out /tmp/step-ab/prime --phases ours --repeats 1 --only examples/relu_scale > /dev/null 2>&1
-        CUDA_AGENT_BIN="$bin" timeout 150 python3 bench/judge_latency.py --device cuda \
+        env "${assignments[@]}" timeout 150 python3 bench/judge_latency.py --device cuda \
           --suite .gpu/kernelbench_all --out "/tmp/step-ab/${arm}_$i" --phases ours --repeats 1 > /dev/null 2>&1
         cp "/tmp/step-ab/${arm}_$i/ours.jsonl" "$OUT/ours_${arm}_$i.jsonl"
         python3 -c "import json,statistics as s,sys; w=[json.loads(l)['wall_s'] for l in open(sys.argv[1])]; \

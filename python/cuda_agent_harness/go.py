@@ -1,7 +1,8 @@
 """Early jobs: a job the judge starts before its inputs exist does its set-up, then waits for a go.
 
-A job is forked, jailed and gets a CUDA context in about 0.3 s on the H200 machine (a profile job
-also starts its profiler: seconds). The judge starts the candidate's `candidate` and `profile` jobs
+A job is forked, jailed and initialises CUDA in about 0.3 s on the H200 machine (a profile job
+also starts its profiler: seconds). torch.cuda.init() does not create the CUDA context: the driver
+does at the job's first allocation or kernel (docs/harness-protocol.md, "The CUDA context"). The judge starts the candidate's `candidate` and `profile` jobs
 and the `compare` jobs at the beginning of a judgement, with "wait_for": {"go": PATH, "stop": PATH,
 "timeout_s": S} in their spec, so that this set-up overlaps the build; a job waits for `go` before it
 loads anything, reads any file or runs any work on the GPU.
@@ -41,7 +42,8 @@ POLL_SECONDS = 0.002
 
 
 def prepare(spec: dict) -> None:
-    """Set-up that needs nothing of the job's inputs: a CUDA context for a job on the GPU."""
+    """Set-up that needs nothing of the job's inputs: CUDA initialised for a job on the GPU (its
+    context comes with its first device call)."""
     if spec.get("device") == "cuda":
         import torch
         torch.cuda.init()

@@ -1,5 +1,7 @@
-"""Where a job's time goes: seconds per named phase, in result["phase_seconds"] (the judge copies them
-into its result's `jobs`, docs/judge-result.md)."""
+"""Where a job's time goes: seconds per named phase, in result["phase_seconds"], and the process's CPU
+seconds (all its threads) in the same phases, in result["phase_cpu_seconds"] — a phase whose CPU time
+is far below its wall time waited (for the GPU, the driver, a lock), one near or above it computed (the
+judge copies both into its result's `jobs`, docs/judge-result.md)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ class PhaseClock:
 
     def __init__(self, result: dict):
         self.phases = result.setdefault("phase_seconds", {})
+        self.cpu = result.setdefault("phase_cpu_seconds", {})
         self.last = time.perf_counter()
+        self.last_cpu = time.process_time()
 
     def lap(self, name: str) -> None:
-        now = time.perf_counter()
+        now, now_cpu = time.perf_counter(), time.process_time()
         self.phases[name] = self.phases.get(name, 0.0) + (now - self.last)
-        self.last = now
+        self.cpu[name] = self.cpu.get(name, 0.0) + (now_cpu - self.last_cpu)
+        self.last, self.last_cpu = now, now_cpu

@@ -23,6 +23,10 @@ def test_good_candidate_passes_compare(tmp_path):
     assert result["checks_run"] == 3
     for i in range(3):
         assert os.path.exists(os.path.join(spec["output_dir"], f"output_{i}.pt"))
+    # The trusted loading in three phases, each with its wall and its process's CPU seconds.
+    assert {"load", "weights", "threads", "model", "forward", "save"} <= set(result["phase_seconds"])
+    assert set(result["phase_cpu_seconds"]) == set(result["phase_seconds"])
+    assert all(v >= 0 for v in result["phase_cpu_seconds"].values())
     compared = run("compare", compare_spec(tmp_path, ref, spec))
     assert compared["ok"], compared
     assert [c["ok"] for c in compared["checks"]] == [True, True, True]

@@ -172,7 +172,10 @@ def test_a_profile_job_prepares_after_its_go_and_loads_the_candidate_only_after_
     assert os.path.exists(imported)
     assert result["then_wait_seconds"] >= 0.2
     assert result["input_sets"] == 2 + 3
-    assert {"inputs", "then_wait", "model", "timed"} <= set(result["phase_seconds"])
+    assert {"weights", "inputs", "pristine", "then_wait", "model", "timed"} <= set(result["phase_seconds"])
+    # The waits spend no CPU to speak of: each phase's CPU seconds are its process's, not the wall's.
+    assert set(result["phase_cpu_seconds"]) == set(result["phase_seconds"])
+    assert result["phase_cpu_seconds"]["then_wait"] < result["phase_seconds"]["then_wait"] / 2
 
 
 def test_a_profile_job_stopped_after_its_preparation_runs_no_candidate_code(tmp_path):

@@ -126,6 +126,8 @@ def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_t
     assert "save" not in reference["phase_seconds"] or reference["phase_seconds"]["save"] < 1
     for name in ("compare", "compare_spots"):
         assert set(jobs[name]["phase_seconds"]) == {"load", "compare"} and "error_kind" not in jobs[name]
+    for name in ("reference", "candidate", "compare", "profile_candidate"):  # CPU seconds beside the wall's
+        assert set(jobs[name]["phase_cpu_seconds"]) == set(jobs[name]["phase_seconds"]), name
     assert jobs["candidate"]["end_s"] > reference["end_s"]
     assert jobs["compare"]["start_s"] >= jobs["candidate"]["end_s"]
     assert jobs["compare_spots"]["start_s"] >= jobs["profile_candidate"]["end_s"]

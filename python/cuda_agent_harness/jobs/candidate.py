@@ -138,9 +138,11 @@ def run(spec: dict, result: dict) -> None:
 
     init_inputs = as_arg_list(load_trusted(init_inputs_path))
     checks = CheckInputs(spec, device)
-    state_dict, private = reference_state_dict(state_dict_path, checks.task, device)
-    start_torch_threads(device)
     clock.lap("load")
+    state_dict, private = reference_state_dict(state_dict_path, checks.task, device)
+    clock.lap("weights")
+    start_torch_threads(device)
+    clock.lap("threads")
 
     # Pins taken before any candidate code is imported. Threads a forward creates are counted on the CPU:
     # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.

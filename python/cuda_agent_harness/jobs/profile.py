@@ -194,6 +194,7 @@ def run(spec: dict, result: dict) -> None:
     init_inputs = as_arg_list(load_trusted(require(spec, "init_inputs_path", str)))
     task = import_task(task_path)
     state_dict, private = reference_state_dict(require(spec, "state_dict_path", str), task, device)
+    clock.lap("weights")
     input_sets = make_timing_sets(task, seed, warmup + iters, device)
     clock.lap("inputs")
     result["input_sets"] = len(input_sets)
@@ -207,7 +208,7 @@ def run(spec: dict, result: dict) -> None:
         # Prepared under the verification's shared lease: nothing of this may still run on the device
         # once the judge releases it (go.py, "then").
         synchronize(device)
-        clock.lap("inputs")
+        clock.lap("pristine")
         if not go.wait_for_then(spec, result):
             return called_off()
         clock.lap("then_wait")

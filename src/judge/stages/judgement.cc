@@ -195,7 +195,8 @@ void Judgement::RecordJob(const std::string& name, const std::string& job, doubl
   Json entry = {
       {"name", name}, {"job", job}, {"start_s", started_s}, {"end_s", SecondsSince(start_)}};
   if (out.ok() && out->has_result) {
-    for (const char* key : {"go_wait_seconds", "phase_seconds", "error_kind"}) {
+    for (const char* key :
+         {"go_wait_seconds", "phase_seconds", "phase_cpu_seconds", "error_kind"}) {
       if (out->result.contains(key) && !out->result[key].is_null()) entry[key] = out->result[key];
     }
   }
