@@ -258,7 +258,8 @@ print(sys.argv[1], len(w), 'steps, p50 %.2f s' % s.median(w))" "$OUT/ours_${arm}
     fi
     # THROUGHPUT_ARMS: "label=VAR=value,VAR=value label2= ..." — each run goes through the arms in
     # turn (the arm's variables set for its judgements: another binary, a switch), so that arms are
-    # compared within one lease; the default is one arm with nothing changed. THROUGHPUT_PRIME=N
+    # compared within one lease; the default is one arm with nothing changed; e.g. "main=
+    # gather=CUDA_AGENT_LEASE_GATHER=4,2 home=CUDA_AGENT_HOME=/path/to/other/harness". THROUGHPUT_PRIME=N
     # runs N unmeasured judgements of the arm before each measured run.
     for i in $(seq "${THROUGHPUT_RUNS:-2}"); do
       for arm in ${THROUGHPUT_ARMS:-run=}; do

@@ -5,6 +5,12 @@
 // are not starved by a stream of verifications. The leases are file locks (flock) under
 // /tmp/cuda-agent-<uid>/leases/: a holder that dies releases its lease with its descriptors.
 //
+// Gathering (LeaseGather, $CUDA_AGENT_LEASE_GATHER="K,T", off by default): an exclusive request on
+// a busy device first waits without holding new shared leases back, until K timings wait, the
+// oldest has waited T seconds, or a batch is already queued; then the waiting timings go one after
+// another before any new shared lease. Shared work then starts beside the running shared work
+// instead of draining once per timing (docs/decisions.md, 2026-11-26 fifth session).
+//
 //   Result<DeviceLease> l = DeviceLease::Acquire(LeaseKey(Device::kCuda), LeaseMode::kExclusive);
 //   ... time the candidate ...;   // released when `l` goes away
 #pragma once
@@ -22,11 +28,22 @@ enum class LeaseMode { kShared, kExclusive };
 
 const char* LeaseModeName(LeaseMode mode);
 
+// LeaseGather: how exclusive requests gather into batches; timings == 0 is off (the default).
+struct LeaseGather {
+  int timings = 0;        // K: this many waiting timings start a batch
+  double max_wait_s = 0;  // T: or the oldest has waited this long
+  bool on() const { return timings > 0; }
+};
+
+// ParseLeaseGather reads "K,T" (K ≥ 1 timings, T > 0 seconds); empty or "0" is off.
+Result<LeaseGather> ParseLeaseGather(const std::string& text);
+
 class DeviceLease {
  public:
   // Acquire blocks until the lease is granted. `dir` empty: /tmp/cuda-agent-<uid>/leases.
+  // `gather` null: from $CUDA_AGENT_LEASE_GATHER (a bad value is an error naming it).
   static Result<DeviceLease> Acquire(const std::string& key, LeaseMode mode,
-                                     const fs::path& dir = {});
+                                     const fs::path& dir = {}, const LeaseGather* gather = nullptr);
 
   DeviceLease(DeviceLease&& other) noexcept;
   DeviceLease& operator=(DeviceLease&& other) = delete;
@@ -42,6 +59,8 @@ class DeviceLease {
  private:
   DeviceLease() = default;
   int fd_ = -1;
+  int mark_fd_ = -1;  // a gathered timing's mark (held until the lease ends), else -1
+  fs::path mark_path_;
   LeaseMode mode_ = LeaseMode::kShared;
   double waited_seconds_ = 0;
   std::function<void()> on_release_;

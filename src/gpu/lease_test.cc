@@ -1,11 +1,15 @@
 // lease_test.cc — shared leases coexist; an exclusive one waits for them and holds back new ones; a
-// lease reports its end before the next holder can have it.
+// lease reports its end before the next holder can have it; gathering timings let shared leases
+// start until K wait or T passes, then run as a batch before any new shared lease.
 #include "gpu/lease.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
 #include <thread>
 
 namespace cuda_agent {
@@ -82,6 +86,116 @@ TEST(DeviceLease, ReleaseIsReportedBeforeTheNextHolderIsGranted) {
   EXPECT_TRUE(reported);
   next.join();
   EXPECT_TRUE(next_saw_report) << "the next holder was granted before the end was reported";
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLeaseGather, ParsesKAndT) {
+  Result<LeaseGather> g = ParseLeaseGather("4,2.5");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->timings, 4);
+  EXPECT_DOUBLE_EQ(g->max_wait_s, 2.5);
+  EXPECT_FALSE(ParseLeaseGather("")->on());
+  EXPECT_FALSE(ParseLeaseGather("0")->on());
+  for (const char* bad : {"4", "x,2", "0,1", "4,0", "4,-1", "4,2s", ",2", "4,"}) {
+    Result<LeaseGather> b = ParseLeaseGather(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find("CUDA_AGENT_LEASE_GATHER"), std::string::npos);
+    EXPECT_NE(b.status().message().find("e.g. 4,2"), std::string::npos);
+  }
+}
+
+TEST(DeviceLeaseGather, ABadSettingIsAnErrorNamingIt) {
+  fs::path dir = LeaseDir();
+  setenv("CUDA_AGENT_LEASE_GATHER", "four", 1);
+  Result<DeviceLease> l = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir);
+  unsetenv("CUDA_AGENT_LEASE_GATHER");
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("CUDA_AGENT_LEASE_GATHER=\"four\""), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLeaseGather, AnIdleDeviceIsGrantedAtOnce) {
+  fs::path dir = LeaseDir();
+  LeaseGather gather{8, 30};
+  Result<DeviceLease> l = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir, &gather);
+  ASSERT_TRUE(l.ok());
+  EXPECT_LT(l->waited_seconds(), 1.0);
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLeaseGather, SharedLeasesStartWhileTimingsGatherThenTheBatchGoesFirst) {
+  fs::path dir = LeaseDir();
+  LeaseGather gather{2, 30};
+  std::optional<Result<DeviceLease>> reader(DeviceLease::Acquire("gpu", LeaseMode::kShared, dir));
+  ASSERT_TRUE(reader->ok());
+  std::atomic<int> timings_done{0};
+  std::atomic<bool> first_has{false}, late_reader_has{false};
+  auto timing = [&](std::atomic<bool>* has) {
+    Result<DeviceLease> t = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir, &gather);
+    if (has != nullptr) *has = t.ok();
+    std::this_thread::sleep_for(milliseconds(50));
+    ++timings_done;
+  };
+  std::thread first(timing, &first_has);
+  std::this_thread::sleep_for(milliseconds(150));
+  EXPECT_FALSE(first_has) << "a timing was granted while a shared lease was held";
+  // One timing gathers (K = 2): a new shared lease still starts, beside the running one.
+  std::optional<Result<DeviceLease>> second_reader(
+      DeviceLease::Acquire("gpu", LeaseMode::kShared, dir));
+  ASSERT_TRUE(second_reader->ok());
+  EXPECT_LT((*second_reader)->waited_seconds(), 1.0);
+  // A second timing makes K: both queue, and the next shared lease waits for the batch.
+  std::thread second(timing, nullptr);
+  std::this_thread::sleep_for(milliseconds(150));
+  std::thread late_reader([&] {
+    Result<DeviceLease> r = DeviceLease::Acquire("gpu", LeaseMode::kShared, dir);
+    late_reader_has = r.ok() && timings_done == 2;
+  });
+  std::this_thread::sleep_for(milliseconds(150));
+  EXPECT_EQ(timings_done, 0);
+  reader.reset();
+  second_reader.reset();  // the shared leases end: the two timings run, one after the other
+  first.join();
+  second.join();
+  late_reader.join();
+  EXPECT_TRUE(first_has);
+  EXPECT_TRUE(late_reader_has) << "a shared lease started before the batch of timings had run";
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLeaseGather, TheOldestTimingStopsGatheringAfterT) {
+  fs::path dir = LeaseDir();
+  LeaseGather gather{8, 0.2};
+  std::optional<Result<DeviceLease>> reader(DeviceLease::Acquire("gpu", LeaseMode::kShared, dir));
+  ASSERT_TRUE(reader->ok());
+  std::atomic<bool> timing_done{false}, late_reader_after{false};
+  std::thread timing([&] {
+    Result<DeviceLease> t = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir, &gather);
+    EXPECT_TRUE(t.ok());
+    std::this_thread::sleep_for(milliseconds(50));
+    timing_done = true;
+  });
+  std::this_thread::sleep_for(milliseconds(500));  // past T: the timing is queued now
+  std::thread late_reader([&] {
+    Result<DeviceLease> r = DeviceLease::Acquire("gpu", LeaseMode::kShared, dir);
+    late_reader_after = r.ok() && timing_done;
+  });
+  std::this_thread::sleep_for(milliseconds(100));
+  reader.reset();
+  timing.join();
+  late_reader.join();
+  EXPECT_TRUE(late_reader_after) << "a shared lease overtook a timing that had waited T";
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLeaseGather, AMarkWhoseOwnerDiedHoldsNothingBack) {
+  fs::path dir = LeaseDir();
+  fs::create_directories(dir / "gpu.queued");
+  std::ofstream(dir / "gpu.queued" / "12345-0") << "";  // nobody holds it: its owner died
+  Result<DeviceLease> r = DeviceLease::Acquire("gpu", LeaseMode::kShared, dir);
+  ASSERT_TRUE(r.ok());
+  EXPECT_LT(r->waited_seconds(), 1.0);
+  EXPECT_FALSE(fs::exists(dir / "gpu.queued" / "12345-0"));
   fs::remove_all(dir);
 }
 

@@ -42,6 +42,38 @@ def test_the_chosen_policy_is_recorded(binary, policy, mode):
     assert result["policy"]["fast_math"] is (policy == "paper")
 
 
+def assert_no_timing_overlaps_the_other(together):
+    """Two judgements' leases on one time line: no exclusive lease overlaps any lease of the other."""
+    held = [[(r["started_unix_s"] + lease["granted_s"], r["started_unix_s"] + lease["released_s"], lease["mode"])
+             for lease in r["leases"]] for r in together]
+    for mine, theirs in (held, held[::-1]):
+        for start, end, mode in mine:
+            if mode != "exclusive":
+                continue
+            overlapping = [t for t in theirs if t[0] < end and start < t[1]]
+            assert not overlapping, (start, end, overlapping)
+
+
+def test_gathered_timings_never_overlap_and_a_bad_gather_setting_is_named(binary):
+    """CUDA_AGENT_LEASE_GATHER (src/gpu/lease.h): two judgements at once still judge, and neither's
+    timing shares the device with any lease of the other; a malformed value fails with its name."""
+    import os
+
+    args = ("--baselines", "eager", "--iters", "3", "--json", "--baseline-store", "none")
+    env = dict(os.environ, CUDA_AGENT_LEASE_GATHER="2,1")
+    procs = [subprocess.Popen(judge_argv(binary, *args), cwd=REPO, stdout=subprocess.PIPE, text=True, env=env)
+             for _ in range(2)]
+    together = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
+    for r in together:
+        assert r["reward"] in (1, 2, 3), r["reason"]
+        assert [lease["mode"] for lease in r["leases"] if lease["for"] == "profile_candidate"] == ["exclusive"]
+    assert_no_timing_overlaps_the_other(together)
+    bad = subprocess.run(judge_argv(binary, *args), cwd=REPO, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, CUDA_AGENT_LEASE_GATHER="2"))
+    failed = json.loads(bad.stdout)
+    assert failed["reward"] is None and 'CUDA_AGENT_LEASE_GATHER="2"' in failed["reason"], failed["reason"]
+
+
 def test_baselines_come_from_the_store_the_second_time(binary, tmp_path):
     store = tmp_path / "store.sqlite"
     # CPU timings are noisy: a drift bound of 100x keeps this test about reuse.
@@ -62,15 +94,7 @@ def test_baselines_come_from_the_store_the_second_time(binary, tmp_path):
     for r in together:
         assert r["reward"] in (1, 2, 3), r["reason"]
         assert {t: r["timing"][t]["time_us"] for t in measured} == measured
-    # Their leases, on one time line: no timing overlaps any lease of the other judgement.
-    held = [[(r["started_unix_s"] + lease["granted_s"], r["started_unix_s"] + lease["released_s"], lease["mode"])
-             for lease in r["leases"]] for r in together]
-    for mine, theirs in (held, held[::-1]):
-        for start, end, mode in mine:
-            if mode != "exclusive":
-                continue
-            overlapping = [t for t in theirs if t[0] < end and start < t[1]]
-            assert not overlapping, (start, end, overlapping)
+    assert_no_timing_overlaps_the_other(together)
     second = json.loads(judge(binary, *common).stdout)
     assert second["reward"] in (1, 2, 3), second["reason"]
     for target in ("eager", "compile"):
