@@ -2,10 +2,11 @@
 
 A job is forked, jailed and initialises CUDA in about 0.3 s on the H200 machine (a profile job
 also starts its profiler: seconds). torch.cuda.init() does not create the CUDA context: the driver
-does at the job's first allocation or kernel (docs/harness-protocol.md, "The CUDA context"). The judge starts the candidate's `candidate` and `profile` jobs
-and the `compare` jobs at the beginning of a judgement, with "wait_for": {"go": PATH, "stop": PATH,
-"timeout_s": S} in their spec, so that this set-up overlaps the build; a job waits for `go` before it
-loads anything, reads any file or runs any work on the GPU.
+does at the job's first allocation or kernel (docs/harness-protocol.md, "The CUDA context"). The
+judge starts the candidate's `candidate` and `profile` jobs and the `compare` jobs at the beginning
+of a judgement, with "wait_for": {"go": PATH, "stop": PATH, "timeout_s": S} in their spec, so that
+this set-up overlaps the build; a job waits for `go` before it loads anything, reads any file or runs
+any work on the GPU.
 
 The go file is written by the judge (trusted). It holds "go" or a JSON object of spec fields known only
 at the go (e.g. the paths a spot-check comparison reads); they are added to the spec. `stop`, or no go
