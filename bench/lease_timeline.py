@@ -7,8 +7,11 @@
   idle         no lease held (builds, process start-ups, the gaps between holders)
 
 plus the timings' mean hold, the median hold of each lease's purpose (reference, verify,
-profile_candidate, ...), and the batches: runs of exclusive holds with no shared one between
-(docs/benchmarks.md, "The device's time line at 8 concurrent"). Used by bench/judge_latency.py's
+profile_candidate, ...), the batches: runs of exclusive holds with no shared one between
+(docs/benchmarks.md, "The device's time line at 8 concurrent"), the shared leases' mean overlap
+(how many were held at once while any was: their holds' sum over drain + shared) and the seconds
+the device was held per timing (exclusive + drain + shared, per exclusive hold: what bounds judged
+per GPU-hour; docs/decisions.md, 2026-11-26 fifth session). Used by bench/judge_latency.py's
 throughput phase; `python3 bench/lease_timeline.py throughput_judgements.jsonl` reads a phase's
 records again.
 """
@@ -44,15 +47,18 @@ def summary(records: list[dict]) -> dict:
     points = sorted({p for lease in leases for p in (lease["asked"], lease["granted"], lease["released"])})
     total = points[-1] - points[0]
     shares = {"exclusive": 0.0, "drain": 0.0, "shared": 0.0, "idle": 0.0}
+    shared_weighted = 0.0  # seconds x shared leases held, where no timing held the device
     for a, b in zip(points, points[1:]):
         mid = (a + b) / 2
-        held = {lease["mode"] for lease in leases if lease["granted"] <= mid < lease["released"]}
+        holders = [lease["mode"] for lease in leases if lease["granted"] <= mid < lease["released"]]
+        held = set(holders)
         timing_waits = any(lease["mode"] == "exclusive" and lease["asked"] <= mid < lease["granted"]
                            for lease in leases)
         if "exclusive" in held:
             shares["exclusive"] += b - a
         elif "shared" in held:
             shares["drain" if timing_waits else "shared"] += b - a
+            shared_weighted += holders.count("shared") * (b - a)
         else:
             shares["idle"] += b - a
     exclusive = sorted((lease for lease in leases if lease["mode"] == "exclusive"), key=lambda x: x["granted"])
@@ -73,6 +79,9 @@ def summary(records: list[dict]) -> dict:
         "exclusive_hold_mean_s": statistics.mean(holds) if holds else None,
         "batches": len(batches),
         "batch_size_mean": statistics.mean(batches) if batches else None,
+        "shared_overlap": shared_weighted / (shares["drain"] + shares["shared"])
+        if shares["drain"] + shares["shared"] > 0 else None,
+        "held_seconds_per_timing": (total - shares["idle"]) / len(holds) if holds else None,
         "hold_median_s": {k: statistics.median(v) for k, v in sorted(by_purpose.items())},
     }}
 

@@ -28,6 +28,9 @@ def test_shares_and_batches_of_two_judgements():
     assert t["idle_share"] == pytest.approx(0.2 / 3.5)  # b's last shared lease waits for nothing held
     assert t["exclusive_holds"] == 2 and t["exclusive_hold_mean_s"] == pytest.approx(0.75)
     assert t["batches"] == 1 and t["batch_size_mean"] == 2
+    # Shared holds 2.6 s (a 100-101, b 100.2-101.5 and 103.2-103.5) over 1.8 s with any held.
+    assert t["shared_overlap"] == pytest.approx(2.6 / 1.8)
+    assert t["held_seconds_per_timing"] == pytest.approx(3.3 / 2)
 
 
 def test_a_shared_lease_between_timings_splits_the_batches_and_no_leases_is_none():
@@ -36,6 +39,7 @@ def test_a_shared_lease_between_timings_splits_the_batches_and_no_leases_is_none
     t = lease_timeline.summary([a])["lease_timeline"]
     assert t["batches"] == 2 and t["batch_size_mean"] == 1
     assert t["idle_share"] == 0 and t["drain_share"] == 0
+    assert t["shared_overlap"] == pytest.approx(1.0) and t["held_seconds_per_timing"] == pytest.approx(1.5)
     assert lease_timeline.summary([{"started_unix_s": 0.0, "leases": []}]) == {"lease_timeline": None}
 
 
