@@ -19,7 +19,7 @@ import sys
 
 LINE = re.compile(r"/gpu(?P<gpu>\d+)[.\d]*: job \S+ \(.*?\) judged in (?P<total>[\d.]+) s"
                   r"(?: \[(?P<stages>[^\]]*)\])?")
-STAGE = re.compile(r"(?P<name>[a-z ]+?) (?P<s>[\d.]+) s")
+STAGE = re.compile(r"(?P<name>[a-z -]+?) (?P<s>[\d.]+) s")
 
 
 def parse(path: str) -> dict[str, list[dict[str, float]]]:

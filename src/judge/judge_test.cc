@@ -116,9 +116,16 @@ TEST_F(JudgeTest, BuildFailureNamesTheMissingSources) {
 TEST(JudgeResultTest, StageSummaryListsTheStagesThatTookTimeInPipelineOrder) {
   JudgeResult r;
   EXPECT_EQ(r.StageSummary(), "");
-  r.stage_seconds = {{"profile_candidate", 0.46}, {"build", 1.26},  {"static", 0.01},
-                     {"lease_wait", 3.14},        {"verify", 0.99}, {"total", 6.0}};
-  EXPECT_EQ(r.StageSummary(), "build 1.3 s, verify 1.0 s, lease wait 3.1 s, profile 0.5 s");
+  r.stage_seconds = {{"profile_candidate", 0.46},
+                     {"build", 1.26},
+                     {"static", 0.01},
+                     {"lease_wait", 3.14},
+                     {"verify", 0.99},
+                     {"total", 6.0},
+                     {"verify_ready_wait", 0.72},
+                     {"profile_ready_wait", 0.0}};
+  EXPECT_EQ(r.StageSummary(),
+            "build 1.3 s, verify set-up wait 0.7 s, verify 1.0 s, lease wait 3.1 s, profile 0.5 s");
 }
 
 TEST_F(JudgeTest, ToJsonHasEveryDocumentedField) {

@@ -152,6 +152,10 @@ def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_t
         assert set(jobs[name]["phase_seconds"]) == {"load", "compare"} and "error_kind" not in jobs[name]
     for name in ("reference", "candidate", "compare", "profile_candidate"):  # CPU seconds beside the wall's
         assert set(jobs[name]["phase_cpu_seconds"]) == set(jobs[name]["phase_seconds"]), name
+    # How long each lease waited for its early job's set-up (the ready mark): recorded, never negative.
+    stages = result["stage_seconds"]
+    for key in ("reference_ready_wait", "verify_ready_wait", "profile_ready_wait"):
+        assert 0 <= stages[key] <= stages["total"], (key, stages)
     assert jobs["candidate"]["end_s"] > reference["end_s"]
     assert jobs["compare"]["start_s"] >= jobs["candidate"]["end_s"]
     assert jobs["compare_spots"]["start_s"] >= jobs["profile_candidate"]["end_s"]

@@ -301,7 +301,7 @@ Next ProfileCandidate(Judgement& j) {
   if (!j.early().Started("profile_candidate")) StartCandidateProfile(j);
   // Its start-up (a CUDA context, seconds of profiler set-up) needs no lease: the exclusive one,
   // which every other judgement waits for, covers only its work from the go.
-  j.early().WaitReady("profile_candidate");
+  r.stage_seconds["profile_ready_wait"] = j.early().WaitReady("profile_candidate");
   Result<DeviceLease> lease = j.Lease(LeaseMode::kExclusive, "profile_candidate");
   if (!lease.ok()) return j.Internal(lease.status().message());
   auto t = Clock::now();

@@ -97,8 +97,9 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   return std::async(std::launch::async, [&j, &served, started]() {
     // The shared lease covers the job's work from its go, not its start-up (1.5–2.8 s under load,
     // which would hold every other judgement's timing off the device).
-    served.WaitReady(j.options().trusted_timeout_s);
+    const double ready_wait_s = served.WaitReady(j.options().trusted_timeout_s);
     return LeasedReference(j, [&](ReferenceRun& run) {
+      run.ready_wait_s = ready_wait_s;
       if (Status go = served.Go("reference", Json::object()); !go.ok()) {
         run.job = go;
         return;
@@ -112,6 +113,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
 Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending) {
   ReferenceRun run = pending.get();
   j.result().stage_seconds["reference"] = run.seconds;
+  j.result().stage_seconds["reference_ready_wait"] = run.ready_wait_s;
   if (!run.job.ok()) return j.Internal(run.job.status().message());
   const JobOutcome& ref = run.job.value();
   j.Track(ref);

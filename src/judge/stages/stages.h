@@ -50,6 +50,7 @@ Next Build(Judgement& j);
 struct ReferenceRun {
   Result<JobOutcome> job = Internal("the reference job did not run");
   double seconds = 0;
+  double ready_wait_s = 0;  // how long its lease waited for the job's set-up (its ready mark)
 };
 
 // StartReference launches the reference job (trusted: secret seeds; scaled/shifted checks; with

@@ -181,7 +181,8 @@ Next Verify(Judgement& j) {
   r.stage = Stage::kVerify;  // the build, which ran after the reference started, left kBuild
   auto t = Clock::now();
   if (!j.early().Started("candidate")) StartVerifyJobs(j);
-  j.early().WaitReady("candidate");  // its start-up needs no lease (and holds none)
+  // Its start-up needs no lease (and holds none).
+  r.stage_seconds["verify_ready_wait"] = j.early().WaitReady("candidate");
   Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "verify");
   if (!lease.ok()) return j.Internal(lease.status().message());
   const ProfilePreparation preparation(j);  // done before the lease is released
