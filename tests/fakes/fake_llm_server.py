@@ -234,14 +234,15 @@ class FakeState:
         with self.lock:
             return self.faults.pop(0) if self.faults else {"kind": "ok"}
 
-    def peek_turn(self):
+    def take_turn(self, consume):
+        """The next turn and its number; with `consume` it is used up at once, before it is sent: a
+        client that reads the answer and asks again at once must get the next turn, not this one."""
         with self.lock:
             turn = self.script[self.answered] if self.answered < len(self.script) else EXHAUSTED_TURN
-            return turn, self.answered + 1
-
-    def consume_turn(self):
-        with self.lock:
-            self.answered += 1
+            number = self.answered + 1
+            if consume:
+                self.answered += 1
+            return turn, number
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -330,7 +331,8 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "overloaded" and not stream:
             self.send_plain(529, error_body(529, "Overloaded"))
             return
-        turn, number = self.state.peek_turn()
+        # A faulted answer (cut, malformed) leaves its turn for the retry.
+        turn, number = self.state.take_turn(consume=kind in ("ok", "slow", "split", "ignore_stream"))
         if stream:
             if provider == "openai":
                 include_usage = bool((request.get("stream_options") or {}).get("include_usage"))
@@ -341,8 +343,6 @@ class Handler(BaseHTTPRequestHandler):
         else:
             body = (openai_body if provider == "openai" else anthropic_body)(turn, number, model)
             self.send_whole(json.dumps(body).encode(), fault)
-        if kind in ("ok", "slow", "split", "ignore_stream"):
-            self.state.consume_turn()
 
     def write_pieces(self, data, fault):
         """Writes data whole, or in the fault's tiny pieces (split), or slowly."""
