@@ -134,9 +134,11 @@ Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
       dir_in.empty() ? fs::path("/tmp/cuda-agent-" + std::to_string(geteuid())) / "leases" : dir_in;
   fs::path gathering = dir / (key + ".gathering");
   fs::path queued = dir / (key + ".queued");
+  // The mark folders only where marks are written: a shared request reads `queued` (missing: none).
+  const bool marks = mode == LeaseMode::kExclusive && gather.on();
   std::error_code ec;
-  fs::create_directories(gathering, ec);
-  if (!ec) fs::create_directories(queued, ec);
+  fs::create_directories(marks ? queued : dir, ec);
+  if (!ec && marks) fs::create_directories(gathering, ec);
   if (ec) return FailedPrecondition("cannot create " + dir.string() + ": " + ec.message());
   fs::path gate_path = dir / (key + ".gate");
   fs::path lock_path = dir / (key + ".lock");
@@ -151,7 +153,7 @@ Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
   lease.fd_ = lock.value();  // closed by `lease` on every path from here
   lease.mode_ = mode;
   Status s;
-  if (mode == LeaseMode::kExclusive && gather.on()) {
+  if (marks) {
     close(gate.value());  // a gathering timing holds nothing back: its queued mark does
     Result<std::pair<fs::path, int>> mark = CreateMark(dir, key, gathering);
     if (!mark.ok()) return mark.status();

@@ -98,8 +98,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
     // The shared lease covers the job's work from its go, not its start-up (1.5–2.8 s under load,
     // which would hold every other judgement's timing off the device).
     const double ready_wait_s = served.WaitReady(j.options().trusted_timeout_s);
-    return LeasedReference(j, [&](ReferenceRun& run) {
-      run.ready_wait_s = ready_wait_s;
+    ReferenceRun leased = LeasedReference(j, [&](ReferenceRun& run) {
       if (Status go = served.Go("reference", Json::object()); !go.ok()) {
         run.job = go;
         return;
@@ -107,6 +106,8 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
       run.job = served.Await("reference", j.options().trusted_timeout_s);
       j.RecordJob("reference", "reference", started, run.job, {{"served", true}});
     });
+    leased.ready_wait_s = ready_wait_s;  // on every path, the lease refused too
+    return leased;
   });
 }
 
