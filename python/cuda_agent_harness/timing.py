@@ -1,7 +1,8 @@
 """Timing for the `profile` job: input sets, L2 flush, per-call device time, wall time, statistics.
 
 On CUDA every timed call runs inside a profiler range `cuda_agent_call_{i}` that ends after a device-wide
-synchronise; the device time of call i is the summed duration of the device activities (kernels, memcpy,
+synchronise (the profiler: CUPTI's activity record, cupti.py, or torch.profiler where CUPTI does not
+load); the device time of call i is the summed duration of the device activities (kernels, memcpy,
 memset, on any stream) that start inside that range. Wall time is perf_counter around the call and the
 synchronise. On the CPU only wall time exists.
 
@@ -26,6 +27,7 @@ guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import statistics
 import time
@@ -36,6 +38,7 @@ import torch
 from torch.autograd import DeviceType
 from torch.profiler import ProfilerActivity, profile, record_function
 
+from . import cupti
 from .errors import phase
 from .models import synchronize
 from .nested import tensor_bytes
@@ -46,7 +49,7 @@ SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the stream-order fenc
 ORDER_SLACK_US = 1.0         # timestamp granularity of back-to-back kernels on one stream
 EVENT_SLACK_US = 2.0         # the events' witness: event resolution (0.5 µs), the fence event's own latency
 EVENT_SLACK_SHARE = 0.05     # ... plus this share of its interval (the two clocks' rates differ)
-SPIN_MIN_S, SPIN_MAX_S = 50e-6, 20e-3
+SPIN_MIN_S, SPIN_MAX_S = 200e-6, 20e-3  # a fence's spin (a margin over a fast call's host time)
 CALIBRATION_SPIN_CYCLES = 2_000_000  # ≈ 1 ms at the H100's 1.98 GHz: outlasts an op's launch
 
 Call = Callable[[list, str], Any]          # call(inputs, label) -> output
@@ -173,7 +176,7 @@ class PersistingL2:
 
     def __init__(self):
         self.lib = None
-        path = _loaded_library("libcudart.so")
+        path = cupti.loaded_library("libcudart.so")
         if path is not None:
             import ctypes  # the harness's own code; candidates may not use ctypes
             try:
@@ -193,18 +196,6 @@ class PersistingL2:
             self.errors += 1
 
 
-def _loaded_library(stem: str) -> str | None:
-    try:
-        with open("/proc/self/maps") as maps:
-            for line in maps:
-                path = line.rsplit(" ", 1)[-1].strip()
-                if "/" + stem in path:
-                    return path
-    except OSError:
-        return None
-    return None
-
-
 class StreamFences:
     """The spin kernels and events around each timed call that make stream order measurable (see the
     module doc)."""
@@ -216,7 +207,10 @@ class StreamFences:
 
     def calibrate(self, host_seconds: float) -> None:
         """Sizes the first spin to outlast a call's host time: twice `host_seconds`, the slowest warm-up
-        call after the first (fence_host_seconds)."""
+        call's host time after the first (fence_host_seconds), at least SPIN_MIN_S. The host time, not
+        the call's whole time: every launch of a call is made before it returns, so a spin that long
+        still runs when the call's last launch is made, and a device-bound call no longer waits twice
+        its device time behind its fence under the exclusive lease."""
         if not self.enabled:
             return
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -252,16 +246,17 @@ class StreamFences:
 
 
 def fence_host_seconds(durations: list[float]) -> float:
-    """The warm-up call time the fences are sized by: the slowest call after the first, which pays
+    """The warm-up call host time the fences are sized by: the slowest call after the first, which pays
     once for loading kernels and creating library handles (a fence of twice that would make every
     timed call wait up to SPIN_MAX_S for nothing)."""
     return max(durations[1:] or durations, default=0.0)
 
 
 def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: str,
-            after: After = no_check, durations: list[float] | None = None) -> float | None:
-    """Runs `count` calls (synchronised); returns the seconds of the first one, None when count is 0.
-    Each call's seconds are appended to `durations` when given."""
+            after: After = no_check, host_durations: list[float] | None = None) -> float | None:
+    """Runs `count` calls (synchronised); returns the seconds of the first one (its device work
+    included), None when count is 0. Each call's host time — from the call to its return, before the
+    synchronise: what a stream fence must outlast — is appended to `host_durations` when given."""
     first_seconds = None
     for i in range(count):
         label = f"warm-up call {i}"
@@ -269,12 +264,13 @@ def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: s
         start = time.perf_counter()
         with phase(kind, label):
             output = call(inputs, label)
+            returned = time.perf_counter()
             synchronize(device)
         seconds = time.perf_counter() - start
         if i == 0:
             first_seconds = seconds
-        if durations is not None:
-            durations.append(seconds)
+        if host_durations is not None:
+            host_durations.append(returned - start)
         after(label, inputs, output)
     return first_seconds
 
@@ -315,13 +311,12 @@ class Activity:
 
 
 class DeviceProfiler:
-    """torch.profiler over CPU and CUDA activity. Starting it takes seconds (kineto and CUPTI
-    initialise), so the profile job starts it before it waits for the judge's go (jobs/profile.py):
-    the start-up then overlaps the candidate's build and verification instead of adding to them."""
+    """torch.profiler over CPU and CUDA activity: the fallback where CUPTI cannot be used directly
+    (`device_profiler`). Starting it takes seconds (kineto and CUPTI initialise)."""
 
     def __init__(self):
         self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
-        self.seconds: dict = {}
+        self.seconds: dict = {"backend": "kineto"}
         self.running = False
 
     def start(self) -> None:
@@ -336,6 +331,10 @@ class DeviceProfiler:
             self.prof.__exit__(None, None, None)
             self.running = False
             self.seconds["stop"] = time.perf_counter() - t
+
+    def range(self, name: str):
+        """A host range in the record (call_windows reads the timed calls' ranges)."""
+        return record_function(name)
 
     def events(self) -> list[Activity]:
         """The recorded events as Activity records, read from kineto's results directly: torch's
@@ -353,10 +352,65 @@ class DeviceProfiler:
         return events
 
 
+class CuptiProfiler:
+    """The device activity straight from CUPTI's activity API (cupti.py): kernels, memcpys and memsets,
+    and the host ranges marked with `range` on CUPTI's clock. Starts in hundredths of a second where
+    torch.profiler takes seconds; the same interface as DeviceProfiler."""
+
+    def __init__(self, trace: cupti.ActivityTrace):
+        self.trace = trace
+        self.ranges: list[tuple[str, int, int]] = []
+        self.seconds: dict = {"backend": "cupti"}
+        self.running = False
+
+    def start(self) -> None:
+        t = time.perf_counter()
+        self.trace.start()
+        self.running = True
+        self.seconds["start"] = time.perf_counter() - t
+
+    def stop(self) -> None:
+        if self.running:
+            t = time.perf_counter()
+            self.trace.stop()
+            self.running = False
+            self.seconds["stop"] = time.perf_counter() - t
+
+    @contextlib.contextmanager
+    def range(self, name: str):
+        start = self.trace.timestamp_ns()
+        try:
+            yield
+        finally:
+            self.ranges.append((name, start, self.trace.timestamp_ns()))
+
+    def events(self) -> list[Activity]:
+        """The host ranges (DeviceType.CPU) and the device activities (DeviceType.CUDA), µs on one clock.
+        Raises RuntimeError where CUPTI dropped records: the trace may miss a kernel."""
+        t = time.perf_counter()
+        records = self.trace.records()
+        if self.trace.dropped:
+            raise RuntimeError(f"the profiler dropped {self.trace.dropped} device activity records")
+        base = min([r.start_ns for r in records] + [s for _, s, _ in self.ranges], default=0)
+        events = [Activity(name, DeviceType.CPU, Span((s - base) / 1e3, (e - base) / 1e3))
+                  for name, s, e in self.ranges]
+        events += [Activity(r.name, DeviceType.CUDA, Span((r.start_ns - base) / 1e3, (r.end_ns - base) / 1e3),
+                            False, r.stream) for r in records]
+        self.seconds["events"] = time.perf_counter() - t
+        self.seconds["event_count"] = len(events)
+        return events
+
+
+def device_profiler() -> DeviceProfiler | CuptiProfiler:
+    """CUPTI directly where it loads, else torch.profiler."""
+    trace = cupti.ActivityTrace.load()
+    return CuptiProfiler(trace) if trace is not None else DeviceProfiler()
+
+
 def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
                     flusher: L2Flusher, after: After = no_check,
                     started: Callable[[], None] | None = None,
-                    fences: StreamFences | None = None, profiler: DeviceProfiler | None = None,
+                    fences: StreamFences | None = None, profiler: DeviceProfiler | CuptiProfiler | None = None,
                     keep: OutputKeeper | None = None) -> Timings:
     """Wall and device time of `iters` calls under the profiler (`profiler`, already running, or one
     of its own), one named range per call; the profiler is stopped at the end.
@@ -368,7 +422,7 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
     keep = keep or OutputKeeper()
     fences = fences or StreamFences(False)
     if profiler is None:
-        profiler = DeviceProfiler()
+        profiler = device_profiler()
         profiler.start()
     torch.cuda.synchronize()
     calls_start = time.perf_counter()
@@ -387,7 +441,7 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
             torch.cuda.synchronize()
             fences.before()
             with phase(kind, label):
-                with record_function(CALL_RANGE.format(i)):
+                with profiler.range(CALL_RANGE.format(i)):
                     start = time.perf_counter()
                     output = call(inputs, label)
                     fences.after()

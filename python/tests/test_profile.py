@@ -6,7 +6,7 @@ import pytest
 import torch
 from torch.autograd import DeviceType
 
-from cuda_agent_harness import inputs, timing
+from cuda_agent_harness import cupti, inputs, timing
 from cuda_agent_harness.comparison import Tolerance, compare
 from helpers import FUNCTIONAL_CANDIDATE, GOOD_CANDIDATE, make_reference, profile_spec, run, write_candidate
 
@@ -210,6 +210,17 @@ def test_profiler_events_are_read_from_kinetos_results():
     assert not any(timing.is_device_activity(e) for e in events)  # a CPU-only run
 
 
+def test_warm_up_records_each_calls_host_time_without_its_device_wait(monkeypatch):
+    """The fences are sized by the time a call takes to return (its launches), not by the wait for its
+    device work that follows: a device-bound call would otherwise wait twice its device time."""
+    import time as clock
+    monkeypatch.setattr(timing, "synchronize", lambda device: clock.sleep(0.05))  # a device-bound call
+    host: list[float] = []
+    first = timing.warm_up(lambda inputs, label: clock.sleep(0.005), [[1]], 3, "cuda", "forward", host_durations=host)
+    assert len(host) == 3 and all(0.005 <= h < 0.05 for h in host), host
+    assert first >= 0.055  # the first call's whole time, device wait included (compile_seconds)
+
+
 def test_fences_are_sized_by_warm_up_calls_after_the_first():
     assert timing.fence_host_seconds([0.5, 0.003, 0.004]) == 0.004  # the first loads kernels
     assert timing.fence_host_seconds([0.002]) == 0.002
@@ -375,3 +386,19 @@ def test_timed_outputs_beyond_the_budget_are_dropped_except_call_0_and_spot_chec
     assert kept == [True, True, True, False, True, False]
     assert torch.equal(timings.outputs[4], sets[1][0] * 2)
     assert len(timings.wall_us) == 6
+
+
+def test_cupti_names_kernels_as_the_demangler_writes_them():
+    demangle = cupti._Demangler()
+    assert demangle(b"_Z10relu_scalePKfPfif") == "relu_scale(float const*, float*, int, float)"
+    assert demangle(b"_ZN2at6native29vectorized_elementwise_kernelILi4EEEvv") == \
+        "void at::native::vectorized_elementwise_kernel<4>()"
+    assert demangle(b"sm90_xmma_gemm_f32f32") == "sm90_xmma_gemm_f32f32"  # not mangled: as it is
+    assert demangle(b"_Zbroken") == "_Zbroken"                            # not demangled: as it is
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="the fallback where CUPTI is absent")
+def test_the_profiler_falls_back_to_torch_profiler_without_cupti():
+    assert cupti.ActivityTrace.load() is None
+    profiler = timing.device_profiler()
+    assert isinstance(profiler, timing.DeviceProfiler) and profiler.seconds["backend"] == "kineto"

@@ -13,10 +13,10 @@ same as checking. The
 outputs of the timed calls named in `spot_check_calls` are written, so the judge can check them against
 the reference job's outputs on the same input sets (HACKS.md A5, A6).
 
-With "wait_for" the job starts the profiler (seconds of kineto/CUPTI start-up; a compile job also
-imports dynamo and inductor) and then waits for the judge's go before it loads anything, so that
-start-up overlaps the candidate's build and verification, or, for `cuda-agent baselines`, the reference
-job and the other baseline's timing (wait_for_go). With "then" in "wait_for" (the candidate's job) the
+With "wait_for" the job starts the profiler (CUPTI directly: hundredths of a second; torch.profiler, the
+fallback, takes seconds; a compile job also imports dynamo and inductor) and then waits for the judge's
+go before it loads anything, so that start-up overlaps the candidate's build and verification, or, for
+`cuda-agent baselines`, the reference job and the other baseline's timing (wait_for_go). With "then" in "wait_for" (the candidate's job) the
 go starts only the trusted preparation — input sets, pristine copies, weights, all before any candidate
 code — which the judge runs beside the verification; the second go (go.wait_for_then), given under the
 exclusive lease, starts at ModelNew. The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
@@ -157,7 +157,7 @@ def run(spec: dict, result: dict) -> None:
     profiler = None
     if device == "cuda":
         torch.cuda.init()
-        profiler = timing.DeviceProfiler()
+        profiler = timing.device_profiler()
         profiler.start()
         clock.lap("profiler_start")
     if target == "compile" and spec.get("wait_for") is not None:
@@ -245,8 +245,8 @@ def run(spec: dict, result: dict) -> None:
         if checks is not None:
             checks.watch.reset()
         with torch.no_grad(), guard:
-            durations: list[float] = []
-            first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after, durations)
+            host_durations: list[float] = []
+            first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after, host_durations)
             clock.lap("warmup")
             result["calibration"] = timing.calibrate(device)
             if uuid:
@@ -258,7 +258,7 @@ def run(spec: dict, result: dict) -> None:
                 flusher = timing.L2Flusher(flush_l2)
                 result["persisting_l2_reset"] = flusher.persisting.available
                 fences = timing.StreamFences(checks is not None)
-                fences.calibrate(timing.fence_host_seconds(durations))
+                fences.calibrate(timing.fence_host_seconds(host_durations))
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
                                                  started=threads.reset, fences=fences, profiler=profiler,
                                                  keep=keep)
