@@ -116,6 +116,19 @@ class ModelNew(nn.Module):
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def cupy_loaded():
+    """The jobs run in this process, and CuPy (the candidates' stand-in for an extension) starts a
+    process the first time it is used here, which a job's process watch reports as the candidate's
+    (`process_escape`). Loaded once before any test, so that a test passes alone as it does after
+    the tests before it."""
+    try:
+        import cupy
+    except ImportError:
+        return
+    cupy.zeros(1)
+
+
 def gpu_reference(tmp_path, seeds=(1, 2)):
     task_path = write(tmp_path / "task" / "model.py", GPU_TASK)
     spec = reference_spec(tmp_path, task_path, seeds)
