@@ -8,10 +8,11 @@ three kinds and nothing else (no API callbacks, no CPU ops), and the profile job
 calls' host ranges with CUPTI's own clock (`timestamp_ns`), the clock the device records are in.
 
 Records are read at fixed offsets. The fields read (kind, start, end, stream, name; a copy's kinds)
-sit at the same offsets in every version of CUPTI's kernel, memcpy and memset records from CUDA 11
-to CUDA 13 (CUpti_ActivityKernel4 … 10, Memcpy5/6, Memset3/4), so the layout does not depend on
-which CUPTI torch ships; a CUPTI whose API version is older than 12 is not used (`load` returns
-None and the caller falls back to torch.profiler).
+sit at the same offsets in every kernel record from CUpti_ActivityKernel3 to Kernel10 and in every
+memcpy (1 to 6) and memset (1 to 4) record — checked with offsetof against CUDA 13.0's headers, which
+keep the old versions — so the layout does not depend on which CUPTI torch ships; a CUPTI whose API
+version is below 12 (years older than any torch this runs) is not used (`load` returns None and the
+caller falls back to torch.profiler).
 
 The buffer callbacks are Python (ctypes): CUPTI asks for a buffer on the thread that records an
 activity and hands a full one back on its own thread or on the flushing thread. Buffers are 16 MiB
@@ -32,7 +33,7 @@ KIND_MEMCPY, KIND_MEMSET, KIND_CONCURRENT_KERNEL = 1, 2, 10
 KINDS = (KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET)
 FLUSH_FORCED = 1
 BUFFER_BYTES = 16 << 20
-MIN_API_VERSION = 12  # CUPTI_API_VERSION of CUDA 11.x; the offsets below hold from there on
+MIN_API_VERSION = 12  # an old CUPTI_API_VERSION; the offsets below hold from well before it
 
 # Offsets (bytes) of the fields read, the same in every record version listed in the module doc.
 KERNEL_START, KERNEL_END, KERNEL_STREAM, KERNEL_NAME = 16, 24, 48, 104
