@@ -189,8 +189,13 @@ class ActivityTrace:
         self._check(self.lib.cuptiActivityRegisterCallbacks(self._requested, self._completed),
                     "cuptiActivityRegisterCallbacks")
         self.completed, self.dropped = [], 0
-        for kind in KINDS:
-            self._check(self.lib.cuptiActivityEnable(ctypes.c_int(kind)), f"cuptiActivityEnable({kind})")
+        try:
+            for kind in KINDS:
+                self._check(self.lib.cuptiActivityEnable(ctypes.c_int(kind)), f"cuptiActivityEnable({kind})")
+        except RuntimeError:
+            for kind in KINDS:  # none left half on for the caller's fallback
+                self.lib.cuptiActivityDisable(ctypes.c_int(kind))
+            raise
         self.running = True
 
     def stop(self) -> None:

@@ -310,27 +310,46 @@ class Activity:
     stream: int | None = None  # a device activity's stream (kineto's device_resource_id)
 
 
-class DeviceProfiler:
-    """torch.profiler over CPU and CUDA activity: the fallback where CUPTI cannot be used directly
-    (`device_profiler`). Starting it takes seconds (kineto and CUPTI initialise)."""
+class _Profiler:
+    """What both profilers share: start and stop, timed into `seconds`, each once."""
 
-    def __init__(self):
-        self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
-        self.seconds: dict = {"backend": "kineto"}
+    def __init__(self, backend: str):
+        self.seconds: dict = {"backend": backend}
         self.running = False
 
     def start(self) -> None:
         t = time.perf_counter()
-        self.prof.__enter__()
+        self._begin()
         self.running = True
         self.seconds["start"] = time.perf_counter() - t
 
     def stop(self) -> None:
         if self.running:
             t = time.perf_counter()
-            self.prof.__exit__(None, None, None)
+            self._end()
             self.running = False
             self.seconds["stop"] = time.perf_counter() - t
+
+    def _begin(self) -> None:
+        raise NotImplementedError
+
+    def _end(self) -> None:
+        raise NotImplementedError
+
+
+class DeviceProfiler(_Profiler):
+    """torch.profiler over CPU and CUDA activity: the fallback where CUPTI cannot be used directly
+    (`start_device_profiler`). Starting it takes seconds (kineto and CUPTI initialise)."""
+
+    def __init__(self):
+        super().__init__("kineto")
+        self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+
+    def _begin(self) -> None:
+        self.prof.__enter__()
+
+    def _end(self) -> None:
+        self.prof.__exit__(None, None, None)
 
     def range(self, name: str):
         """A host range in the record (call_windows reads the timed calls' ranges)."""
@@ -352,29 +371,21 @@ class DeviceProfiler:
         return events
 
 
-class CuptiProfiler:
+class CuptiProfiler(_Profiler):
     """The device activity straight from CUPTI's activity API (cupti.py): kernels, memcpys and memsets,
     and the host ranges marked with `range` on CUPTI's clock. Starts in hundredths of a second where
     torch.profiler takes seconds; the same interface as DeviceProfiler."""
 
     def __init__(self, trace: cupti.ActivityTrace):
+        super().__init__("cupti")
         self.trace = trace
         self.ranges: list[tuple[str, int, int]] = []
-        self.seconds: dict = {"backend": "cupti"}
-        self.running = False
 
-    def start(self) -> None:
-        t = time.perf_counter()
+    def _begin(self) -> None:
         self.trace.start()
-        self.running = True
-        self.seconds["start"] = time.perf_counter() - t
 
-    def stop(self) -> None:
-        if self.running:
-            t = time.perf_counter()
-            self.trace.stop()
-            self.running = False
-            self.seconds["stop"] = time.perf_counter() - t
+    def _end(self) -> None:
+        self.trace.stop()
 
     @contextlib.contextmanager
     def range(self, name: str):
@@ -402,9 +413,25 @@ class CuptiProfiler:
 
 
 def device_profiler() -> DeviceProfiler | CuptiProfiler:
-    """CUPTI directly where it loads, else torch.profiler."""
+    """CUPTI directly where it loads, else torch.profiler (not started)."""
     trace = cupti.ActivityTrace.load()
     return CuptiProfiler(trace) if trace is not None else DeviceProfiler()
+
+
+def start_device_profiler() -> DeviceProfiler | CuptiProfiler:
+    """A running profiler: CUPTI directly, or torch.profiler where CUPTI does not load or refuses to
+    start (its error kept in `seconds["cupti_error"]`): the candidate is not failed for the harness's
+    choice of tracer."""
+    profiler = device_profiler()
+    try:
+        profiler.start()
+    except RuntimeError as exc:
+        if not isinstance(profiler, CuptiProfiler):
+            raise
+        profiler = DeviceProfiler()
+        profiler.seconds["cupti_error"] = str(exc)
+        profiler.start()
+    return profiler
 
 
 def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
@@ -422,8 +449,7 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
     keep = keep or OutputKeeper()
     fences = fences or StreamFences(False)
     if profiler is None:
-        profiler = device_profiler()
-        profiler.start()
+        profiler = start_device_profiler()
     torch.cuda.synchronize()
     calls_start = time.perf_counter()
     if started is not None:

@@ -402,3 +402,17 @@ def test_the_profiler_falls_back_to_torch_profiler_without_cupti():
     assert cupti.ActivityTrace.load() is None
     profiler = timing.device_profiler()
     assert isinstance(profiler, timing.DeviceProfiler) and profiler.seconds["backend"] == "kineto"
+
+
+def test_a_cupti_that_refuses_to_start_falls_back_to_torch_profiler(monkeypatch):
+    class Refusing:
+        def start(self):
+            raise RuntimeError("CUPTI: cuptiActivityEnable(10) failed: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS (39)")
+
+    monkeypatch.setattr(cupti.ActivityTrace, "load", classmethod(lambda cls: Refusing()))
+    profiler = timing.start_device_profiler()
+    try:
+        assert isinstance(profiler, timing.DeviceProfiler) and profiler.running
+        assert "MULTIPLE_SUBSCRIBERS" in profiler.seconds["cupti_error"]
+    finally:
+        profiler.stop()

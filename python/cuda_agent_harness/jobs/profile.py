@@ -157,8 +157,7 @@ def run(spec: dict, result: dict) -> None:
     profiler = None
     if device == "cuda":
         torch.cuda.init()
-        profiler = timing.device_profiler()
-        profiler.start()
+        profiler = timing.start_device_profiler()
         clock.lap("profiler_start")
     if target == "compile" and spec.get("wait_for") is not None:
         # Seconds of imports that need no device lease: done while waiting, not while holding it.
