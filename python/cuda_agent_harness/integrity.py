@@ -33,6 +33,8 @@ SCALAR_TYPES = (int, float, bool, complex, str, bytes, type(None), torch.dtype, 
 
 GIB = 1 << 30
 CUDA_POISON_CAP = 8 * GIB          # at most this much of the large pool, and a quarter of free memory
+CUDA_POISON_FLOOR = 512 << 20      # the large block: this much plus a few times what the job needs,
+CUDA_POISON_PER_HINT_BYTE = 4      # so that eight judgements at once leave the GPU room for their work
 CUDA_SMALL_POISON = 64 << 20       # the small pool (blocks <= 1 MiB) is separate: poison some of it too
 CPU_POISON_CAP = 32 << 20        # glibc's largest mmap threshold: bigger chunks go back to the OS
 DIGEST_CHUNK_BYTES = 64 << 20
@@ -411,7 +413,8 @@ def poison_free_memory(device: str, hint_bytes: int = 0, fill: float = math.nan)
     memory passes under NaN and fails under a huge finite value (POISON_HUGE, HACKS B12).
 
     CUDA: the caching allocator is emptied (fully free segments go back), then NaN blocks are allocated:
-    one of a quarter of free memory (at most 8 GiB), then one of exactly the size of every free block
+    one sized by the job's need (`cuda_poison_bytes`: 512 MiB plus 4 × `hint_bytes`, the inputs and
+    outputs of a call; at most a quarter of free memory and 8 GiB), then one of exactly the size of every free block
     left in partly used segments (read from the allocator's snapshot, so every fragment is taken without
     probing), then 64 MiB more of the small pool; all are freed again. They stay cached, so the
     candidate's next allocations on this stream are carved out of NaN.
@@ -421,7 +424,7 @@ def poison_free_memory(device: str, hint_bytes: int = 0, fill: float = math.nan)
     bookkeeping overwrites a chunk's first bytes.
     """
     if device == "cuda":
-        return _poison_cuda(fill)
+        return _poison_cuda(fill, hint_bytes)
     return _poison_cpu(hint_bytes, fill)
 
 
@@ -478,7 +481,24 @@ def _fill_free_blocks(fill: float) -> list[torch.Tensor]:
     return taken
 
 
-def _poison_cuda(fill: float) -> int:
+def cuda_poison_bytes(free: int, hint_bytes: int) -> int:
+    """The large NaN block: enough for what a call allocates (its outputs and intermediates come out of
+    it; an allocation beyond it gets fresh memory from the driver, never a block this process wrote
+    before), never more than
+    a quarter of free memory or 8 GiB. A block of free/4 in every job once ran a GPU out of memory with
+    eight judgements at once: each process keeps its poison cached through the check."""
+    need = CUDA_POISON_FLOOR + CUDA_POISON_PER_HINT_BYTE * max(0, hint_bytes)
+    return max(1, min(need, free // 4, CUDA_POISON_CAP))
+
+
+def release_poison(device: str) -> None:
+    """Gives the cached poison (and every other fully free block) back to the device after a check, so
+    that the GPU's memory is not held by a job that is saving or comparing."""
+    if device == "cuda" and os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") != "1":
+        torch.cuda.empty_cache()
+
+
+def _poison_cuda(fill: float, hint_bytes: int) -> int:
     if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1":
         # No cache to poison (the judge's compute-sanitizer run): every allocation is a fresh
         # cudaMalloc, and the sanitizer itself watches reads of uninitialised memory.
@@ -486,7 +506,7 @@ def _poison_cuda(fill: float) -> int:
     torch.cuda.synchronize()
     torch.cuda.empty_cache()  # releases the fully free segments; partly used ones keep their fragments
     free, _ = torch.cuda.mem_get_info()
-    blocks = [_poison_block(min(free // 4, CUDA_POISON_CAP), "cuda", fill)]
+    blocks = [_poison_block(cuda_poison_bytes(free, hint_bytes), "cuda", fill)]
     blocks += _fill_free_blocks(fill)
     blocks += [_poison_block(1 << 20, "cuda", fill) for _ in range(CUDA_SMALL_POISON >> 20)]
     torch.cuda.synchronize()

@@ -438,12 +438,14 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
                     flusher: L2Flusher, after: After = no_check,
                     started: Callable[[], None] | None = None,
                     fences: StreamFences | None = None, profiler: DeviceProfiler | CuptiProfiler | None = None,
-                    keep: OutputKeeper | None = None) -> Timings:
+                    keep: OutputKeeper | None = None,
+                    before: Callable[[int], None] | None = None) -> Timings:
     """Wall and device time of `iters` calls under the profiler (`profiler`, already running, or one
     of its own), one named range per call; the profiler is stopped at the end.
 
     `started()` runs once the profiler runs, before the first call (a thread baseline taken there
-    includes the profiler's own threads).
+    includes the profiler's own threads). `before(i)` runs before call i, after its L2 flush and
+    outside its window: what it puts on the device is done before the call starts and is not the call's.
     """
     timings = Timings()
     keep = keep or OutputKeeper()
@@ -464,6 +466,8 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
             label = f"timed call {i}"
             inputs = input_sets[(first + i) % len(input_sets)]
             flusher.flush(i)
+            if before is not None:
+                before(i)
             torch.cuda.synchronize()
             fences.before()
             with phase(kind, label):

@@ -116,6 +116,35 @@ class ModelNew(nn.Module):
 """
 
 
+# Reads shared-memory slots it never wrote (HACKS.md B12): each element is the max of its input and a
+# slot of the block's upper half, which the kernel never stores to.
+UNINIT_SHARED_CANDIDATE = """
+import cupy
+import torch
+import torch.nn as nn
+
+UNINIT = cupy.RawKernel(r'''
+extern "C" __global__ void uninit(const float* x, float* out, int n) {
+    __shared__ float buf[512];
+    int i = blockIdx.x * 256 + threadIdx.x;
+    buf[threadIdx.x] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    if (i < n) out[i] = fmaxf(buf[threadIdx.x], buf[threadIdx.x + 256]);
+}''', "uninit")
+
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.lin = nn.Linear(n, n)
+
+    def forward(self, x):
+        out = torch.empty_like(x)
+        n = x.numel()
+        UNINIT(((n + 255) // 256,), (256,), (cupy.from_dlpack(x.detach()), cupy.from_dlpack(out), cupy.int32(n)))
+        return out
+"""
+
+
 @pytest.fixture(scope="module", autouse=True)
 def cupy_loaded():
     """The jobs run in this process, and CuPy (the candidates' stand-in for an extension) starts a
@@ -278,6 +307,23 @@ def test_candidate_profile_on_cuda_with_spot_checks(tmp_path):
         "actual_paths": [c["output_path"] for c in result["spot_checks"]],
         "tolerance": fixed_tolerance()})
     assert compared["ok"], compared
+
+
+def test_a_spot_checked_timed_call_finds_shared_memory_filled(tmp_path):
+    """Before a spot-checked timed call every SM's shared memory holds 3.0e38 (the verification's fill
+    can be overwritten by other processes' kernels under the shared lease; a timed call runs under the
+    exclusive lease): a kernel that reads slots it never wrote returns the fill in those calls."""
+    ref = gpu_reference(tmp_path, seeds=(1,))
+    candidate = write_candidate(tmp_path, UNINIT_SHARED_CANDIDATE)
+    spec = profile_spec(tmp_path, ref, "candidate", candidate, iters=6)
+    spec["spot_check_calls"] = [2, 5]
+    spec["output_dir"] = str(tmp_path / "spot_uninit")
+    result = run("profile", spec)
+    assert result["ok"], result
+    assert result["shared_memory_fills"] == ["kernel", "kernel"], result.get("shared_memory_fill_note")
+    for check in result["spot_checks"]:
+        output = torch.load(check["output_path"], weights_only=True)
+        assert (output == 3.0e38).any(), f"timed call {check['call']}: the kernel did not read the fill"
 
 
 def test_the_calibration_times_the_device_not_the_host():

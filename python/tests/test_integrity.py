@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from cuda_agent_harness.errors import JobError
-from cuda_agent_harness.integrity import (Frozen, check_output, digest, has_internal_overlap,
-                                          poison_free_memory, _requests)
+from cuda_agent_harness.integrity import (GIB, Frozen, check_output, cuda_poison_bytes, digest,
+                                          has_internal_overlap, poison_free_memory, release_poison, _requests)
 
 
 class Subclass(torch.Tensor):
@@ -186,6 +186,27 @@ def test_cuda_poisoning_reaches_every_free_fragment():
     stale = [t.numel() * 4 for t in again if not torch.isnan(t).all().item()]
     assert not stale, f"allocations of these sizes (bytes) were not poisoned: {stale}"
     del keep
+
+
+def test_the_cuda_poison_is_sized_by_what_the_job_needs():
+    """512 MiB plus four times the inputs and outputs of a call, at most a quarter of free memory and
+    8 GiB: a fixed quarter of free memory in every job ran the GPU out of memory at 8 judgements."""
+    assert cuda_poison_bytes(80 * GIB, 0) == 512 << 20
+    assert cuda_poison_bytes(80 * GIB, 256 << 20) == (512 << 20) + 4 * (256 << 20)
+    assert cuda_poison_bytes(80 * GIB, 100 * GIB) == 8 * GIB
+    assert cuda_poison_bytes(2 * GIB, 256 << 20) == GIB // 2
+    assert cuda_poison_bytes(0, 1 << 20) == 1
+
+
+@pytest.mark.gpu
+def test_released_poison_goes_back_to_the_device():
+    release_poison("cuda")
+    before = torch.cuda.memory_reserved()
+    poisoned = poison_free_memory("cuda", hint_bytes=GIB)
+    assert poisoned >= 4 * GIB
+    assert torch.cuda.memory_reserved() >= before + 4 * GIB
+    release_poison("cuda")
+    assert torch.cuda.memory_reserved() <= before + (64 << 20)
 
 
 def test_poison_requests_take_each_free_block_whole():

@@ -32,7 +32,8 @@ from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
 from ..inputs import make_input_set, transformed
 from ..integrity import (POISON_HUGE, EarlierOutputs, Frozen, ModelState, check_output, check_weights,
-                         frozen_budget, poison_free_memory, reference_weights, summarize, weight_tensors)
+                         frozen_budget, poison_free_memory, reference_weights, release_poison, summarize,
+                         weight_tensors)
 from ..models import build_candidate, load_trusted, reference_state_dict, synchronize
 from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu
 from ..phases import PhaseClock
@@ -93,7 +94,9 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
         if filler is not None:
             result["shared_memory_fill"] = filler.fill()
         shift = torch.empty(4096 + 96, dtype=torch.uint8, device=device)  # moves later allocations
-    result["poisoned_bytes"] = poison_free_memory(device, tensor_bytes(inputs), poison)
+    # Sized by what a call needs: the inputs, and the outputs once a check has shown their size.
+    need = tensor_bytes(inputs) + result.get("output_bytes", 0)
+    result["poisoned_bytes"] = poison_free_memory(device, need, poison)
     lap("poison")
     threads.reset()
     if watch is not None:
@@ -108,6 +111,7 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
     check_flags_unchanged(flags, what)
     check_output(output, device, named_inputs + weight_tensors(model) + (earlier.named if earlier else []),
                  path=f"{what}: output")
+    result["output_bytes"] = max(result.get("output_bytes", 0), tensor_bytes(output))  # a checked output
     if state is not None:
         state.check(what)
     changed = frozen_inputs.differences(named_inputs)
@@ -119,6 +123,7 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
     torch.save(to_cpu(output), os.path.join(output_dir, f"output_{i}.pt"))
     if earlier is not None:
         earlier.add(output, f"the output of {what}")
+    release_poison(device)
     lap("save")
 
 

@@ -32,7 +32,7 @@ import contextlib
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, Callable
 
 import torch
 
@@ -47,6 +47,7 @@ from ..phases import PhaseClock
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..process_watch import ProcessWatch
+from ..shared_memory import SharedMemoryFiller
 from ..spec import require, require_device
 from ..task_module import import_task
 
@@ -77,6 +78,24 @@ def spot_check_calls(spec: dict, iters: int) -> list[int]:
     if len(set(calls)) != len(calls):
         raise JobError("internal", "spec: spot_check_calls holds an index twice")
     return list(calls)
+
+
+def spot_fill(spot_calls: list[int], result: dict) -> Callable[[int], None] | None:
+    """Before each spot-checked timed call: every SM's shared memory filled with 3.0e38 (HACKS B12). The
+    verification's repeated check fills it too, but under its shared lease other processes' kernels can
+    overwrite the fill before the candidate's kernel reads it; a timed call runs under the exclusive
+    lease, so what the candidate's kernel finds there is the fill."""
+    if not spot_calls:
+        return None
+    filler = SharedMemoryFiller()
+    if filler.error:
+        result["shared_memory_fill_note"] = filler.error
+    result["shared_memory_fills"] = []
+
+    def fill(i: int) -> None:
+        if i in spot_calls:
+            result["shared_memory_fills"].append(filler.fill())
+    return fill
 
 
 class CandidateChecks:
@@ -260,7 +279,8 @@ def run(spec: dict, result: dict) -> None:
                 fences.calibrate(timing.fence_host_seconds(host_durations))
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
                                                  started=threads.reset, fences=fences, profiler=profiler,
-                                                 keep=keep)
+                                                 keep=keep,
+                                                 before=spot_fill(calls if checks is not None else [], result))
             else:
                 timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind, after, keep)
         if checks is None:
