@@ -4,6 +4,7 @@
 #
 #   bash scripts/setup.sh            # everything
 #   SKIP_APT=1 bash scripts/setup.sh # no system packages (e.g. on a machine without apt)
+#   CUDA_AGENT_BUILD_TYPE=Release bash scripts/setup.sh  # no debug info (CI: a fresh build 381 s, not 482 s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,7 +80,8 @@ LAUNCHER=()
 command -v ccache >/dev/null 2>&1 && LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 if [ ! -f build/CMakeCache.txt ]; then
   log "configuring"
-  cmake -S . -B build "${GENERATOR[@]}" "${LAUNCHER[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake -S . -B build "${GENERATOR[@]}" "${LAUNCHER[@]}" \
+    -DCMAKE_BUILD_TYPE="${CUDA_AGENT_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 fi
 log "building"
 cmake --build build -j "$(nproc)" >/dev/null

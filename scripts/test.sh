@@ -6,6 +6,9 @@ cd "$(dirname "$0")/.."
 PYTHON="${CUDA_AGENT_PYTHON:-python3}"
 # A private cache so a test run never reuses objects from another tree.
 export CUDA_AGENT_CACHE_DIR="${CUDA_AGENT_CACHE_DIR:-$PWD/build/test-cache}"
+# The test modules that keep a cache of their own (judge cases, ncu, bench) share this one instead: each
+# cache builds the torch-extension precompiled header and the examples' objects again (minutes on 2 CPUs).
+export CUDA_AGENT_TEST_CACHE_DIR="${CUDA_AGENT_TEST_CACHE_DIR:-$CUDA_AGENT_CACHE_DIR}"
 
 echo "== C++ unit tests"
 ctest --test-dir build --output-on-failure -j 2

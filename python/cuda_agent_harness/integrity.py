@@ -414,10 +414,11 @@ def poison_free_memory(device: str, hint_bytes: int = 0, fill: float = math.nan)
 
     CUDA: the caching allocator is emptied (fully free segments go back), then NaN blocks are allocated:
     one sized by the job's need (`cuda_poison_bytes`: 512 MiB plus 4 × `hint_bytes`, the inputs and
-    outputs of a call; at most a quarter of free memory and 8 GiB), then one of exactly the size of every free block
-    left in partly used segments (read from the allocator's snapshot, so every fragment is taken without
-    probing), then 64 MiB more of the small pool; all are freed again. They stay cached, so the
-    candidate's next allocations on this stream are carved out of NaN.
+    outputs of a call; at most a quarter of free memory and 8 GiB), then one of exactly the size of
+    every free block left in partly used segments (read from the allocator's snapshot, so every
+    fragment is taken without probing), then 64 MiB more of the small pool; all are freed again. They
+    stay cached, so the candidate's next allocations on this stream are carved out of NaN (the
+    candidate job gives them back after each check: `release_poison`).
     CPU: best effort. Chunks of many sizes (64 B to 1 MiB, and one of `hint_bytes`, at most 32 MiB) are
     filled with NaN and freed; malloc hands recently freed chunks out first, but returns chunks above its
     mmap threshold to the OS (fresh pages read as zeros, which fail a check as surely as NaN), and its own
@@ -484,9 +485,9 @@ def _fill_free_blocks(fill: float) -> list[torch.Tensor]:
 def cuda_poison_bytes(free: int, hint_bytes: int) -> int:
     """The large NaN block: enough for what a call allocates (its outputs and intermediates come out of
     it; an allocation beyond it gets fresh memory from the driver, never a block this process wrote
-    before), never more than
-    a quarter of free memory or 8 GiB. A block of free/4 in every job once ran a GPU out of memory with
-    eight judgements at once: each process keeps its poison cached through the check."""
+    before), never more than a quarter of free memory or 8 GiB. A block of free/4 in every job once
+    ran a GPU out of memory with eight judgements at once: each process keeps its poison cached
+    through the check."""
     need = CUDA_POISON_FLOOR + CUDA_POISON_PER_HINT_BYTE * max(0, hint_bytes)
     return max(1, min(need, free // 4, CUDA_POISON_CAP))
 

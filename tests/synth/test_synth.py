@@ -69,7 +69,7 @@ def filtered(binary, tmp_path_factory):
     out = root / "out"
     run = subprocess.run([str(binary), "synth", "--out", str(out), "--candidates", str(cases), "--device", "cpu",
                           "--count", "100", "--min-ms", "0.3", "--max-ms", "5000", "--jobs", "2",
-                          "--candidate-timeout", "40", "--decontaminate", str(KERNELBENCH), "--json"],
+                          "--candidate-timeout", "20", "--decontaminate", str(KERNELBENCH), "--json"],
                          capture_output=True, text=True, timeout=400)
     decisions = [json.loads(line) for line in (out / "decisions.jsonl").read_text().splitlines()]
     by_name = {d["name"]: d for d in decisions if "name" in d}
@@ -90,7 +90,7 @@ def test_each_filter_keeps_or_drops(filtered, name):
 def test_crashes_say_what_happened(filtered):
     _, by_name, _ = filtered
     assert "worker process died (killed by SIGKILL)" in by_name["kills_its_process"]["reason"]
-    assert "per-candidate timeout (40 s)" in by_name["never_returns"]["reason"]
+    assert "per-candidate timeout (20 s)" in by_name["never_returns"]["reason"]
 
 
 def test_outputs_and_summary(filtered):
@@ -144,14 +144,14 @@ def test_composer_is_deterministic_and_resumes(binary, tmp_path):
 def test_time_limit_stops_and_a_rerun_finishes(binary, tmp_path):
     """--time-limit stops a run early (exit 3, the summary says why); the same command without it
     resumes: candidates in flight at the stop are filtered again, none is taken for a crash."""
-    stopped = synth(binary, tmp_path / "t", "--count", "150", "--jobs", "2", "--time-limit", "2", "--json")
+    stopped = synth(binary, tmp_path / "t", "--count", "40", "--jobs", "2", "--time-limit", "2", "--json")
     assert stopped.returncode == 3, stopped.stderr
     first = json.loads(stopped.stdout)
-    assert "--time-limit 2 s reached" in first["run"]["stopped"] and first["kept"] < 150
-    done = synth(binary, tmp_path / "t", "--count", "150", "--jobs", "2", "--json")
+    assert "--time-limit 2 s reached" in first["run"]["stopped"] and first["kept"] < 40
+    done = synth(binary, tmp_path / "t", "--count", "40", "--jobs", "2", "--json")
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    assert summary["kept"] == 150 and "stopped" not in summary["run"]
+    assert summary["kept"] == 40 and "stopped" not in summary["run"]
     assert "crash" not in summary["stages"]
     lines = [json.loads(x) for x in (tmp_path / "t" / "decisions.jsonl").read_text().splitlines()]
     decided = [d["index"] for d in lines if "index" in d]
