@@ -222,6 +222,8 @@ def run(spec: dict, result: dict) -> None:
                           device, budget) for i in calls}
     start_torch_threads(device)
     uuid = timing.device_uuid(device)  # before any model code runs: what it reports is the judge's
+    # The fill kernel is loaded (the driver compiles its PTX) while preparing, not under the exclusive lease.
+    fill = spot_fill(calls, result) if target == "candidate" and device == "cuda" else None
     if spec.get("wait_for", {}).get("then") is not None:
         # Prepared under the verification's shared lease: nothing of this may still run on the device
         # once the judge releases it (go.py, "then").
@@ -279,8 +281,7 @@ def run(spec: dict, result: dict) -> None:
                 fences.calibrate(timing.fence_host_seconds(host_durations))
                 timings = timing.time_calls_cuda(call, input_sets, warmup, iters, kind, flusher, after,
                                                  started=threads.reset, fences=fences, profiler=profiler,
-                                                 keep=keep,
-                                                 before=spot_fill(calls if checks is not None else [], result))
+                                                 keep=keep, before=fill)
             else:
                 timings = timing.time_calls_cpu(call, input_sets, warmup, iters, kind, after, keep)
         if checks is None:
