@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "builder/nvcc_plan.h"
 #include "builder/precompiled_header.h"
 #include "common/hash.h"
 #include "common/log.h"
@@ -51,7 +54,8 @@ struct CompileStep {
   fs::path object;  // absolute, in out_dir
   std::vector<std::string> argv;
   std::string cache_key;
-  fs::path pch_dir;  // the precompiled header this step includes, if any
+  fs::path pch_dir;   // the precompiled header this step includes, if any
+  bool cuda = false;  // nvcc compiles it
 };
 
 std::string NvccPath(const Toolchain& tc) {
@@ -70,6 +74,7 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
   step.object = req.out_dir / (stem + ".o");
   std::vector<std::string> flags = CommonFlags(req, tc);
   bool cuda = rel.extension() == ".cu";
+  step.cuda = cuda;
   if (cuda) {
     step.argv = {
         NvccPath(tc), "-c", "-O3", "-std=c++17", "--expt-relaxed-constexpr", "-Xcompiler", "-fPIC",
@@ -144,12 +149,70 @@ Result<RunResult> RunTool(const BuildRequest& req, RunOptions opt, const fs::pat
   opt.env_allow = JudgedEnvironment();  // the compiler reads the candidate's sources
   if (req.sandbox == nullptr) return RunProcess(opt);
   SandboxPolicy policy = req.policy;
+  policy.keep_host_uid = true;  // the compilers write out_dir at once (sandbox/sandbox.h)
   policy.writable.push_back(req.out_dir);
   policy.read_only.push_back(req.source_dir);
   if (!also.empty()) policy.read_only.push_back(also);
   Result<SandboxRun> run = req.sandbox->Run(policy, opt);
   if (!run.ok()) return run.status();
   return std::move(run->process);
+}
+
+// nvcc's host and device chains run side by side (builder/nvcc_plan.h) unless
+// CUDA_AGENT_NVCC_SPLIT=0, which runs nvcc itself (for measuring one against the other).
+bool SplitNvccEnabled() {
+  const char* value = std::getenv("CUDA_AGENT_NVCC_SPLIT");
+  return value == nullptr || std::string(value) != "0";
+}
+
+// CompileCudaSplit compiles one .cu file with nvcc's own commands, its host front end and its
+// device chain at once, then the host compile. nullopt: nvcc's dryrun did not have the shape a plan
+// needs, and nvcc itself should compile the file. The chains' intermediate files go to a folder of
+// their own in out_dir, removed afterwards.
+std::optional<Result<RunResult>> CompileCudaSplit(const BuildRequest& req, const CompileStep& step,
+                                                  const RunOptions& base) {
+  fs::path keep = req.out_dir / ".nvcc" / step.object.stem();
+  std::error_code ec;
+  fs::remove_all(keep, ec);
+  fs::create_directories(keep, ec);
+  auto unplanned = [&](const std::string& why) -> std::optional<Result<RunResult>> {
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      LogWarn("nvcc's phases cannot run side by side (" + why + "); nvcc runs them in turn");
+    });
+    fs::remove_all(keep, ec);
+    return std::nullopt;
+  };
+  RunOptions listing = base;
+  listing.argv.insert(listing.argv.end(), {"-dryrun", "-keep", "--keep-dir", keep.string()});
+  Result<RunResult> listed = RunTool(req, listing);
+  if (!listed.ok()) return unplanned(listed.status().message());
+  if (!listed->Succeeded()) return unplanned("nvcc -dryrun: " + listed->Describe());
+  Result<NvccPlan> plan = PlanNvcc(listed->err + listed->out);
+  if (!plan.ok()) return unplanned(plan.status().message());
+  fs::path id_file = fs::path(base.cwd) / plan->module_id_file;  // unchanged when absolute
+  Status written =
+      WriteFileAtomic(id_file, NvccModuleId(step.source.filename().string(), step.cache_key));
+  if (!written.ok()) return unplanned(written.message());
+
+  auto run_chain = [&](const std::vector<CommandLine>& commands) {
+    RunOptions opt = base;
+    opt.argv = {"/bin/sh", "-c", ShellScript(commands)};
+    opt.env_set.insert(opt.env_set.end(), plan->env.begin(), plan->env.end());
+    return RunTool(req, opt);
+  };
+  std::optional<Result<RunResult>> device;
+  std::thread device_thread([&] { device.emplace(run_chain(plan->device_chain)); });
+  Result<RunResult> host = run_chain(plan->host_chain);
+  device_thread.join();
+  // A front-end error is reported by cudafe++ and again by cicc: the host chain's report comes
+  // first, and the device chain's only when the host chain succeeded (ptxas's errors, say).
+  Result<RunResult> result = !host.ok() || !host->Succeeded() ? std::move(host)
+                             : !device->ok() || !(*device)->Succeeded()
+                                 ? std::move(*device)
+                                 : run_chain({plan->host_compile});
+  fs::remove_all(keep, ec);
+  return result;
 }
 
 }  // namespace
@@ -238,8 +301,11 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       opt.cwd = req.source_dir.string();
       opt.timeout_seconds = req.timeout_seconds;
       opt.max_output_bytes = 256 * 1024;
-      Result<RunResult> run = RunTool(req, opt, step.pch_dir);
+      std::optional<Result<RunResult>> split;
+      if (step.cuda && SplitNvccEnabled()) split = CompileCudaSplit(req, step, opt);
+      Result<RunResult> run = split ? std::move(*split) : RunTool(req, opt, step.pch_dir);
       std::lock_guard<std::mutex> lock(mutex);
+      if (split) ++report.objects_split;
       if (!run.ok()) {
         launch_error = run.status().message();
         continue;

@@ -1,9 +1,9 @@
-// extension_builder.h — the compiler driver: compiles every kernels/*.cu with nvcc and every .cpp
-// with g++ in parallel (binding files with the precompiled header of torch's includes,
-// build/precompiled_header.h), links cuda_extension.so against the installed torch, and caches
-// objects by the hash of their source, the candidate's headers, the flags and the toolchain, and
-// the linked library by the hash of its objects' keys (an unchanged candidate is neither compiled
-// nor linked again).
+// extension_builder.h — the compiler driver: compiles every kernels/*.cu with nvcc (its host and
+// device chains side by side, builder/nvcc_plan.h) and every .cpp with g++ in parallel (binding
+// files with the precompiled header of torch's includes, build/precompiled_header.h), links
+// cuda_extension.so against the installed torch, and caches objects by the hash of their source,
+// the candidate's headers, the flags and the toolchain, and the linked library by the hash of its
+// objects' keys (an unchanged candidate is neither compiled nor linked again).
 //
 //   BuildRequest req{.source_dir = snapshot, .out_dir = build, .cache_dir = cache, ...};
 //   BuildReport report = BuildExtension(req, toolchain);
@@ -43,6 +43,7 @@ struct BuildReport {
   double seconds = 0;
   int objects_compiled = 0;
   int objects_cached = 0;
+  int objects_split = 0;  // .cu objects compiled with nvcc's host and device chains side by side
   bool library_cached = false;       // nothing changed: the linked library came from the cache
   std::vector<std::string> sources;  // relative paths that were compiled
   fs::path library;                  // out_dir/cuda_extension.so when ok

@@ -3,6 +3,7 @@
 
 #include <grp.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,14 +53,20 @@ bool ReachableByNobody(const std::vector<fs::path>& paths) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-// GiveToNobody makes the writable folders (and what is in them) belong to uid 65534.
-void GiveToNobody(const std::vector<fs::path>& dirs) {
+// GiveTo makes the writable folders (and what is in them) belong to `uid`: 65534 for a job that
+// drops the host uid (everything, as the judge may have written files there since), root for one
+// that keeps it and so could not write a folder an earlier job was given (one build's runs do
+// either, by whether 65534 can read every path their command names). A folder root already owns is
+// left as it is: a job as 65534 cannot have written in it.
+void GiveTo(const std::vector<fs::path>& dirs, uid_t uid) {
   std::error_code ec;
   for (const auto& dir : dirs) {
-    if (lchown(dir.c_str(), kNobody, kNobody) != 0) continue;
+    struct stat st {};
+    if (uid == 0 && (lstat(dir.c_str(), &st) != 0 || st.st_uid == 0)) continue;
+    if (lchown(dir.c_str(), uid, uid) != 0) continue;
     for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
          it.increment(ec)) {
-      (void)!lchown(it->path().c_str(), kNobody, kNobody);
+      (void)!lchown(it->path().c_str(), uid, uid);
     }
   }
 }
@@ -246,9 +253,11 @@ Result<JobContainment> Sandbox::PrepareJail(const SandboxPolicy& policy,
   std::vector<fs::path> reach = needed;
   reach.insert(reach.end(), policy.read_only.begin(), policy.read_only.end());
   reach.insert(reach.end(), policy.writable.begin(), policy.writable.end());
-  if (geteuid() == 0 && ReachableByNobody(reach)) {
-    GiveToNobody(policy.writable);
+  if (geteuid() == 0 && !policy.keep_host_uid && ReachableByNobody(reach)) {
+    GiveTo(policy.writable, kNobody);
     c.host_uid_dropped = true;
+  } else if (geteuid() == 0) {
+    GiveTo(policy.writable, 0);
   }
   const Cgroups& cgroups = Cgroups::Detect();
   if (cgroups.Available() && (policy.memory_bytes || policy.max_pids)) {

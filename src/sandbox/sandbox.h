@@ -36,6 +36,11 @@ struct SandboxPolicy {
   uint64_t max_pids = 0;      // cgroup pids limit; 0: none
   uint64_t tmp_bytes = 0;     // size of the private /tmp and /dev/shm; 0: 1 GiB
   ResourceLimits limits;      // rlimits inside
+  // Never run as uid 65534 on the host (still 65534 inside, without capabilities). For jobs that
+  // write one folder at the same time: whether a job can drop the host uid depends on the paths
+  // its command names, and a folder given to 65534 for one is not writable by another that keeps
+  // it (a build's compilers).
+  bool keep_host_uid = false;
 };
 
 struct SandboxRun {

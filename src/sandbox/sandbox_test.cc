@@ -3,8 +3,11 @@
 #include "sandbox/sandbox.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+
+#include "common/test_dir.h"
 
 namespace cuda_agent {
 namespace {
@@ -114,6 +117,38 @@ TEST(Sandbox, UnisolatedSaysSoAndStillEnforcesTheWatchdog) {
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->process.timed_out);
   EXPECT_EQ(r->isolation, Isolation::kNone);
+}
+
+TEST(Sandbox, AJobThatKeepsTheHostUidWritesWhereOneThatDroppedItWrote) {
+  const Sandbox& sb = Sandbox::Default();
+  if (geteuid() != 0 || sb.Level() == Isolation::kNone) {
+    GTEST_SKIP() << "the host uid is dropped only by root, in a sandbox";
+  }
+  TestDir dir("sb-owner");
+  fs::create_directories(dir.path() / "out");
+  SandboxPolicy p;
+  p.writable = {dir.path() / "out"};
+  // 65534 can read every path the first command names, so it runs as 65534; the second names a
+  // file that does not exist yet (a compiler's output), so it keeps the host uid.
+  RunOptions dropped;
+  dropped.argv = {"/bin/sh", "-c", "echo a > a"};
+  dropped.cwd = (dir.path() / "out").string();
+  Result<SandboxRun> first = sb.Run(p, dropped);
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_TRUE(first->host_uid_dropped);
+  RunOptions kept = dropped;
+  fs::path output = dir.path() / "out" / "b";
+  kept.argv = {"/bin/sh", "-c", "echo b > \"$0\" && echo c >> a", output.string()};
+  Result<SandboxRun> second = sb.Run(p, kept);
+  ASSERT_TRUE(second.ok()) << second.status().message();
+  EXPECT_FALSE(second->host_uid_dropped);
+  EXPECT_TRUE(second->process.Succeeded()) << second->process.err;
+  EXPECT_TRUE(fs::exists(output));
+  p.keep_host_uid = true;
+  Result<SandboxRun> third = sb.Run(p, dropped);
+  ASSERT_TRUE(third.ok()) << third.status().message();
+  EXPECT_FALSE(third->host_uid_dropped) << "the policy keeps it";
+  EXPECT_TRUE(third->process.Succeeded()) << third->process.err;
 }
 
 }  // namespace

@@ -36,6 +36,7 @@ Next Build(Judgement& j) {
              {"log_tail", built.log_tail},
              {"objects_compiled", built.objects_compiled},
              {"objects_cached", built.objects_cached},
+             {"objects_split", built.objects_split},
              {"library_cached", built.library_cached},
              {"sources", built.sources}};
   r.stage_seconds["build"] = built.seconds;
