@@ -55,9 +55,9 @@ bool ReachableByNobody(const std::vector<fs::path>& paths) {
 
 // GiveTo makes the writable folders (and what is in them) belong to `uid`: 65534 for a job that
 // drops the host uid (everything, as the judge may have written files there since), root for one
-// that keeps it and so could not write a folder an earlier job was given (one build's runs do
-// either, by whether 65534 can read every path their command names). A folder root already owns is
-// left as it is: a job as 65534 cannot have written in it.
+// that keeps it, which could not write a folder an earlier job was given (whether a job drops the
+// uid depends on the paths its command names). A folder root already owns is left as it is: a job
+// as 65534 cannot have written in it. lchown, and no symbolic link is followed.
 void GiveTo(const std::vector<fs::path>& dirs, uid_t uid) {
   std::error_code ec;
   for (const auto& dir : dirs) {

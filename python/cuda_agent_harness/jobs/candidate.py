@@ -35,7 +35,8 @@ from ..integrity import (POISON_HUGE, EarlierOutputs, Frozen, ModelState, check_
                          frozen_budget, poison_free_memory, reference_weights, release_poison, summarize,
                          weight_tensors)
 from ..models import build_candidate, load_trusted, reference_state_dict, synchronize
-from ..nested import as_arg_list, named_tensors, tensor_bytes, to_cpu
+from ..nested import as_arg_list, named_tensors, tensor_bytes
+from ..output_files import no_checksums, save_output
 from ..phases import PhaseClock
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..process_watch import ProcessWatch
@@ -120,7 +121,7 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
                                         f"(inputs must be left untouched)")
     check_weights(weights, model, f"{what}: after the forward")
     lap("guards")
-    torch.save(to_cpu(output), os.path.join(output_dir, f"output_{i}.pt"))
+    save_output(output, os.path.join(output_dir, f"output_{i}.pt"))
     if earlier is not None:
         earlier.add(output, f"the output of {what}")
     release_poison(device)
@@ -129,6 +130,7 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
 
 def run(spec: dict, result: dict) -> None:
     device = require_device(spec)
+    no_checksums()  # of the output files (output_files.py), before any candidate code is loaded
     candidate_dir = require(spec, "candidate_dir", str)
     extension_dir = require(spec, "extension_dir", str)
     init_inputs_path = require(spec, "init_inputs_path", str)

@@ -19,14 +19,16 @@ from ..comparison import Report, Tolerance, compare
 from ..errors import JobError, describe
 from ..models import load_trusted
 from ..nested import to_device
+from ..output_files import load_output
 from ..phases import PhaseClock
 from ..spec import require
 
 
 def load_actual(path: str) -> tuple[object, Report | None]:
-    """The candidate's output, or a failed report when it cannot be loaded with weights_only=True."""
+    """The candidate's output (output_files.load_output: mapped, weights_only=True), or a failed report
+    when it cannot be loaded."""
     try:
-        return torch.load(path, weights_only=True), None
+        return load_output(path), None
     except BaseException as exc:  # noqa: BLE001 - any load failure is the candidate's
         report = Report()
         report.fail("output", f"{os.path.basename(path)} cannot be loaded with weights_only=True: "

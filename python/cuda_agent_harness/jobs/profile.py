@@ -44,7 +44,8 @@ from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check
                          poison_free_memory, reference_weights, summarize, weight_tensors)
 from ..models import build_candidate, build_reference, load_trusted, reference_state_dict, synchronize
 from ..phases import PhaseClock
-from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes, to_cpu
+from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes
+from ..output_files import no_checksums, save_output
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..process_watch import ProcessWatch
 from ..shared_memory import SharedMemoryFiller
@@ -148,7 +149,7 @@ def save_spot_checks(calls: list[int], sets: int, warmup: int, outputs: list | d
     entries = []
     for i in calls:
         output_path = os.path.join(output_dir, f"timed_output_{i}.pt")
-        torch.save(to_cpu(outputs[i]), output_path)
+        save_output(outputs[i], output_path)
         entries.append({"call": i, "input_set": timed_call_set(i, warmup, sets), "output_path": output_path})
     return entries
 
@@ -167,6 +168,7 @@ def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets:
 def run(spec: dict, result: dict) -> None:
     # Only these spec fields are read before the go: a standby learns everything else from its go.
     device = require_device(spec)
+    no_checksums()  # of the spot-checked outputs' files (output_files.py)
     target = require(spec, "target", str)
     if target not in TARGETS:
         raise JobError("internal", f"spec: target must be one of {', '.join(TARGETS)}, not '{target}'")
