@@ -136,19 +136,21 @@ class SplitBuild : public ::testing::Test {
 
   // Builds binding.cpp (empty) and kernels/k.cu; no torch libraries are linked here, so a build
   // whose objects compiled ends in "link failed".
-  BuildReport Build(const fs::path& root, const std::string& kernel) {
+  BuildReport Build(const fs::path& root, const std::string& kernel, std::string cuda_home = "",
+                    bool sandboxed = true) {
     EXPECT_TRUE(
         WriteFileAtomic(root / "src" / "binding.cpp", "int binding_marker() { return 1; }\n").ok());
     EXPECT_TRUE(WriteFileAtomic(root / "src" / "kernels" / "k.cu", kernel).ok());
     Toolchain tc;
     tc.device = Device::kCuda;
-    tc.cuda_home = cuda_home_;
+    tc.cuda_home = cuda_home.empty() ? cuda_home_ : cuda_home;
     tc.gpu = GpuInfo{"test", "9.0", "sm_90"};
     BuildRequest req;
     req.source_dir = root / "src";
     req.out_dir = root / "out";
-    req.sandbox = &Sandbox::Default();  // as the judge builds (the chains' runs and the link's
-                                        // differ in whether they keep the host uid)
+    // As the judge builds (the chains' runs and the link's once differed in whether they kept the
+    // host uid).
+    if (sandboxed) req.sandbox = &Sandbox::Default();
     return BuildExtension(req, tc);
   }
 
@@ -207,6 +209,25 @@ TEST_F(SplitBuild, CompilesTheSameObjectAsNvccItself) {
   EXPECT_TRUE(symbols.count("_Z12launch_scalePfPKfi")) << "the launcher";
   EXPECT_TRUE(symbols.count("_ZN36_GLOBAL__N__ID12scale_kernelEPfPKfi")) << "the kernel's stub";
   EXPECT_EQ(symbols, GlobalSymbols(plain_dir.path() / "out" / "kernels_k.cu.o"));
+}
+
+TEST_F(SplitBuild, AnUnexpectedDryrunFallsBackToNvccItself) {
+  TestDir dir("split-fallback");
+  // An nvcc whose dryrun lists other commands (a later release, say) and that compiles as nvcc
+  // does. Outside the sandbox: its private /tmp would hide this script.
+  fs::path fake = dir.path() / "cuda" / "bin" / "nvcc";
+  std::string real = (fs::path(cuda_home_) / "bin" / "nvcc").string();
+  ASSERT_TRUE(WriteFileAtomic(fake,
+                              "#!/bin/sh\ncase \" $* \" in *\" -dryrun \"*)\n"
+                              "  echo '#$ newtool --all-phases-at-once' >&2; exit 0;;\nesac\n"
+                              "exec '" +
+                                  real + "' \"$@\"\n")
+                  .ok());
+  fs::permissions(fake, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  BuildReport report = Build(dir.path(), kKernel, (dir.path() / "cuda").string(), false);
+  EXPECT_EQ(report.objects_split, 0);
+  EXPECT_EQ(report.objects_compiled, 2) << report.failure << report.log_tail;
+  EXPECT_TRUE(GlobalSymbols(dir.path() / "out" / "kernels_k.cu.o").count("_Z12launch_scalePfPKfi"));
 }
 
 TEST_F(SplitBuild, ReportsAFrontEndErrorOnceAndAPtxasErrorFromTheDeviceChain) {
