@@ -111,13 +111,15 @@ def run(job: str, spec: dict) -> dict:
     return written
 
 
-def run_cli(job: str, spec: dict, tmp_path, preload: str = "") -> tuple[subprocess.CompletedProcess, dict | None]:
+def run_cli(job: str, spec: dict, tmp_path, preload: str = "",
+            env: dict | None = None) -> tuple[subprocess.CompletedProcess, dict | None]:
     """Runs `python3 -m cuda_agent_harness JOB --spec` in a child process; `preload`, Python code run
-    first in that process (the harness's process watch then sees what it did as its own baseline)."""
+    first in that process (the harness's process watch then sees what it did as its own baseline);
+    `env`, variables added to its environment."""
     spec_path = os.path.join(str(tmp_path), f"{job}.spec.json")
     with open(spec_path, "w", encoding="utf-8") as f:
         json.dump(spec, f)
-    env = dict(os.environ, PYTHONPATH=PYTHON_DIR)
+    env = dict(os.environ, PYTHONPATH=PYTHON_DIR, **(env or {}))
     start = ["-m", "cuda_agent_harness"]
     if preload:
         start = ["-c", preload + "\nimport runpy\nrunpy.run_module('cuda_agent_harness', run_name='__main__', "

@@ -204,6 +204,31 @@ def test_pipeline_on_cuda(tmp_path):
     assert compared["ok"], compared
 
 
+# Right only where candidate code cannot see the one-queue setting of the verification's context
+# (queues.py): a candidate that could would know it is being checked rather than timed (HACKS A5).
+QUEUE_TELL_CANDIDATE = GPU_CANDIDATE.replace("    def forward(self, x):\n", """    def forward(self, x):
+        import ctypes, os
+        getenv = ctypes.CDLL(None).getenv
+        getenv.restype = ctypes.c_char_p
+        if "CUDA_DEVICE_MAX_CONNECTIONS" in os.environ or getenv(b"CUDA_DEVICE_MAX_CONNECTIONS"):
+            raise RuntimeError("this is the verification")
+""")
+assert "this is the verification" in QUEUE_TELL_CANDIDATE
+
+
+def test_the_verification_hides_its_one_queue_from_candidate_code(tmp_path):
+    pytest.importorskip("cupy")
+    ref = gpu_reference(tmp_path)
+    cand = candidate_spec(tmp_path, ref, *write_candidate(tmp_path, QUEUE_TELL_CANDIDATE))
+    cand["device"] = "cuda"
+    proc, result = run_cli("candidate", cand, tmp_path, preload=CUPY_LOADED,
+                           env={"CUDA_DEVICE_MAX_CONNECTIONS": "1"})
+    assert result is not None and result["ok"], (result, proc.stderr[-3000:])
+    assert result["phase_seconds"]["context"] >= 0
+    compared = run("compare", compare_spec(tmp_path, ref, cand))
+    assert compared["ok"], compared
+
+
 def test_eager_profile_on_cuda(tmp_path):
     ref = gpu_reference(tmp_path, seeds=(1,))
     result = run("profile", profile_spec(tmp_path, ref, "eager", iters=6))

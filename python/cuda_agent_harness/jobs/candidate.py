@@ -38,6 +38,7 @@ from ..models import build_candidate, load_trusted, reference_state_dict, synchr
 from ..nested import as_arg_list, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
 from ..phases import PhaseClock
+from ..queues import forget_queue_setting
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..process_watch import ProcessWatch
 from ..shared_memory import SharedMemoryFiller
@@ -150,6 +151,8 @@ def run(spec: dict, result: dict) -> None:
     clock.lap("weights")
     start_torch_threads(device)
     clock.lap("threads")
+    forget_queue_setting(device)
+    clock.lap("context")
 
     # Pins taken before any candidate code is imported. Threads a forward creates are counted on the CPU:
     # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <random>
 
 #include "harness/job_policy.h"
@@ -171,6 +172,15 @@ JobSandbox Judgement::Contain(const std::vector<fs::path>& read_only,
   JobSandbox js{&sandbox_, base_policy_, python_inside_, {}, {}};
   js.policy.read_only.insert(js.policy.read_only.end(), read_only.begin(), read_only.end());
   js.policy.writable.insert(js.policy.writable.end(), writable.begin(), writable.end());
+  return js;
+}
+
+JobSandbox Judgement::ContainUntimed(const std::vector<fs::path>& read_only,
+                                     const std::vector<fs::path>& writable) const {
+  JobSandbox js = Contain(read_only, writable);
+  const char* v = std::getenv("CUDA_AGENT_UNTIMED_QUEUES");
+  if (options_.device == Device::kCuda && !(v && std::string(v) == "0"))
+    js.env_set.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
   return js;
 }
 

@@ -102,6 +102,16 @@ class Judgement {
   // Contain returns the sandbox of one job: the base policy plus these folders.
   JobSandbox Contain(const std::vector<fs::path>& read_only,
                      const std::vector<fs::path>& writable) const;
+  // ContainUntimed: Contain for a job whose device work is never timed (the reference, the
+  // candidate's verification). On the GPU its CUDA context gets one hardware queue
+  // (CUDA_DEVICE_MAX_CONNECTIONS=1) instead of the driver's eight: the driver makes and tears down
+  // contexts one at a time per host, and one queue makes both three times cheaper (0.13 → 0.04 s
+  // each at 16 at once, bench/context_contention.py). Streams then run in the order their work
+  // was issued, so a cross-stream race cannot show here; the profile job, which keeps the
+  // driver's queues, checks the timed calls' outputs (spot checks). $CUDA_AGENT_UNTIMED_QUEUES=0
+  // keeps the driver's default (for measuring one against the other).
+  JobSandbox ContainUntimed(const std::vector<fs::path>& read_only,
+                            const std::vector<fs::path>& writable) const;
   // Track records the weakest isolation any job ran under.
   void Track(const JobOutcome& job);
   // RunJob runs one harness job and records it in the result's `jobs` (where a judgement's time

@@ -67,7 +67,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
                       {"spot_check_calls", secrets.spot_calls}};
   }
   if (!serve) {
-    JobSandbox box = j.Contain({dirs.task_file}, {dirs.shared, dirs.expected_dir});
+    JobSandbox box = j.ContainUntimed({dirs.task_file}, {dirs.shared, dirs.expected_dir});
     return std::async(std::launch::async, [&j, spec, box]() {
       return LeasedReference(j, [&](ReferenceRun& run) {
         run.job = j.RunJob("reference", "reference", spec, j.options().trusted_timeout_s, &box);
@@ -82,8 +82,9 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   spec["tolerance"] = opt.policy.Tolerance();
   // It reads the candidate's outputs (as the compare job did); no folder candidate code writes
   // into is writable for it.
-  JobSandbox box = j.Contain({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
-                             {dirs.shared, dirs.expected_dir, dirs.answers});
+  JobSandbox box =
+      j.ContainUntimed({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
+                       {dirs.shared, dirs.expected_dir, dirs.answers});
   // An early job too: its process and CUDA context (seconds when a host's judgements queue for
   // context creation) come before the lease, which covers its work on the GPU from its go on: the
   // lease is taken once the job has marked itself ready.

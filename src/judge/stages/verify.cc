@@ -169,9 +169,10 @@ Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
 void StartVerifyJobs(Judgement& j) {
   const WorkDirs& dirs = j.dirs();
   // The candidate sees its weights, the task, its sources and extension; never dirs.expected_dir.
-  j.early().Start("candidate", "candidate", CandidateSpec(j),
-                  j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.outputs}),
-                  j.options().candidate_timeout_s, {dirs.outputs});
+  j.early().Start(
+      "candidate", "candidate", CandidateSpec(j),
+      j.ContainUntimed({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.outputs}),
+      j.options().candidate_timeout_s, {dirs.outputs});
 }
 
 Next Verify(Judgement& j) {
