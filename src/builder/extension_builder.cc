@@ -160,10 +160,7 @@ Result<RunResult> RunTool(const BuildRequest& req, RunOptions opt, const fs::pat
 
 // nvcc's host and device chains run side by side (builder/nvcc_plan.h) unless
 // CUDA_AGENT_NVCC_SPLIT=0, which runs nvcc itself (for measuring one against the other).
-bool SplitNvccEnabled() {
-  const char* value = std::getenv("CUDA_AGENT_NVCC_SPLIT");
-  return value == nullptr || std::string(value) != "0";
-}
+bool SplitNvccEnabled() { return !EnvSwitchedOff("CUDA_AGENT_NVCC_SPLIT"); }
 
 // CompileCudaSplit compiles one .cu file with nvcc's own commands, its host front end and its
 // device chain at once, then the host compile. nullopt: nvcc's dryrun did not have the shape a plan

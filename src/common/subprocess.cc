@@ -134,6 +134,11 @@ bool Allowed(const std::vector<std::string>& allow, const std::string& name) {
 
 }  // namespace
 
+bool EnvSwitchedOff(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && std::string(value) == "0";
+}
+
 const std::vector<std::string>& JudgedEnvironment() {
   static const std::vector<std::string> names = {"PATH",
                                                  "HOME",

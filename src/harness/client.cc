@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/log.h"
+#include "common/subprocess.h"
 #include "harness/fork_server.h"
 
 namespace cuda_agent {
@@ -88,8 +89,7 @@ const ForkServer* SharedForkServer(const HarnessEnv& env) {
   std::lock_guard<std::mutex> lock(mutex);
   if (tried) return server ? &*server : nullptr;
   tried = true;
-  if (const char* v = std::getenv("CUDA_AGENT_FORK_SERVER"); v && std::string(v) == "0")
-    return nullptr;
+  if (EnvSwitchedOff("CUDA_AGENT_FORK_SERVER")) return nullptr;
   ForkServerOptions options;
   if (const char* idle = std::getenv("CUDA_AGENT_FORK_SERVER_IDLE"); idle && *idle) {
     options.idle_seconds = std::atof(idle);

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <random>
 
+#include "common/subprocess.h"
 #include "harness/job_policy.h"
 
 namespace cuda_agent {
@@ -178,8 +178,7 @@ JobSandbox Judgement::Contain(const std::vector<fs::path>& read_only,
 JobSandbox Judgement::ContainUntimed(const std::vector<fs::path>& read_only,
                                      const std::vector<fs::path>& writable) const {
   JobSandbox js = Contain(read_only, writable);
-  const char* v = std::getenv("CUDA_AGENT_UNTIMED_QUEUES");
-  if (options_.device == Device::kCuda && !(v && std::string(v) == "0"))
+  if (options_.device == Device::kCuda && !EnvSwitchedOff("CUDA_AGENT_UNTIMED_QUEUES"))
     js.env_set.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
   return js;
 }

@@ -6,6 +6,7 @@
 #include <future>
 
 #include "common/log.h"
+#include "common/subprocess.h"
 #include "harness/standby.h"
 #include "judge/library_kernels.h"
 #include "judge/stages/stages.h"
@@ -278,10 +279,7 @@ namespace {
 
 // PreparationWanted: $CUDA_AGENT_PROFILE_PREPARE=0 gives the profile job both its gos under the
 // exclusive lease (as before the preparation moved; for measuring the difference).
-bool PreparationWanted() {
-  const char* v = std::getenv("CUDA_AGENT_PROFILE_PREPARE");
-  return !(v && std::string(v) == "0");
-}
+bool PreparationWanted() { return !EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE"); }
 
 }  // namespace
 
