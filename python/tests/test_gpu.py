@@ -205,7 +205,7 @@ def test_pipeline_on_cuda(tmp_path):
 
 
 # Right only where candidate code cannot see the one-queue setting of the verification's context
-# (queues.py): a candidate that could would know it is being checked rather than timed (HACKS A5).
+# (hardware_queues.py): a candidate that could would know it is being checked rather than timed (HACKS A5).
 QUEUE_TELL_CANDIDATE = GPU_CANDIDATE.replace("    def forward(self, x):\n", """    def forward(self, x):
         import ctypes, os
         getenv = ctypes.CDLL(None).getenv

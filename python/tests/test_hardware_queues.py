@@ -1,11 +1,11 @@
-"""queues.py: an untimed job's one-queue setting is read by the driver, then gone before candidate code."""
+"""hardware_queues.py: an untimed job's one-queue setting is read by the driver, then gone before candidate code."""
 
 import ctypes
 import os
 
 import torch
 
-from cuda_agent_harness.queues import QUEUES_VARIABLE, forget_queue_setting
+from cuda_agent_harness.hardware_queues import QUEUES_VARIABLE, forget_queue_setting
 
 
 def libc_getenv(name: str):

@@ -30,6 +30,7 @@ import torch
 
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
+from ..hardware_queues import forget_queue_setting
 from ..inputs import make_input_set, transformed
 from ..integrity import (POISON_HUGE, EarlierOutputs, Frozen, ModelState, check_output, check_weights,
                          frozen_budget, poison_free_memory, reference_weights, release_poison, summarize,
@@ -38,7 +39,6 @@ from ..models import build_candidate, load_trusted, reference_state_dict, synchr
 from ..nested import as_arg_list, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
 from ..phases import PhaseClock
-from ..queues import forget_queue_setting
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..process_watch import ProcessWatch
 from ..shared_memory import SharedMemoryFiller
