@@ -99,7 +99,7 @@ class HttpChatClient : public LlmClient {
 
  private:
   AttemptOutcome Attempt(const std::string& body) {
-    HttpRequest http;
+    HttpPostRequest http;
     http.url = protocol_->Url();
     http.headers = protocol_->Headers();
     http.body = body;
@@ -129,7 +129,7 @@ class HttpChatClient : public LlmClient {
       };
     }
     HttpTransportError transport = HttpTransportError::kNone;
-    Result<HttpResponse> response = HttpPost(http, &transport);
+    Result<HttpPostResponse> response = HttpPost(http, &transport);
     if (!stream_error.ok()) return Retryable(Internal("bad stream: " + stream_error.message()));
     if (!response.ok()) {
       if (transport == HttpTransportError::kUnavailable) return Final(response.status());

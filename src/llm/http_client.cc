@@ -80,8 +80,8 @@ const LoadedCurl& LoadCurl() {
 
 // Transfer is the state the libcurl callbacks share during one HttpPost.
 struct Transfer {
-  const HttpRequest* request = nullptr;
-  HttpResponse* response = nullptr;
+  const HttpPostRequest* request = nullptr;
+  HttpPostResponse* response = nullptr;
   Clock::time_point last_byte;
   bool stalled = false;
   bool aborted = false;
@@ -175,7 +175,8 @@ std::string FormatSeconds(double s) {
 
 Status HttpAvailable() { return LoadCurl().status; }
 
-Result<HttpResponse> HttpPost(const HttpRequest& request, HttpTransportError* transport_error) {
+Result<HttpPostResponse> HttpPost(const HttpPostRequest& request,
+                                  HttpTransportError* transport_error) {
   HttpTransportError ignored;
   HttpTransportError& error_kind = transport_error != nullptr ? *transport_error : ignored;
   error_kind = HttpTransportError::kNone;
@@ -197,7 +198,7 @@ Result<HttpResponse> HttpPost(const HttpRequest& request, HttpTransportError* tr
       api.slist_append(header_list, "Expect:");  // no 100-continue round trip for big bodies
   std::unique_ptr<curl_slist, void (*)(curl_slist*)> headers(header_list, api.slist_free_all);
 
-  HttpResponse response;
+  HttpPostResponse response;
   Transfer transfer;
   transfer.request = &request;
   transfer.response = &response;

@@ -5,10 +5,10 @@
 // machines that may lack libcurl; only the LLM commands need it). Nothing else in the project
 // includes curl.
 //
-//   HttpRequest request{.url = "http://127.0.0.1:8000/v1/chat/completions", .body = json_text};
+//   HttpPostRequest request{.url = "http://127.0.0.1:8000/v1/chat/completions", .body = json_text};
 //   request.headers = {"Content-Type: application/json"};
 //   request.on_body = [&](std::string_view bytes) { parser.Feed(bytes); return true; };
-//   Result<HttpResponse> response = HttpPost(request);
+//   Result<HttpPostResponse> response = HttpPost(request);
 //   if (!response.ok()) ...              // transport failure: no connection, timeout, stall, cut
 //   else if (response->status != 200) ... // response->body holds the error body
 #pragma once
@@ -23,7 +23,9 @@
 
 namespace cuda_agent {
 
-struct HttpRequest {
+// (Named HttpPost*: server/http_server.h has the server's HttpRequest and HttpResponse, and two types
+// of one name in one namespace would be one type to the linker.)
+struct HttpPostRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
   std::string body;
@@ -33,11 +35,11 @@ struct HttpRequest {
   // on_body receives the body of a 2xx response piece by piece, as it arrives; returning false
   // aborts the transfer (HttpPost then fails with HttpTransportError::kAborted; the callback keeps
   // its own reason). When empty, or when the status is not 2xx, the body is collected in
-  // HttpResponse::body instead.
+  // HttpPostResponse::body instead.
   std::function<bool(std::string_view)> on_body;
 };
 
-struct HttpResponse {
+struct HttpPostResponse {
   int status = 0;
   std::map<std::string, std::string> headers;  // names in lower case; the last value wins
   std::string body;                            // not-streamed body (capped at 4 MiB)
@@ -59,8 +61,8 @@ enum class HttpTransportError {
 // an error Status: kFailedPrecondition when libcurl cannot be loaded, kDeadlineExceeded for
 // timeouts and stalls, kInternal for connection failures and cut transfers. `transport_error`
 // (may be null) receives the kind.
-Result<HttpResponse> HttpPost(const HttpRequest& request,
-                              HttpTransportError* transport_error = nullptr);
+Result<HttpPostResponse> HttpPost(const HttpPostRequest& request,
+                                  HttpTransportError* transport_error = nullptr);
 
 // HttpAvailable loads libcurl if needed; FailedPrecondition says why it cannot be used.
 Status HttpAvailable();
