@@ -3,6 +3,10 @@
 #   cuda_agent_component(judge DEPS common task ...)   # src/judge/*.cc → cuda_agent_judge
 #   cuda_agent_check_layers()                          # after every component is declared
 #
+# With CUDA_AGENT_PCH on, every component's sources share one precompiled header of the library
+# headers they include most (CUDA_AGENT_PCH_HEADERS, in the first component: common); the tests
+# have their own (the same plus GoogleTest, cuda_agent_precompile_test_headers).
+#
 # A component may include headers of itself and of the components in its dependency closure (what
 # it may link). cuda_agent_check_layers reads every source's `#include "X/..."` lines and stops the
 # configuration with the file, the line and the allowed list when X is outside that closure.
@@ -39,6 +43,13 @@ function(cuda_agent_component name)
     set(scope INTERFACE)
   endif()
   target_include_directories(${target} ${scope} ${CMAKE_SOURCE_DIR}/src)
+  if(CUDA_AGENT_PCH AND library_sources)
+    if(TARGET cuda_agent_common AND NOT name STREQUAL "common")
+      target_precompile_headers(${target} REUSE_FROM cuda_agent_common)
+    else()
+      target_precompile_headers(${target} PRIVATE ${CUDA_AGENT_PCH_HEADERS})
+    endif()
+  endif()
   target_link_libraries(${target} ${scope} nlohmann_json::nlohmann_json Threads::Threads
                         ${CMAKE_DL_LIBS} m)
   # The closure: the declared components and everything they may use.
@@ -55,6 +66,13 @@ function(cuda_agent_component name)
   set_property(GLOBAL PROPERTY CUDA_AGENT_CLOSURE_${name} ${closure})
   set_property(GLOBAL APPEND PROPERTY CUDA_AGENT_COMPONENTS ${name})
   set(CUDA_AGENT_TEST_SOURCES ${CUDA_AGENT_TEST_SOURCES} ${test_sources} PARENT_SCOPE)
+endfunction()
+
+# The test binary's precompiled header: the components' headers and GoogleTest's.
+function(cuda_agent_precompile_test_headers target)
+  if(CUDA_AGENT_PCH)
+    target_precompile_headers(${target} PRIVATE ${CUDA_AGENT_PCH_HEADERS} <gtest/gtest.h>)
+  endif()
 endfunction()
 
 function(cuda_agent_check_layers)
