@@ -2,19 +2,20 @@
 # lint.sh — the C++ lint of CI: (a) clang-format --dry-run --Werror over our sources (src/ and the
 # fuzz targets; never the candidate kernels under tests/ and examples/, which are test data),
 # (b) clang-tidy with the checks of .clang-tidy over src/, from build/compile_commands.json
-# (configure build/ first: cmake -S . -B build) and (c) the one-definition rule over build/'s
-# objects. Exits non-zero on any finding.
+# (configure build/ first: cmake -S . -B build) and (c) one type per name among the headers.
+# Exits non-zero on any finding.
 #
 #   scripts/lint.sh            # all three
 #   scripts/lint.sh format     # formatting only (no build folder needed)
 #   scripts/lint.sh tidy [RE]  # clang-tidy only, on the files matching the regex RE
-#   scripts/lint.sh odr        # our inline functions in the objects: one size per name
+#   scripts/lint.sh odr        # one type per name among src/'s headers (no build folder needed)
 #
-# The ODR check: an inline function (a constructor, say) is emitted in every object that uses it
-# and the linker keeps one copy. Two types of one name in namespace cuda_agent (llm's and server's
-# HttpResponse, until 2026-11-27) make two different functions of one name, and every caller gets
-# the kept one: inlined away at -O2, a crash at -O0. The check lists our weak symbols whose size
-# differs between objects; it sees most in an unoptimised build (CI's Check), few after inlining.
+# The one-type-per-name check: two headers that define a type of one name in namespace cuda_agent
+# (llm's and server's HttpResponse, until 2026-11-27) break the one-definition rule. Each object
+# emits the inline functions it uses (the implicit constructor, say) and the linker keeps one copy
+# per name, so every caller gets the kept one: inlined away at -O2, a crash at -O0. The check reads
+# the headers' namespace-scope definitions (a declaration split over lines is not seen), so it holds
+# at every optimisation level.
 #
 # clang-tidy's default set is every source of src/ but the *_test.cc (their headers are checked
 # through the sources that include them): about 175 s on two idle cores, the tests would add 90 s.
@@ -33,6 +34,22 @@ if [ "$what" = all ] || [ "$what" = format ]; then
     git ls-files --others --exclude-standard 'src/*.cc' 'src/*.h' 'tests/fuzz/*.cc' 'tests/fuzz/*.h')
   if ! clang-format --dry-run --Werror "${files[@]}"; then
     echo "clang-format: run clang-format -i on the files above"
+    status=1
+  fi
+fi
+
+if [ "$what" = all ] || [ "$what" = odr ]; then
+  echo "== one type per name"
+  # Every header's types at namespace scope (column 0: our headers do not indent namespaces); a name
+  # defined twice is two types to the compiler and one to the linker.
+  twice=$( (git ls-files 'src/*.h'; git ls-files --others --exclude-standard 'src/*.h') |
+    xargs -r grep -hE '^(struct|class|union|enum class|enum) [A-Za-z_][A-Za-z0-9_]*( final)?( *:[^;{]*)? *\{' |
+    sed -E 's/^(enum class|enum|struct|class|union) ([A-Za-z0-9_]+).*/\2/' | sort | uniq -d)
+  if [ -n "$twice" ]; then
+    for name in $twice; do
+      echo "$name is defined in more than one header: $(git grep -lE "^(struct|class|union|enum class|enum) $name\b" -- 'src/*.h' | tr '\n' ' ')"
+    done
+    echo "one type per name: rename one of them (the one-definition rule; docs/decisions.md, tenth session)"
     status=1
   fi
 fi
@@ -84,24 +101,4 @@ if [ "$what" = all ] || [ "$what" = tidy ]; then
   fi
   echo "clang-tidy: $(($(date +%s) - start)) s"
 fi
-if [ "$what" = all ] || [ "$what" = odr ]; then
-  echo "== one-definition rule"
-  # _ZN10cuda_agent: names in our namespace (an anonymous namespace's are local symbols, not W).
-  # The two plug-ins (jail, http) are libraries of their own, linked apart and built with -fPIC.
-  found=$(find "$BUILD/CMakeFiles" -name '*.o' -not -path '*/cuda_agent_jail.dir/*' \
-      -not -path '*/cuda_agent_http.dir/*' -print0 2>/dev/null | xargs -0 -r nm -S --defined-only -A 2>/dev/null |
-    awk '$(NF-1) == "W" && $NF ~ /^_ZN10cuda_agent/ {
-           object = $1; sub(/:.*/, "", object)
-           if (!($NF in size)) { size[$NF] = $(NF-2); first[$NF] = object }
-           else if (size[$NF] != $(NF-2)) print $NF "\t" first[$NF] "\t" object }' |
-    sort -u -t$'\t' -k1,1)
-  if [ -n "$found" ]; then
-    while IFS=$'\t' read -r symbol a b; do
-      echo "$(echo "$symbol" | c++filt) differs between ${a#"$BUILD/CMakeFiles/"} and ${b#"$BUILD/CMakeFiles/"}"
-    done <<<"$found" | sort -u
-    echo "one-definition rule: two definitions of one name in namespace cuda_agent: rename one"
-    status=1
-  fi
-fi
-
 exit $status

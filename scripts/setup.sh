@@ -5,7 +5,7 @@
 #   bash scripts/setup.sh            # everything
 #   SKIP_APT=1 bash scripts/setup.sh # no system packages (e.g. on a machine without apt)
 #   CUDA_AGENT_BUILD_TYPE=Release bash scripts/setup.sh  # no debug info
-#   CUDA_AGENT_BUILD_TYPE=Check bash scripts/setup.sh    # CI's: assertions on, -O1, no debug info
+#   CUDA_AGENT_BUILD_TYPE=Check bash scripts/setup.sh    # CI's: -O1, assertions on, no debug info
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

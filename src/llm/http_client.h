@@ -23,8 +23,8 @@
 
 namespace cuda_agent {
 
-// (Named HttpPost*: server/http_server.h has the server's HttpRequest and HttpResponse, and two types
-// of one name in one namespace would be one type to the linker.)
+// (Named HttpPost*: server/http_server.h has the server's HttpRequest and HttpResponse, and two
+// types of one name in one namespace would be one type to the linker.)
 struct HttpPostRequest {
   std::string url;
   std::vector<std::string> headers;  // "Name: value"
