@@ -42,13 +42,14 @@ if [ "$what" = all ] || [ "$what" = odr ]; then
   echo "== one type per name"
   # Every header's types at namespace scope (column 0: our headers do not indent namespaces); a name
   # defined twice is two types to the compiler and one to the linker.
-  twice=$( (git ls-files 'src/*.h'; git ls-files --others --exclude-standard 'src/*.h') |
-    xargs -r grep -hE '^(struct|class|union|enum class|enum) [A-Za-z_][A-Za-z0-9_]*( final)?( *:[^;{]*)? *\{' |
-    sed -E 's/^(enum class|enum|struct|class|union) ([A-Za-z0-9_]+).*/\2/' | sort | uniq -d)
-  if [ -n "$twice" ]; then
-    for name in $twice; do
-      echo "$name is defined in more than one header: $(git grep -lE "^(struct|class|union|enum class|enum) $name\b" -- 'src/*.h' | tr '\n' ' ')"
-    done
+  found=$( (git ls-files 'src/*.h'; git ls-files --others --exclude-standard 'src/*.h') |
+    xargs -r grep -HE '^(struct|class|union|enum class|enum) [A-Za-z_][A-Za-z0-9_]*( final)?( *:[^;{]*)? *\{' |
+    sed -E 's/^([^:]+):(enum class|enum|struct|class|union) ([A-Za-z0-9_]+).*/\3 \1/' |
+    awk '{ files[$1] = files[$1] " " $2; count[$1]++ }
+         END { for (t in count) if (count[t] > 1) print t " is defined in more than one header:" files[t] }' |
+    sort)
+  if [ -n "$found" ]; then
+    echo "$found"
     echo "one type per name: rename one of them (the one-definition rule; docs/decisions.md, tenth session)"
     status=1
   fi
