@@ -7,6 +7,10 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
+
+import torch
 
 from cuda_agent_harness.runner import run_job
 
@@ -218,3 +222,50 @@ def reference_weights_of(ref_spec: dict) -> dict:
     path = os.path.join(ref_spec["data_dir"], "state_dict.pt")
     state, _ = reference_state_dict(path, import_task(ref_spec["task_path"]), ref_spec["device"])
     return state
+
+
+class Served:
+    """A reference job with "serve", run on a thread of this process; the test plays the judge."""
+
+    def __init__(self, tmp_path, timing=True, task=TASK, start=True):
+        self.tmp = tmp_path
+        task_path = write(tmp_path / "task" / "model.py", task)
+        requests = ("reference", "compare", "compare_spots") if timing else ("reference", "compare")
+        self.spec = reference_spec(tmp_path, task_path)
+        self.spec["expected_dir"] = str(tmp_path / "private")
+        for d in ("answers", "served", "outputs"):
+            (tmp_path / d).mkdir()
+        self.spec["serve"] = {"answers_dir": str(tmp_path / "answers"), "go_dir": str(tmp_path / "served"),
+                              "stop": str(tmp_path / "served" / "stop"), "timeout_s": 30,
+                              "requests": list(requests)}
+        self.spec["tolerance"] = fixed_tolerance()
+        if timing:
+            self.spec["timing"] = {"seed": 999, "warmup": 2, "iters": 4, "spot_check_calls": [3, 1]}
+        self.thread = threading.Thread(target=run_job, args=("reference", self.spec))
+        if start:
+            self.thread.start()
+
+    def answer(self, name: str) -> dict:
+        path = self.tmp / "answers" / f"{name}.json"
+        deadline = time.monotonic() + 60
+        while not path.exists():
+            assert self.thread.is_alive() or path.exists(), f"the job ended without answering {name}"
+            assert time.monotonic() < deadline, f"no answer to {name}"
+            time.sleep(0.005)
+        return read_strict_json(str(path))
+
+    def go(self, name: str, keys: list, outputs: list) -> dict:
+        paths = []
+        for i, out in enumerate(outputs):
+            paths.append(str(self.tmp / "outputs" / f"{name}_{i}.pt"))
+            torch.save(out, paths[-1])
+        go = self.tmp / "served" / f"go_{name}"
+        with open(f"{go}.tmp", "w") as f:  # written whole, then renamed: as the judge gives a go
+            json.dump({"expected_keys": keys, "actual_paths": paths}, f)
+        os.replace(f"{go}.tmp", go)
+        return self.answer(name)
+
+    def end(self) -> dict:
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+        return read_strict_json(self.spec["result_path"])

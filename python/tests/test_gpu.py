@@ -5,7 +5,7 @@ import os
 import pytest
 import torch
 
-from helpers import (candidate_spec, compare_spec, fixed_tolerance, profile_spec, reference_spec, run,
+from helpers import (Served, candidate_spec, compare_spec, fixed_tolerance, profile_spec, reference_spec, run,
                      run_cli, write, write_candidate)
 
 pytestmark = pytest.mark.gpu
@@ -407,3 +407,43 @@ def test_cupti_records_what_torch_profiler_records():
     # A second trace in the same process (after torch.profiler registered its own buffers) still records.
     again_times, again_kernels, _ = _traced(timing.device_profiler())
     assert again_kernels == cupti_kernels and all(t > 0 for t in again_times)
+
+
+# A task whose output is a view into a larger block (the reference keeps a copy of the view only).
+VIEW_TASK = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return (x * 2 + 1)[:, :32]
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+def test_served_reference_keeps_expected_outputs_on_the_device_then_host_then_files(tmp_path):
+    from cuda_agent_harness.inputs import make_input_set
+    from cuda_agent_harness.task_module import import_task
+    size = 64 * 32 * 4
+    served = Served(tmp_path, timing=False, task=VIEW_TASK, start=False)
+    served.spec.update({"device": "cuda", "keep_device_bytes": size, "keep_bytes": size})
+    served.thread.start()
+    ref = served.answer("reference")
+    assert ref["ok"] and ref["num_checks"] == 3, ref
+    # check 0 on the device, check 1 in host memory, check 2 beyond both budgets: in a file
+    assert sorted(os.listdir(tmp_path / "private")) == ["expected_2.pt"]
+    task = import_task(served.spec["task_path"])
+    good = [(make_input_set(task, s, "cuda")[0] * 2 + 1)[:, :32].cpu() for s in served.spec["check_seeds"]]
+    wrong = good[1] + 1
+    before = torch.cuda.memory_allocated()
+    cmp = served.go("compare", ["check 0", "check 1", "check 2"], [good[0], wrong, good[2]])
+    assert not cmp["ok"] and [c["ok"] for c in cmp["checks"]] == [True, False, True], cmp
+    assert torch.cuda.memory_allocated() <= before - size  # check 0's output freed once compared
+    (tmp_path / "served" / "stop").write_text("stop\n")
+    final = served.end()
+    assert final["kept_on_device_bytes"] == size and final["kept_in_memory_bytes"] == 2 * size

@@ -2,16 +2,12 @@
 
 import json
 import os
-import threading
-import time
 
 import torch
 
 from cuda_agent_harness.inputs import make_input_set, timed_call_set, timing_set_seed, transformed
 from cuda_agent_harness.task_module import import_task
-from cuda_agent_harness.runner import run_job
-from helpers import (TASK, fixed_tolerance, make_reference, read_strict_json, reference_spec, reference_weights_of,
-                     run, write)
+from helpers import TASK, Served, make_reference, reference_spec, reference_weights_of, run, write
 
 
 def load(path):
@@ -287,53 +283,6 @@ def test_models_are_built_on_their_device_and_on_the_cpu_where_that_fails():
 
 # --- served: the reference answers the judgement's comparisons itself (serving.py) ---
 
-class Served:
-    """A reference job with "serve", run on a thread of this process; the test plays the judge."""
-
-    def __init__(self, tmp_path, timing=True, task=TASK, start=True):
-        self.tmp = tmp_path
-        task_path = write(tmp_path / "task" / "model.py", task)
-        requests = ("reference", "compare", "compare_spots") if timing else ("reference", "compare")
-        self.spec = reference_spec(tmp_path, task_path)
-        self.spec["expected_dir"] = str(tmp_path / "private")
-        for d in ("answers", "served", "outputs"):
-            (tmp_path / d).mkdir()
-        self.spec["serve"] = {"answers_dir": str(tmp_path / "answers"), "go_dir": str(tmp_path / "served"),
-                              "stop": str(tmp_path / "served" / "stop"), "timeout_s": 30,
-                              "requests": list(requests)}
-        self.spec["tolerance"] = fixed_tolerance()
-        if timing:
-            self.spec["timing"] = {"seed": 999, "warmup": 2, "iters": 4, "spot_check_calls": [3, 1]}
-        self.thread = threading.Thread(target=run_job, args=("reference", self.spec))
-        if start:
-            self.thread.start()
-
-    def answer(self, name: str) -> dict:
-        path = self.tmp / "answers" / f"{name}.json"
-        deadline = time.monotonic() + 60
-        while not path.exists():
-            assert self.thread.is_alive() or path.exists(), f"the job ended without answering {name}"
-            assert time.monotonic() < deadline, f"no answer to {name}"
-            time.sleep(0.005)
-        return read_strict_json(str(path))
-
-    def go(self, name: str, keys: list, outputs: list) -> dict:
-        paths = []
-        for i, out in enumerate(outputs):
-            paths.append(str(self.tmp / "outputs" / f"{name}_{i}.pt"))
-            torch.save(out, paths[-1])
-        go = self.tmp / "served" / f"go_{name}"
-        with open(f"{go}.tmp", "w") as f:  # written whole, then renamed: as the judge gives a go
-            json.dump({"expected_keys": keys, "actual_paths": paths}, f)
-        os.replace(f"{go}.tmp", go)
-        return self.answer(name)
-
-    def end(self) -> dict:
-        self.thread.join(60)
-        assert not self.thread.is_alive()
-        return read_strict_json(self.spec["result_path"])
-
-
 def expected_of(spec, seed_or_set, timing_seed=None):
     task = import_task(spec["task_path"])
     state_dict = reference_weights_of(spec)
@@ -396,3 +345,11 @@ def test_served_reference_beyond_its_memory_budget_compares_from_files(tmp_path)
     assert cmp["ok"], cmp
     (tmp_path / "served" / "stop").write_text("stop\n")
     assert served.end()["kept_in_memory_bytes"] == 16 * 8 * 4 * 2
+
+
+def test_a_kept_output_that_views_a_larger_block_gets_its_own():
+    from cuda_agent_harness.jobs.reference import own_storage
+    block = torch.arange(16 * 8, dtype=torch.float32).reshape(16, 8)
+    view = own_storage(block[:, :4])
+    assert view.untyped_storage().nbytes() == 16 * 4 * 4 and torch.equal(view, block[:, :4])
+    assert own_storage(block).data_ptr() == block.data_ptr()  # a whole block: no copy

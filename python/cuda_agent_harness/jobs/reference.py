@@ -25,14 +25,17 @@ precision check needs to know an fp32 task).
 
 With "serve" (serving.py; the judge's full judgements; then also an early job, go.py, so that its
 process and CUDA context exist before the judge takes the device lease for its work) the job keeps
-the expected outputs in memory (up to "keep_bytes", default KEEP_BYTES; beyond it they are written
-to expected_dir as above and read back at their comparison): it answers "reference" with this
-result, frees the task's model and inputs, and then answers the judgement's comparisons
-("compare", "compare_spots") itself, each go naming "expected_keys" ("check i" for check i, "call c"
-for spot-checked timed call c) and "actual_paths" (the candidate's output files, compared as the
-`compare` job does, with the spec's "tolerance"). The spot_expected entries then carry a `key` (and
-a `path` only when written). One process thus does the reference and both comparisons: no CUDA
-context per comparison, and no torch.save/torch.load of the expected outputs kept in memory.
+the expected outputs in memory: on the GPU itself up to "keep_device_bytes" (default
+KEEP_DEVICE_BYTES, and only while half of the device stays free: no copy at all, and the comparison
+runs there), then in host memory up to "keep_bytes" (default KEEP_BYTES), beyond that written to
+expected_dir as above and read back at their comparison. It answers "reference" with this result,
+frees the task's model and inputs, and then answers the judgement's comparisons ("compare",
+"compare_spots") itself, each go naming "expected_keys" ("check i" for check i, "call c" for
+spot-checked timed call c) and "actual_paths" (the candidate's output files, compared as the
+`compare` job does, with the spec's "tolerance"); each expected output is freed once compared. The
+spot_expected entries then carry a `key` (and a `path` only when written). One process thus does the
+reference and both comparisons: no CUDA context per comparison, and no torch.save/torch.load of the
+expected outputs kept in memory.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ import torch
 from ..errors import JobError, phase
 from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
 from ..models import detached_state, load_trusted, seeded_reference, synchronize, write_reference_weights
-from ..nested import named_tensors, signature, tensor_bytes, to_cpu
+from ..nested import map_tensors, named_tensors, signature, tensor_bytes, to_cpu
 from ..phases import PhaseClock
 from ..precision import apply_backend_flags
 from ..serving import Serving
@@ -63,6 +66,13 @@ Keep = Callable[[str, str, object], str | None]
 # KernelBench's median output is 118 MiB (all of a judgement's outputs stay in memory); its largest
 # is 8 GiB (written, as before).
 KEEP_BYTES = 2 << 30
+# How many bytes of them stay on the GPU where they were computed (per judgement). A 256 MiB output
+# took 0.25 s to copy to fresh host memory (five checks and two spot checks of level1/88: 1.6–2.0 s
+# of the reference's stage, which then ended after the build); on the device it takes none, and the
+# comparison, which runs on the device, no copy back. At most 1 GiB: 8 judgements at once on an
+# 80 GB H100 peaked at 60–72 GB with the 14 cases of bench/judge_latency.py, 75–78 GB when the
+# reference kept up to 2 GiB there (docs/benchmarks.md, 2026-11-27 eleventh session).
+KEEP_DEVICE_BYTES = 1 << 30
 
 
 def all_finite(value) -> bool:
@@ -80,12 +90,20 @@ def float_dtypes(*values) -> list[str]:
 
 
 def run_forward(model, inputs: list, device: str, what: str):
-    """The reference output on `inputs` (already on the device), moved to the CPU."""
+    """The reference output on `inputs` (already on the device), where it was computed: a tensor
+    that is a view into a larger block is copied out of it (keeping it must not keep the block)."""
     with phase("task", f"Model.forward ({what})"):
         with torch.no_grad():
             output = model(*inputs)
         synchronize(device)
-        return to_cpu(output)
+        return map_tensors(output, own_storage)
+
+
+def own_storage(t: torch.Tensor) -> torch.Tensor:
+    t = t.detach()
+    if t.layout == torch.strided and t.untyped_storage().nbytes() > t.numel() * t.element_size():
+        return t.clone()
+    return t
 
 
 def per_check(spec: dict, key: str, count: int, default: float, positive: bool) -> list[float]:
@@ -105,12 +123,18 @@ def run(spec: dict, result: dict) -> None:
     device = require_device(spec)
     tol = compare_job.tolerance_of(spec)
     budget = require(spec, "keep_bytes", int, default=KEEP_BYTES)
+    device_budget = require(spec, "keep_device_bytes", int, default=KEEP_DEVICE_BYTES)
     kept: dict[str, Callable[[], object]] = {}  # key -> the expected output
-    kept_bytes = 0
+    kept_bytes = kept_device_bytes = 0
 
     def keep(key: str, path: str, output) -> str | None:
-        nonlocal kept_bytes
+        nonlocal kept_bytes, kept_device_bytes
         size = tensor_bytes(output)
+        if device == "cuda" and kept_device_bytes + size <= device_budget and room_on_device(size):
+            kept_device_bytes += size
+            kept[key] = lambda: output
+            return None
+        output = to_cpu(output)
         if kept_bytes + size <= budget:
             kept_bytes += size
             kept[key] = lambda: output
@@ -132,11 +156,29 @@ def run(spec: dict, result: dict) -> None:
         missing = [k for k in keys if k not in kept]
         if missing:
             raise JobError("internal", f"{name}: no expected output kept under {missing!r}")
-        compare_job.compare_all([kept[k] for k in keys],
-                                require(fields, "actual_paths", list), tol, device, answer)
+        try:
+            compare_job.compare_all([kept[k] for k in keys],
+                                    require(fields, "actual_paths", list), tol, device, answer)
+        finally:
+            # Each output is compared once: the verification's checks are not needed for the spot
+            # checks after the profile, and the device memory goes back before the candidate's
+            # profile needs it.
+            for k in keys:
+                kept.pop(k, None)
+            if device == "cuda":
+                torch.cuda.empty_cache()
 
-    result["kept_in_memory_bytes"] = kept_bytes
+    result["kept_in_memory_bytes"] = kept_bytes + kept_device_bytes
+    result["kept_on_device_bytes"] = kept_device_bytes
     result["answered"] = serving.serve(handle)
+
+
+def room_on_device(size: int) -> bool:
+    """Whether `size` more bytes kept on the current GPU still leave half of it free: the candidate's
+    jobs of this judgement and the other judgements on the device (8 at once: 60–72 GB of an 80 GB
+    H100 at their peak, with the 14 cases of bench/judge_latency.py) need it more."""
+    free, total = torch.cuda.mem_get_info()
+    return free - size >= total // 2
 
 
 def warm_up(spec: dict) -> None:
@@ -147,7 +189,7 @@ def warm_up(spec: dict) -> None:
 
 
 def save_output(_key: str, path: str, output) -> str:
-    torch.save(output, path)
+    torch.save(to_cpu(output), path)
     return path
 
 
