@@ -5,8 +5,8 @@ import os
 import pytest
 import torch
 
-from helpers import (Served, candidate_spec, compare_spec, fixed_tolerance, profile_spec, reference_spec, run,
-                     run_cli, write, write_candidate)
+from helpers import (Served, candidate_spec, compare_spec, fixed_tolerance, profile_spec, reference_spec,
+                     run, run_cli, write, write_candidate)
 
 pytestmark = pytest.mark.gpu
 
@@ -438,7 +438,8 @@ def test_served_reference_keeps_expected_outputs_on_the_device_then_host_then_fi
     # check 0 on the device, check 1 in host memory, check 2 beyond both budgets: in a file
     assert sorted(os.listdir(tmp_path / "private")) == ["expected_2.pt"]
     task = import_task(served.spec["task_path"])
-    good = [(make_input_set(task, s, "cuda")[0] * 2 + 1)[:, :32].cpu() for s in served.spec["check_seeds"]]
+    seeds = served.spec["check_seeds"]
+    good = [(make_input_set(task, s, "cuda")[0] * 2 + 1)[:, :32].cpu() for s in seeds]
     wrong = good[1] + 1
     before = torch.cuda.memory_allocated()
     cmp = served.go("compare", ["check 0", "check 1", "check 2"], [good[0], wrong, good[2]])
