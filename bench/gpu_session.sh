@@ -235,7 +235,7 @@ PY
     for _ in $(seq "${STEP_AB_ROUNDS:-2}"); do
       for arm in other this; do
         i=$((i + 1)); assignments=("CUDA_AGENT_BIN=$BIN"); [ $arm = other ] && assignments=("${other_env[@]}")
-        rm -rf /tmp/step-ab/prime
+        rm -rf /tmp/step-ab/prime "/tmp/step-ab/${arm}_$i"  # no records of an earlier call resumed
         env "${assignments[@]}" python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all \
           --out /tmp/step-ab/prime --phases ours --repeats 1 --only examples/relu_scale > /dev/null 2>&1
         env "${assignments[@]}" timeout 150 python3 bench/judge_latency.py --device cuda \
@@ -266,7 +266,9 @@ print(sys.argv[1], len(w), 'steps, p50 %.2f s' % s.median(w))" "$OUT/ours_${arm}
         label="${arm%%=*}"
         IFS=',' read -r -a assignments <<< "${arm#*=}"
         dir="$LATENCY_DIR/${label}_$i"
-        mkdir -p "$dir"
+        # A fresh folder: judge_latency.py resumes from the records it finds, so a second call on a
+        # warm machine would report the first call's run as its own.
+        rm -rf "$dir" && mkdir -p "$dir"
         echo "== throughput $label run $i: ${assignments[*]}" | tee -a "$OUT/throughput.log"
         if [ "${THROUGHPUT_PRIME:-0}" -gt 0 ]; then
           # Unmeasured judgements first, so that every arm starts with the standby profile jobs of

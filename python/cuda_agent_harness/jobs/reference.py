@@ -100,6 +100,7 @@ def run_forward(model, inputs: list, device: str, what: str):
 
 
 def own_storage(t: torch.Tensor) -> torch.Tensor:
+    """`t` detached, copied out of its storage when that storage holds more than `t` itself."""
     t = t.detach()
     if t.layout == torch.strided and t.untyped_storage().nbytes() > t.numel() * t.element_size():
         return t.clone()
