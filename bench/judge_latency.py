@@ -124,7 +124,7 @@ def judge(case: dict, candidate: Path, device: str, extra: list[str], timeout: f
             "reward": result.get("reward"), "reason": (result.get("reason") or "")[:300],
             "stage_seconds": result.get("stage_seconds", {}), "build": {
                 k: (result.get("build") or {}).get(k) for k in ("objects_compiled", "objects_cached",
-                                                                "library_cached", "seconds")},
+                                                                "library_cached", "seconds", "steps")},
             "candidate_us": (timing.get("candidate") or {}).get("time_us"),
             "eager_us": (timing.get("eager") or {}).get("time_us"),
             "compile_us": (timing.get("compile") or {}).get("time_us"),

@@ -6,6 +6,7 @@ import os
 import threading
 import time
 
+import pytest
 from helpers import GOOD_CANDIDATE, candidate_spec, compare_spec, make_reference, run, write_candidate
 
 
@@ -124,16 +125,19 @@ def test_a_ready_mark_that_cannot_be_written_is_an_internal_error(tmp_path):
     assert result["error_kind"] == "internal" and "cannot write the mark" in result["reason"]
 
 
-def preparing_profile(tmp_path) -> tuple[dict, str]:
-    """A candidate profile job that prepares before its second go (go.py, "then"); its model_new.py
-    leaves a file behind when imported, the sign that candidate code ran."""
+def preparing(tmp_path, job: str) -> tuple[dict, str]:
+    """A job that prepares before its second go (go.py, "then"): the candidate's profile job or its
+    verification's `candidate` job; its model_new.py leaves a file behind when imported, the sign
+    that candidate code ran."""
     from helpers import profile_spec
 
     ref = make_reference(tmp_path)
     imported = str(tmp_path / "model_new_was_imported")
     source = f"open({imported!r}, 'w').close()\n" + GOOD_CANDIDATE
     candidate = write_candidate(tmp_path, source)
-    spec = waiting(profile_spec(tmp_path, ref, "candidate", candidate, iters=3), tmp_path)
+    spec = profile_spec(tmp_path, ref, "candidate", candidate, iters=3) if job == "profile" else \
+        candidate_spec(tmp_path, ref, *candidate)
+    spec = waiting(spec, tmp_path)
     marks = tmp_path / "marks"
     marks.mkdir()
     spec["wait_for"].update(ready=str(marks / "ready"), prepared=str(marks / "prepared"),
@@ -148,8 +152,14 @@ def wait_until(path, timeout_s: float = 60) -> bool:
     return os.path.exists(path)
 
 
-def test_a_profile_job_prepares_after_its_go_and_loads_the_candidate_only_after_then(tmp_path):
-    spec, imported = preparing_profile(tmp_path)
+# What each job prepares before its second go, and what it does after it.
+PREPARED = {"profile": {"weights", "inputs", "pristine", "then_wait", "model", "timed"},
+            "candidate": {"weights", "threads", "context", "then_wait", "model", "forward"}}
+
+
+@pytest.mark.parametrize("job", sorted(PREPARED))
+def test_a_job_that_prepares_does_so_after_its_go_and_loads_the_candidate_only_after_then(tmp_path, job):
+    spec, imported = preparing(tmp_path, job)
     wait = spec["wait_for"]
     seen = {}
 
@@ -164,22 +174,26 @@ def test_a_profile_job_prepares_after_its_go_and_loads_the_candidate_only_after_
 
     thread = threading.Thread(target=judge)
     thread.start()
-    result = run("profile", spec)
+    result = run(job, spec)
     thread.join()
     assert seen == {"ready": True, "prepared_before_go": False, "prepared": True,
                     "imported_before_then": False}
     assert result["ok"], result
     assert os.path.exists(imported)
     assert result["then_wait_seconds"] >= 0.2
-    assert result["input_sets"] == 2 + 3
-    assert {"weights", "inputs", "pristine", "then_wait", "model", "timed"} <= set(result["phase_seconds"])
+    if job == "profile":
+        assert result["input_sets"] == 2 + 3
+    else:
+        assert result["checks_run"] == 3
+    assert PREPARED[job] <= set(result["phase_seconds"])
     # The waits spend no CPU to speak of: each phase's CPU seconds are its process's, not the wall's.
     assert set(result["phase_cpu_seconds"]) == set(result["phase_seconds"])
     assert result["phase_cpu_seconds"]["then_wait"] < result["phase_seconds"]["then_wait"] / 2
 
 
-def test_a_profile_job_stopped_after_its_preparation_runs_no_candidate_code(tmp_path):
-    spec, imported = preparing_profile(tmp_path)
+@pytest.mark.parametrize("job", sorted(PREPARED))
+def test_a_job_stopped_after_its_preparation_runs_no_candidate_code(tmp_path, job):
+    spec, imported = preparing(tmp_path, job)
     wait = spec["wait_for"]
 
     def judge():
@@ -190,7 +204,7 @@ def test_a_profile_job_stopped_after_its_preparation_runs_no_candidate_code(tmp_
 
     thread = threading.Thread(target=judge)
     thread.start()
-    result = run("profile", spec)
+    result = run(job, spec)
     thread.join()
     assert result["error_kind"] == "not_started", result
     assert "after its preparation" in result["reason"]

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "builder/link_stubs.h"
 #include "builder/nvcc_plan.h"
 #include "builder/precompiled_header.h"
 #include "common/hash.h"
@@ -20,6 +21,38 @@ namespace {
 
 constexpr size_t kMaxErrors = 8;
 constexpr size_t kMaxLogBytes = 16 * 1024;
+
+using Clock = std::chrono::steady_clock;
+
+// StepLog collects a build's BuildSteps from the threads that run them.
+class StepLog {
+ public:
+  explicit StepLog(Clock::time_point start) : start_(start) {}
+  // Add records `name` as having run from `began` until now.
+  void Add(const std::string& name, Clock::time_point began) {
+    const auto now = Clock::now();
+    std::lock_guard<std::mutex> lock(mutex_);
+    steps_.push_back({name, std::chrono::duration<double>(began - start_).count(),
+                      std::chrono::duration<double>(now - began).count()});
+  }
+  // Timed runs `run` and records it as `name`; returns what it returned.
+  template <typename Run>
+  auto Timed(const std::string& name, Run&& run) {
+    const auto began = Clock::now();
+    auto out = run();
+    Add(name, began);
+    return out;
+  }
+  std::vector<BuildStep> Take() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return std::move(steps_);
+  }
+
+ private:
+  Clock::time_point start_;
+  std::mutex mutex_;
+  std::vector<BuildStep> steps_;
+};
 
 bool IsHeader(const fs::path& p) {
   std::string ext = p.extension().string();
@@ -144,7 +177,7 @@ bool CopyIntoCache(const fs::path& object, const fs::path& cached) {
 }
 
 // RunTool runs one compiler or linker invocation, contained when the request says so (`also` is
-// read-only besides the sources: a precompiled header).
+// read-only besides the sources: a precompiled header, the link stubs).
 Result<RunResult> RunTool(const BuildRequest& req, RunOptions opt, const fs::path& also = {}) {
   opt.env_allow = JudgedEnvironment();  // the compiler reads the candidate's sources
   if (req.sandbox == nullptr) return RunProcess(opt);
@@ -162,12 +195,17 @@ Result<RunResult> RunTool(const BuildRequest& req, RunOptions opt, const fs::pat
 // CUDA_AGENT_NVCC_SPLIT=0, which runs nvcc itself (for measuring one against the other).
 bool SplitNvccEnabled() { return !EnvSwitchedOff("CUDA_AGENT_NVCC_SPLIT"); }
 
+// The link goes against stubs of torch's libraries (builder/link_stubs.h) unless
+// CUDA_AGENT_LINK_STUBS=0, which links against the libraries themselves (for measuring).
+bool LinkStubsEnabled() { return !EnvSwitchedOff("CUDA_AGENT_LINK_STUBS"); }
+
 // CompileCudaSplit compiles one .cu file with nvcc's own commands, its host front end and its
 // device chain at once, then the host compile. nullopt: nvcc's dryrun did not have the shape a plan
 // needs, and nvcc itself should compile the file. The chains' intermediate files go to a folder of
 // their own in out_dir, removed afterwards.
 std::optional<Result<RunResult>> CompileCudaSplit(const BuildRequest& req, const CompileStep& step,
-                                                  const RunOptions& base) {
+                                                  const RunOptions& base, StepLog& log) {
+  const std::string source = step.source.generic_string();
   fs::path keep = req.out_dir / ".nvcc" / step.object.stem();
   std::error_code ec;
   fs::remove_all(keep, ec);
@@ -182,7 +220,8 @@ std::optional<Result<RunResult>> CompileCudaSplit(const BuildRequest& req, const
   };
   RunOptions listing = base;
   listing.argv.insert(listing.argv.end(), {"-dryrun", "-keep", "--keep-dir", keep.string()});
-  Result<RunResult> listed = RunTool(req, listing);
+  Result<RunResult> listed =
+      log.Timed(source + ": nvcc -dryrun", [&] { return RunTool(req, listing); });
   if (!listed.ok()) return unplanned(listed.status().message());
   if (!listed->Succeeded()) return unplanned("nvcc -dryrun: " + listed->Describe());
   Result<NvccPlan> plan = PlanNvcc(listed->err + listed->out);
@@ -192,22 +231,22 @@ std::optional<Result<RunResult>> CompileCudaSplit(const BuildRequest& req, const
       WriteFileAtomic(id_file, NvccModuleId(step.source.filename().string(), step.cache_key));
   if (!written.ok()) return unplanned(written.message());
 
-  auto run_chain = [&](const std::vector<CommandLine>& commands) {
+  auto run_chain = [&](const std::string& name, const std::vector<CommandLine>& commands) {
     RunOptions opt = base;
     opt.argv = {"/bin/sh", "-c", ShellScript(commands)};
     opt.env_set.insert(opt.env_set.end(), plan->env.begin(), plan->env.end());
-    return RunTool(req, opt);
+    return log.Timed(source + ": " + name, [&] { return RunTool(req, opt); });
   };
   std::optional<Result<RunResult>> device;
-  std::thread device_thread([&] { device.emplace(run_chain(plan->device_chain)); });
-  Result<RunResult> host = run_chain(plan->host_chain);
+  std::thread device_thread([&] { device.emplace(run_chain("device chain", plan->device_chain)); });
+  Result<RunResult> host = run_chain("host chain", plan->host_chain);
   device_thread.join();
   // A front-end error is reported by cudafe++ and again by cicc: the host chain's report comes
   // first, and the device chain's only when the host chain succeeded (ptxas's errors, say).
   Result<RunResult> result = !host.ok() || !host->Succeeded() ? std::move(host)
                              : !device->ok() || !(*device)->Succeeded()
                                  ? std::move(*device)
-                                 : run_chain({plan->host_compile});
+                                 : run_chain("host compile", {plan->host_compile});
   fs::remove_all(keep, ec);
   return result;
 }
@@ -251,10 +290,12 @@ Result<std::vector<fs::path>> CollectSources(const fs::path& source_dir, Device 
 }
 
 BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
-  auto start = std::chrono::steady_clock::now();
+  const auto start = Clock::now();
   BuildReport report;
+  StepLog log(start);
   auto finish = [&](BuildReport& r) -> BuildReport {
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    r.steps = log.Take();
     return r;
   };
   Result<std::vector<fs::path>> sources = CollectSources(req.source_dir, tc.device);
@@ -282,12 +323,15 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   auto worker = [&] {
     for (size_t i = next++; i < steps.size(); i = next++) {
       const CompileStep& step = steps[i];
+      const std::string source = step.source.generic_string();
+      const auto began = Clock::now();
       fs::path cached =
           req.cache_dir.empty() ? fs::path() : req.cache_dir / "objects" / (step.cache_key + ".o");
       std::error_code wec;
       if (!cached.empty() && fs::exists(cached, wec)) {
         fs::copy_file(cached, step.object, fs::copy_options::overwrite_existing, wec);
         if (!wec) {
+          log.Add(source + ": cached", began);
           std::lock_guard<std::mutex> lock(mutex);
           ++report.objects_cached;
           continue;
@@ -299,8 +343,10 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       opt.timeout_seconds = req.timeout_seconds;
       opt.max_output_bytes = 256 * 1024;
       std::optional<Result<RunResult>> split;
-      if (step.cuda && SplitNvccEnabled()) split = CompileCudaSplit(req, step, opt);
-      Result<RunResult> run = split ? std::move(*split) : RunTool(req, opt, step.pch_dir);
+      if (step.cuda && SplitNvccEnabled()) split = CompileCudaSplit(req, step, opt, log);
+      Result<RunResult> run =
+          split ? std::move(*split)
+                : log.Timed(source + ": compile", [&] { return RunTool(req, opt, step.pch_dir); });
       std::lock_guard<std::mutex> lock(mutex);
       if (split) ++report.objects_split;
       if (!run.ok()) {
@@ -349,23 +395,30 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   RunOptions link;
   link.argv = {"g++", "-shared", "-o", report.library.string()};
   for (const auto& step : steps) link.argv.push_back(step.object.string());
-  for (const auto& dir : tc.library_dirs) {
-    link.argv.push_back("-L" + dir);
-    link.argv.push_back("-Wl,-rpath," + dir);
-  }
-  for (const char* lib : {"-lc10", "-ltorch", "-ltorch_cpu", "-ltorch_python"})
-    link.argv.push_back(lib);
+  std::vector<std::string> libraries = {"c10", "torch", "torch_cpu", "torch_python"};
   if (tc.device == Device::kCuda) {
-    for (const char* lib : {"-lc10_cuda", "-ltorch_cuda", "-lcudart"}) link.argv.push_back(lib);
+    libraries.insert(libraries.end(), {"c10_cuda", "torch_cuda", "cudart"});
     // cuBLAS (GEMM) and cuDNN (convolution) are the libraries the rules allow; link them when used.
     std::string all_sources;
     for (const auto& step : steps) {
       Result<std::string> text = ReadFile(req.source_dir / step.source);
       if (text.ok()) all_sources += text.value();
     }
-    if (all_sources.find("cublas") != std::string::npos) link.argv.push_back("-lcublas");
-    if (all_sources.find("cudnn") != std::string::npos) link.argv.push_back("-lcudnn");
+    if (all_sources.find("cublas") != std::string::npos) libraries.push_back("cublas");
+    if (all_sources.find("cudnn") != std::string::npos) libraries.push_back("cudnn");
   }
+  // Against stubs of the libraries where it can (builder/link_stubs.h), the real ones' folders in
+  // the rpath either way.
+  std::optional<fs::path> stubs =
+      LinkStubsEnabled() ? LinkStubs(req.cache_dir, libraries, tc.library_dirs) : std::nullopt;
+  if (stubs) link.argv.push_back("-L" + stubs->string());
+  for (const auto& dir : tc.library_dirs) {
+    if (!stubs) link.argv.push_back("-L" + dir);
+    link.argv.push_back("-Wl,-rpath," + dir);
+  }
+  if (stubs) link.argv.push_back("-Wl,--no-as-needed");
+  for (const std::string& library : libraries) link.argv.push_back("-l" + library);
+  if (stubs) link.argv.push_back("-Wl,--as-needed");
   link.cwd = req.out_dir.string();
   link.timeout_seconds = req.timeout_seconds;
   // An unchanged candidate is not linked again: the library is cached under the objects' keys.
@@ -377,14 +430,17 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
                                 ? fs::path()
                                 : req.cache_dir / "libraries" / (link_key.HexDigest() + ".so");
   if (!cached_library.empty() && fs::exists(cached_library, ec)) {
+    const auto began = Clock::now();
     fs::copy_file(cached_library, report.library, fs::copy_options::overwrite_existing, ec);
     if (!ec) {
+      log.Add("link: cached", began);
       report.library_cached = true;
       report.ok = true;
       return finish(report);
     }
   }
-  Result<RunResult> linked = RunTool(req, link);
+  Result<RunResult> linked =
+      log.Timed("link", [&] { return RunTool(req, link, stubs.value_or(fs::path())); });
   if (!linked.ok() || !linked->Succeeded()) {
     std::string out = linked.ok() ? linked->err + linked->out : linked.status().message();
     report.errors = ParseCompilerErrors(out, strip, kMaxErrors);

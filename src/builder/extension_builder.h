@@ -1,9 +1,10 @@
 // extension_builder.h — the compiler driver: compiles every kernels/*.cu with nvcc (its host and
 // device chains side by side, builder/nvcc_plan.h) and every .cpp with g++ in parallel (binding
 // files with the precompiled header of torch's includes, build/precompiled_header.h), links
-// cuda_extension.so against the installed torch, and caches objects by the hash of their source,
-// the candidate's headers, the flags and the toolchain, and the linked library by the hash of its
-// objects' keys (an unchanged candidate is neither compiled nor linked again).
+// cuda_extension.so for the installed torch (against stubs of its libraries, builder/link_stubs.h),
+// records how long each step took (BuildReport::steps), and caches objects by the hash of their
+// source, the candidate's headers, the flags and the toolchain, and the linked library by the hash
+// of its objects' keys (an unchanged candidate is neither compiled nor linked again).
 //
 //   BuildRequest req{.source_dir = snapshot, .out_dir = build, .cache_dir = cache, ...};
 //   BuildReport report = BuildExtension(req, toolchain);
@@ -35,6 +36,14 @@ struct BuildRequest {
   bool fast_math = false;  // nvcc --use_fast_math (the published flags; the `paper` policy)
 };
 
+// BuildStep: one timed part of a build (a compiler or linker run, one of nvcc's two chains, an
+// object taken from the cache), to show where a build's time goes.
+struct BuildStep {
+  std::string name;    // "kernels/a.cu: device chain", "binding.cpp: cached", "link", ...
+  double start_s = 0;  // from the build's start
+  double seconds = 0;
+};
+
 struct BuildReport {
   bool ok = false;
   std::string failure;             // one line when !ok: what failed
@@ -47,6 +56,7 @@ struct BuildReport {
   bool library_cached = false;       // nothing changed: the linked library came from the cache
   std::vector<std::string> sources;  // relative paths that were compiled
   fs::path library;                  // out_dir/cuda_extension.so when ok
+  std::vector<BuildStep> steps;      // in the order they ended
 };
 
 // BuildExtension never throws; every failure is in the report.

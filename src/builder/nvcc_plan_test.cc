@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -209,6 +211,36 @@ TEST_F(SplitBuild, CompilesTheSameObjectAsNvccItself) {
   EXPECT_TRUE(symbols.count("_Z12launch_scalePfPKfi")) << "the launcher";
   EXPECT_TRUE(symbols.count("_ZN36_GLOBAL__N__ID12scale_kernelEPfPKfi")) << "the kernel's stub";
   EXPECT_EQ(symbols, GlobalSymbols(plain_dir.path() / "out" / "kernels_k.cu.o"));
+}
+
+TEST_F(SplitBuild, RecordsWhereTheBuildTimeGoes) {
+  TestDir dir("split-steps");
+  BuildReport report = Build(dir.path(), kKernel);
+  ASSERT_EQ(report.objects_split, 1) << report.failure << report.log_tail;
+  std::map<std::string, BuildStep> steps;
+  for (const BuildStep& step : report.steps) {
+    EXPECT_GE(step.start_s, 0) << step.name;
+    EXPECT_LE(step.start_s + step.seconds, report.seconds + 1e-6) << step.name;
+    steps[step.name] = step;
+  }
+  std::set<std::string> names;
+  for (const auto& [name, step] : steps) names.insert(name);
+  EXPECT_EQ(names, (std::set<std::string>{"binding.cpp: compile", "kernels/k.cu: nvcc -dryrun",
+                                          "kernels/k.cu: host chain", "kernels/k.cu: device chain",
+                                          "kernels/k.cu: host compile", "link"}));
+  const BuildStep& host = steps["kernels/k.cu: host chain"];
+  const BuildStep& device = steps["kernels/k.cu: device chain"];
+  EXPECT_LT(device.start_s, host.start_s + host.seconds) << "the chains ran side by side";
+  EXPECT_GE(steps["kernels/k.cu: host compile"].start_s,
+            std::max(host.start_s + host.seconds, device.start_s + device.seconds) - 1e-6);
+  EXPECT_GE(steps["link"].start_s, steps["kernels/k.cu: host compile"].start_s);
+
+  setenv("CUDA_AGENT_NVCC_SPLIT", "0", 1);
+  TestDir plain_dir("plain-steps");
+  BuildReport plain = Build(plain_dir.path(), kKernel);
+  std::set<std::string> plain_names;
+  for (const BuildStep& step : plain.steps) plain_names.insert(step.name);
+  EXPECT_TRUE(plain_names.count("kernels/k.cu: compile")) << plain.failure;
 }
 
 TEST_F(SplitBuild, AnUnexpectedDryrunFallsBackToNvccItself) {

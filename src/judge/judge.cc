@@ -50,12 +50,13 @@ JudgeResult Judge::Run(const Task* task, const Candidate& candidate, const Judge
     if (j.DiscoverEnvironment() == Next::kStop) return Next::kStop;
     // The candidate's profile job starts its profiler now and waits for its go (ProfileCandidate).
     if (opt.until == Stage::kDone) StartCandidateProfile(j);
-    // The reference needs no build: it runs while the candidate compiles; verification's jobs get
-    // ready meanwhile (early jobs).
+    // The reference needs no build: it runs while the candidate compiles; verification's candidate
+    // job gets ready meanwhile and, once the reference has answered, does its trusted preparation
+    // under the reference's lease (early jobs).
     std::future<ReferenceRun> reference;
     if (opt.until != Stage::kBuild) {
-      reference = StartReference(j, opt.checks, opt.until == Stage::kDone, /*serve=*/true);
-      StartVerifyJobs(j);
+      reference = StartReference(j, opt.checks, opt.until == Stage::kDone, /*serve=*/true,
+                                 ReferenceFor::kCandidate);
     }
     if (Build(j) == Next::kStop) {
       if (reference.valid()) reference.wait();  // a build failure is the verdict; the job just ends

@@ -158,6 +158,12 @@ def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_t
     stages = result["stage_seconds"]
     for key in ("reference_ready_wait", "verify_ready_wait", "profile_ready_wait"):
         assert 0 <= stages[key] <= stages["total"], (key, stages)
+    # The candidate job's trusted preparation ran under the reference's lease, while the candidate
+    # compiled (its first go after the reference's answer), and its candidate code after the build.
+    candidate = jobs["candidate"]
+    assert 0 <= stages["candidate_prepared_wait"] <= stages["reference"], stages
+    assert {"weights", "context", "then_wait", "model"} <= set(candidate["phase_seconds"]), candidate
+    assert [lease["for"] for lease in result["leases"]][:2] == ["reference", "verify"]
     assert jobs["candidate"]["end_s"] > reference["end_s"]
     assert jobs["compare"]["start_s"] >= jobs["candidate"]["end_s"]
     assert jobs["compare_spots"]["start_s"] >= jobs["profile_candidate"]["end_s"]
@@ -186,6 +192,10 @@ def test_a_compile_error_calls_the_early_jobs_off(binary):
     assert len(early) == 2, result["jobs"]
     # the served reference answered its first request and was asked nothing more
     assert [j["name"] for j in result["jobs"] if j["job"] == "reference"] == ["reference"]
-    # called off before their go: "not_started", or killed while still setting up (no result)
-    assert all(j.get("error_kind", "not_started") == "not_started" and "go_wait_seconds" not in j
-               for j in early), early
+    # called off before their (last) go: "not_started", or killed while still setting up (no result);
+    # the candidate job may have done its trusted preparation under the reference's lease first
+    assert all(j.get("error_kind", "not_started") == "not_started" for j in early), early
+    profile = next(j for j in early if j["name"] == "profile_candidate")
+    assert "go_wait_seconds" not in profile, profile
+    candidate = next(j for j in early if j["name"] == "candidate")
+    assert "then_wait" not in candidate.get("phase_seconds", {}), candidate

@@ -1,6 +1,10 @@
 """The `candidate` job (untrusted: runs candidate code; never sees expected outputs).
 
-Loads the judge's files and the task first (before any candidate code runs), then imports model_new,
+Loads the judge's files and the task first (before any candidate code runs): the reference weights on
+the device, torch's threads, cuBLAS, the CUDA context. With "then" in "wait_for" that trusted
+preparation follows the first go, which the judge gives under the reference's shared lease once the
+reference has answered (while the candidate still compiles), and the job waits for its second go
+(go.wait_for_then) before it looks at the extension. Then it imports model_new,
 builds ModelNew with the reference weights, and runs one guarded forward per check seed on the input
 set made from that seed (inputs.make_input_set, with the check's scale and shift, exactly as the
 reference job made it), writing output_{i}.pt. Making the inputs after candidate code is loaded gives
@@ -28,8 +32,9 @@ import sys
 
 import torch
 
+from .. import go
 from ..errors import JobError, phase
-from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads
+from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, warm_blas
 from ..hardware_queues import forget_queue_setting
 from ..inputs import make_input_set, transformed
 from ..integrity import (POISON_HUGE, EarlierOutputs, Frozen, ModelState, check_output, check_weights,
@@ -151,8 +156,17 @@ def run(spec: dict, result: dict) -> None:
     clock.lap("weights")
     start_torch_threads(device)
     clock.lap("threads")
+    warm_blas(device)
+    clock.lap("blas")
     forget_queue_setting(device)
     clock.lap("context")
+    if spec.get("wait_for", {}).get("then") is not None:
+        # Prepared under the reference's shared lease, while the candidate still compiles: nothing of
+        # this may still run on the device once the judge releases it (go.py, "then").
+        synchronize(device)
+        if not go.wait_for_then(spec, result):
+            return
+        clock.lap("then_wait")
 
     # Pins taken before any candidate code is imported. Threads a forward creates are counted on the CPU:
     # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.

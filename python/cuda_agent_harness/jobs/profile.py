@@ -38,7 +38,8 @@ import torch
 
 from .. import go, timing
 from ..errors import JobError, phase
-from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts
+from ..guards import (OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts,
+                      warm_blas)
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
                          poison_free_memory, reference_weights, summarize, weight_tensors)
@@ -223,6 +224,7 @@ def run(spec: dict, result: dict) -> None:
     pristine = {i: Frozen(named_tensors(input_sets[timed_call_set(i, warmup, len(input_sets))], "input"),
                           device, budget) for i in calls}
     start_torch_threads(device)
+    warm_blas(device)
     uuid = timing.device_uuid(device)  # before any model code runs: what it reports is the judge's
     # The fill kernel is loaded (the driver compiles its PTX) while preparing, not under the exclusive lease.
     fill = spot_fill(calls, result) if target == "candidate" and device == "cuda" else None

@@ -22,6 +22,10 @@ Next Build(Judgement& j) {
   req.policy.gpu = false;  // compilers need no GPU
   req.fast_math = opt.policy.fast_math;
   BuildReport built = BuildExtension(req, j.toolchain());
+  Json steps = Json::array();
+  for (const BuildStep& step : built.steps) {
+    steps.push_back({{"name", step.name}, {"start_s", step.start_s}, {"seconds", step.seconds}});
+  }
   Json errors = Json::array();
   for (const auto& e : built.errors) {
     errors.push_back({{"file", e.file},
@@ -38,7 +42,8 @@ Next Build(Judgement& j) {
              {"objects_cached", built.objects_cached},
              {"objects_split", built.objects_split},
              {"library_cached", built.library_cached},
-             {"sources", built.sources}};
+             {"sources", built.sources},
+             {"steps", steps}};
   r.stage_seconds["build"] = built.seconds;
   if (!built.ok) return j.Fail(Stage::kBuild, "build", "build failed: " + built.failure);
   if (opt.until != Stage::kBuild) return Next::kContinue;

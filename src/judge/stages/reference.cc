@@ -5,7 +5,9 @@
 // candidate compiles. In a judgement of a candidate it is served (harness/served_job.h): it keeps
 // the expected outputs in memory and answers the verification's and the spot checks' comparisons
 // itself (ServedCompare), so that a judgement creates one CUDA context fewer per comparison and
-// writes and reads no expected output it keeps in memory (up to 2 GiB: jobs/reference.py).
+// writes and reads no expected output it keeps in memory (jobs/reference.py). For a candidate's
+// judgement its thread also gives verification's candidate job its first go under the same lease
+// (PrepareCandidate), once the reference has answered.
 #include <functional>
 
 #include "judge/stages/stages.h"
@@ -41,7 +43,8 @@ ReferenceRun LeasedReference(Judgement& j, const std::function<void(ReferenceRun
 
 }  // namespace
 
-std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve) {
+std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve,
+                                         ReferenceFor purpose) {
   const JudgeOptions& opt = j.options();
   const WorkDirs& dirs = j.dirs();
   j.result().stage = Stage::kVerify;
@@ -95,10 +98,16 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   served.Start([&j, spec, box, lifetime_s](std::atomic<pid_t>* pid) {
     return RunHarnessJob(j.env(), "reference", spec, j.dirs().jobs, lifetime_s, &box, pid);
   });
-  return std::async(std::launch::async, [&j, &served, started]() {
+  // Started here, before the thread below exists: that thread gives it its first go.
+  const bool candidate = purpose == ReferenceFor::kCandidate;
+  if (candidate) StartVerifyJobs(j);
+  return std::async(std::launch::async, [&j, &served, started, candidate]() {
     // The shared lease covers the job's work from its go, not its start-up (1.5–2.8 s under load,
     // which would hold every other judgement's timing off the device).
-    const double ready_wait_s = served.WaitReady(j.options().trusted_timeout_s);
+    double ready_wait_s = served.WaitReady(j.options().trusted_timeout_s);
+    // The candidate job, started with it, gets its first go under this lease (PrepareCandidate),
+    // which must not wait for its start-up either.
+    if (candidate) ready_wait_s += j.early().WaitReady("candidate");
     ReferenceRun leased = LeasedReference(j, [&](ReferenceRun& run) {
       if (Status go = served.Go("reference", Json::object()); !go.ok()) {
         run.job = go;
@@ -106,6 +115,9 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
       }
       run.job = served.Await("reference", j.options().trusted_timeout_s);
       j.RecordJob("reference", "reference", started, run.job, {{"served", true}});
+      // Still under the lease: the candidate job's trusted preparation, beside the build.
+      if (candidate && run.job.ok() && run.job->Ok())
+        run.candidate_prepared_wait_s = PrepareCandidate(j, run.job->result);
     });
     leased.ready_wait_s = ready_wait_s;  // on every path, the lease refused too
     return leased;
@@ -116,6 +128,8 @@ Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending) {
   ReferenceRun run = pending.get();
   j.result().stage_seconds["reference"] = run.seconds;
   j.result().stage_seconds["reference_ready_wait"] = run.ready_wait_s;
+  if (run.candidate_prepared_wait_s)
+    j.result().stage_seconds["candidate_prepared_wait"] = *run.candidate_prepared_wait_s;
   if (!run.job.ok()) return j.Internal(run.job.status().message());
   const JobOutcome& ref = run.job.value();
   j.Track(ref);

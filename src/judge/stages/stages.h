@@ -15,6 +15,7 @@
 #pragma once
 
 #include <future>
+#include <optional>
 
 #include "judge/reward.h"
 #include "judge/stages/judgement.h"
@@ -50,14 +51,27 @@ Next Build(Judgement& j);
 struct ReferenceRun {
   Result<JobOutcome> job = Internal("the reference job did not run");
   double seconds = 0;
-  double ready_wait_s = 0;  // how long its lease waited for the job's set-up (its ready mark)
+  // How long its lease waited for the job's set-up (its ready mark), and the candidate job's when
+  // it is to be prepared under the same lease.
+  double ready_wait_s = 0;
+  // How long its lease waited, after the reference's answer, for the candidate job's preparation
+  // (PrepareCandidate); absent when the candidate was not prepared then.
+  std::optional<double> candidate_prepared_wait_s;
 };
+
+// How StartReference starts: the reference alone (baselines), or for a candidate's verification
+// (its `candidate` job started beside the reference and prepared under the reference's lease).
+enum class ReferenceFor { kBaselines, kCandidate };
 
 // StartReference launches the reference job (trusted: secret seeds; scaled/shifted checks; with
 // `timing`, the expected outputs of the candidate profile's spot-checked calls) on a thread of its
 // own: it needs no build, so it runs while the candidate compiles. With `serve` it stays to answer
-// the comparisons (ServedCompare). FinishReference collects its result into the facts.
-std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve);
+// the comparisons (ServedCompare). For kCandidate (served) it also starts verification's candidate
+// job (StartVerifyJobs, which needs the seeds chosen here) and, once the reference has answered and
+// under its lease, gives that job its first go (PrepareCandidate). FinishReference collects its
+// result into the facts.
+std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve,
+                                         ReferenceFor purpose = ReferenceFor::kBaselines);
 Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending);
 
 // --- inspect ------------------------------------------------------------------------------------
@@ -73,6 +87,15 @@ Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
 // StartVerifyJobs starts verification's `candidate` job as an early job: its fork, jail and CUDA
 // context overlap the build. Needs the check seeds (StartReference).
 void StartVerifyJobs(Judgement& j);
+// PrepareCandidate gives that job its first go, with the input transforms of the reference's
+// `answer`, and waits until it has marked its trusted preparation done (the task, the reference
+// weights on the device, torch's threads, its CUDA context; no candidate code: go.py "then"), so
+// that this runs during the build and not on verification's path. Called on the reference's
+// thread under the reference's shared lease, which was taken once both jobs were set up; a job
+// not set up then is not given it (the lease never waits for a start-up). Returns the seconds
+// waited, or nothing when no go was given: Verify then gives both gos. Off with
+// $CUDA_AGENT_CANDIDATE_PREPARE=0 (for measuring).
+std::optional<double> PrepareCandidate(Judgement& j, const Json& answer);
 // Verify: the candidate's outputs (untrusted process), their comparison (the served reference),
 // then the compute-sanitizer run when asked. With options.until == kVerify it is the last stage.
 Next Verify(Judgement& j);

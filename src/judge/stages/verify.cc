@@ -3,6 +3,7 @@
 // is repeated under another allocator state; an early job, started before the build) and the
 // comparison, answered by the served reference job (trusted; the policy's tolerance; on the GPU).
 // `--sanitize` runs check 1 once more under compute-sanitizer.
+#include "common/subprocess.h"
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
@@ -172,7 +173,15 @@ void StartVerifyJobs(Judgement& j) {
   j.early().Start(
       "candidate", "candidate", CandidateSpec(j),
       j.ContainUntimed({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {dirs.outputs}),
-      j.options().candidate_timeout_s, {dirs.outputs});
+      j.options().candidate_timeout_s, {.dir = dirs.outputs, .prepares = true});
+}
+
+std::optional<double> PrepareCandidate(Judgement& j, const Json& answer) {
+  if (EnvSwitchedOff("CUDA_AGENT_CANDIDATE_PREPARE")) return std::nullopt;
+  const Json transforms = {{"input_scales", answer.value("input_scales", Json::array())},
+                           {"input_shifts", answer.value("input_shifts", Json::array())}};
+  if (!j.early().Prepare("candidate", transforms)) return std::nullopt;
+  return j.early().WaitPrepared("candidate");
 }
 
 Next Verify(Judgement& j) {
@@ -182,7 +191,8 @@ Next Verify(Judgement& j) {
   r.stage = Stage::kVerify;  // the build, which ran after the reference started, left kBuild
   auto t = Clock::now();
   if (!j.early().Started("candidate")) StartVerifyJobs(j);
-  // Its start-up needs no lease (and holds none).
+  // Its start-up needs no lease (and holds none); its preparation was usually done under the
+  // reference's (PrepareCandidate): then only the second go is given here.
   r.stage_seconds["verify_ready_wait"] = j.early().WaitReady("candidate");
   Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "verify");
   if (!lease.ok()) return j.Internal(lease.status().message());
