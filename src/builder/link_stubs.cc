@@ -94,9 +94,8 @@ Result<std::string> ReadSoname(const fs::path& library) {
       char name[kMaxSonameBytes] = {};
       const uint64_t room =
           std::min<uint64_t>(kMaxSonameBytes - 1, strings.sh_size - entry.d_un.d_val);
-      in.clear();
-      in.seekg(static_cast<std::streamoff>(strings.sh_offset + entry.d_un.d_val));
-      in.read(name, static_cast<std::streamsize>(room));
+      if (!ReadAt(in, strings.sh_offset + entry.d_un.d_val, name, room))
+        return InvalidArgument(library.string() + ": cannot read its SONAME");
       return std::string(name, strnlen(name, room));
     }
   }
