@@ -140,7 +140,8 @@ def wait_for_pch(cache_dir: Path, seconds: float) -> bool:
     deadline = time.time() + seconds
     while time.time() < deadline:
         started = list((cache_dir / "pch").glob("*/started"))
-        if started and all((p.parent / "cuda_agent_pch.h.gch").exists() for p in started):
+        made = ("cuda_agent_pch.h.gch", "cuda_agent_pch.h.pch", "failed")  # g++'s, clang's, or given up
+        if started and all(any((p.parent / name).exists() for name in made) for p in started):
             return True
         if not started:
             return False

@@ -15,7 +15,8 @@ if [ "$(id -u)" != "0" ] && command -v sudo >/dev/null 2>&1; then SUDO="sudo"; f
 
 # System packages: compiler, build tools, the JSON and test libraries. bubblewrap is for the sandbox;
 # chromium renders the bench report in a headless browser for its test (tests/bench). libcurl4-openssl-dev:
-# curl headers for src/llm/http_client.cc (libcurl itself is loaded with dlopen at run time).
+# curl headers for src/llm/http_client.cc (libcurl itself is loaded with dlopen at run time). clang:
+# the fuzzers, and the compiler of torch-style binding files (src/builder/binding_compiler.h).
 APT_PACKAGES=(g++ make cmake ninja-build nlohmann-json3-dev libsqlite3-dev libgtest-dev python3-dev bubblewrap
               libcurl4-openssl-dev libcpp-httplib-dev libhiredis-dev redis-server redis-tools
               chromium

@@ -99,30 +99,49 @@ class Timings:
     profiler_seconds: dict = field(default_factory=dict)         # where the profiler's time went
 
 
-def calibrate(device: str, repeats: int = 7) -> dict:
+class Calibration:
     """A fixed workload, timed right before the timed calls (after the warm-up brought the clocks
     up): a device copy (memory bandwidth) and a float64 GEMM (arithmetic; no TF32 or
     reduced-precision path, so the precision policy's backend flags do not change it). Minimum of
     `repeats` runs each, in µs. The judge stores it with the baselines and re-measures them when it
     moves (a throttled or shared GPU would otherwise be compared with baselines timed on a quiet one).
 
+    Made in two parts. The constructor allocates the operands and runs each op once (the allocations,
+    the fills, cuBLAS's float64 kernel loaded and chosen): the profile job does it while preparing,
+    before its exclusive lease. `measure()` then only times, under the lease; the operands are freed
+    after it (their blocks stay in the allocator's cache for the timed calls, as before).
+
     On CUDA a spin kernel (CALIBRATION_SPIN_CYCLES, about 1 ms) runs before each timed op, so that
     the start event is recorded on a busy stream and the time is the device's alone: without it the
     host's time to launch the op counted too, and a busy host (the judgements beside this one, the
     candidate's checks and the profiler on the launch path) read as a slower device — 302 → 392 µs
     for the GEMM on one H100 with 8 judgements at once, which re-measured baselines for nothing."""
-    cuda = device == "cuda"
-    n_copy = (64 << 20) if cuda else (4 << 20)
-    n_gemm = 2048 if cuda else 192
-    src = torch.zeros(n_copy, dtype=torch.float32, device=device)
-    dst = torch.empty_like(src)
-    a = torch.full((n_gemm, n_gemm), 0.5, dtype=torch.float64, device=device)
-    b = torch.full((n_gemm, n_gemm), 0.25, dtype=torch.float64, device=device)
 
-    def best(op: Callable[[], Any]) -> float:
+    def __init__(self, device: str, repeats: int = 7):
+        self.cuda = device == "cuda"
+        self.repeats = repeats
+        n_copy = (64 << 20) if self.cuda else (4 << 20)
+        n_gemm = 2048 if self.cuda else 192
+        self.src = torch.zeros(n_copy, dtype=torch.float32, device=device)
+        self.dst = torch.empty_like(self.src)
+        self.a = torch.full((n_gemm, n_gemm), 0.5, dtype=torch.float64, device=device)
+        self.b = torch.full((n_gemm, n_gemm), 0.25, dtype=torch.float64, device=device)
+        self._copy()  # the first call of each op pays for its set-up
+        self._gemm()
+        if self.cuda:
+            torch.cuda._sleep(1)  # the spin kernel's module loaded too
+            torch.cuda.synchronize()
+
+    def _copy(self) -> Any:
+        return self.dst.copy_(self.src)
+
+    def _gemm(self) -> Any:
+        return torch.mm(self.a, self.b)
+
+    def _best(self, op: Callable[[], Any]) -> float:
         times = []
-        for _ in range(repeats):
-            if cuda:
+        for _ in range(self.repeats):
+            if self.cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 torch.cuda._sleep(CALIBRATION_SPIN_CYCLES)
                 start.record()
@@ -136,8 +155,19 @@ def calibrate(device: str, repeats: int = 7) -> dict:
                 times.append((time.perf_counter() - t) * 1e6)
         return min(times)
 
-    best(lambda: dst.copy_(src))  # the first call of each op pays for its set-up
-    return {"copy_us": best(lambda: dst.copy_(src)), "gemm_us": best(lambda: torch.mm(a, b))}
+    def measure(self) -> dict:
+        """Times both ops, then frees the operands; a Calibration measures once."""
+        if self.src is None:
+            raise RuntimeError("Calibration.measure: already measured")
+        try:
+            return {"copy_us": self._best(self._copy), "gemm_us": self._best(self._gemm)}
+        finally:
+            self.src = self.dst = self.a = self.b = None
+
+
+def calibrate(device: str, repeats: int = 7) -> dict:
+    """Set-up and measurement at once (Calibration), for callers with nothing to prepare."""
+    return Calibration(device, repeats).measure()
 
 
 def device_uuid(device: str) -> str | None:

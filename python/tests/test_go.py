@@ -152,6 +152,24 @@ def wait_until(path, timeout_s: float = 60) -> bool:
     return os.path.exists(path)
 
 
+def run_prepared(job: str, spec: dict, tmp_path, after: str) -> dict:
+    """Runs a preparing job while a thread plays the judge: the first go once the job is ready, then
+    `after` ("then" or "stop") once it is prepared."""
+    wait = spec["wait_for"]
+
+    def judge():
+        wait_until(wait["ready"])
+        (tmp_path / "signals" / "go").write_text("go\n")
+        wait_until(wait["prepared"])
+        (tmp_path / "signals" / after).write_text(after + "\n")
+
+    thread = threading.Thread(target=judge)
+    thread.start()
+    result = run(job, spec)
+    thread.join()
+    return result
+
+
 # What each job prepares before its second go, and what it does after it.
 PREPARED = {"profile": {"weights", "inputs", "pristine", "then_wait", "model", "timed"},
             "candidate": {"weights", "threads", "context", "then_wait", "model", "forward"}}
@@ -191,21 +209,35 @@ def test_a_job_that_prepares_does_so_after_its_go_and_loads_the_candidate_only_a
     assert result["phase_cpu_seconds"]["then_wait"] < result["phase_seconds"]["then_wait"] / 2
 
 
+def test_the_profile_job_sets_its_calibration_up_before_then_and_times_it_after(tmp_path, monkeypatch):
+    """The calibration's allocations and first runs are preparation (outside the exclusive lease); only
+    its timed runs come after the second go."""
+    from cuda_agent_harness import timing
+
+    spec, _ = preparing(tmp_path, "profile")
+    wait = spec["wait_for"]
+    seen = []
+
+    class Recorded(timing.Calibration):
+        def __init__(self, *args, **kwargs):
+            seen.append(("set up", os.path.exists(wait["then"])))
+            super().__init__(*args, **kwargs)
+
+        def measure(self):
+            seen.append(("measured", os.path.exists(wait["then"])))
+            return super().measure()
+
+    monkeypatch.setattr(timing, "Calibration", Recorded)
+    result = run_prepared("profile", spec, tmp_path, "then")
+    assert result["ok"], result
+    assert seen == [("set up", False), ("measured", True)]
+    assert set(result["calibration"]) == {"copy_us", "gemm_us"}
+
+
 @pytest.mark.parametrize("job", sorted(PREPARED))
 def test_a_job_stopped_after_its_preparation_runs_no_candidate_code(tmp_path, job):
     spec, imported = preparing(tmp_path, job)
-    wait = spec["wait_for"]
-
-    def judge():
-        wait_until(wait["ready"])
-        (tmp_path / "signals" / "go").write_text("go\n")
-        wait_until(wait["prepared"])
-        (tmp_path / "signals" / "stop").write_text("stop\n")
-
-    thread = threading.Thread(target=judge)
-    thread.start()
-    result = run(job, spec)
-    thread.join()
+    result = run_prepared(job, spec, tmp_path, "stop")
     assert result["error_kind"] == "not_started", result
     assert "after its preparation" in result["reason"]
     assert not os.path.exists(imported)

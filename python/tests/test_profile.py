@@ -416,3 +416,27 @@ def test_a_cupti_that_refuses_to_start_falls_back_to_torch_profiler(monkeypatch)
         assert "MULTIPLE_SUBSCRIBERS" in profiler.seconds["cupti_error"]
     finally:
         profiler.stop()
+
+
+def test_a_calibration_sets_up_once_and_measures_once(monkeypatch):
+    """The constructor runs each op once (the set-up the profile job does while preparing); measure()
+    times `repeats` runs of each and frees the operands."""
+    calls = {"copy": 0, "gemm": 0}
+    copy, gemm = timing.Calibration._copy, timing.Calibration._gemm
+
+    def counted(name, op):
+        def wrapped(self):
+            calls[name] += 1
+            return op(self)
+        return wrapped
+
+    monkeypatch.setattr(timing.Calibration, "_copy", counted("copy", copy))
+    monkeypatch.setattr(timing.Calibration, "_gemm", counted("gemm", gemm))
+    calibration = timing.Calibration("cpu", repeats=3)
+    assert calls == {"copy": 1, "gemm": 1}
+    measured = calibration.measure()
+    assert calls == {"copy": 4, "gemm": 4}
+    assert set(measured) == {"copy_us", "gemm_us"} and min(measured.values()) > 0
+    assert calibration.src is None and calibration.a is None  # the operands are gone before the timed calls
+    with pytest.raises(RuntimeError, match="already measured"):
+        calibration.measure()

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "builder/binding_compiler.h"
 #include "builder/link_stubs.h"
 #include "builder/nvcc_plan.h"
 #include "builder/precompiled_header.h"
@@ -89,6 +90,13 @@ struct CompileStep {
   std::string cache_key;
   fs::path pch_dir;   // the precompiled header this step includes, if any
   bool cuda = false;  // nvcc compiles it
+  // When clang compiles a binding file (builder/binding_compiler.h): g++'s command, without its
+  // precompiled header (looked up when it is needed) and without source and output.
+  std::vector<std::string> fallback_argv;
+  // g++'s object of the same file, when one is cached (made before clang's header was ready): used
+  // rather than compiling the unchanged file again.
+  std::string fallback_cache_key;
+  PchVariant variant = PchVariant::kNone;
 };
 
 std::string NvccPath(const Toolchain& tc) {
@@ -96,6 +104,27 @@ std::string NvccPath(const Toolchain& tc) {
     return (fs::path(tc.cuda_home) / "bin" / "nvcc").string();
   }
   return "nvcc";
+}
+
+// PchFlags: a compile command as its precompiled header is made with (no -c, no own include).
+std::vector<std::string> PchFlags(const std::vector<std::string>& argv, const BuildRequest& req) {
+  std::vector<std::string> flags;
+  const std::string own_include = "-I" + req.source_dir.string();
+  for (const auto& a : argv) {
+    if (a != "-c" && a != own_include) flags.push_back(a);
+  }
+  return flags;
+}
+
+// WithSource: `argv` with a precompiled header (when `pch_dir` is set), the source and the output.
+std::vector<std::string> WithSource(std::vector<std::string> argv, const fs::path& pch_dir,
+                                    PchCompiler compiler, const fs::path& source,
+                                    const fs::path& object) {
+  if (!pch_dir.empty()) {
+    for (std::string& flag : PchIncludeFlags(pch_dir, compiler)) argv.push_back(std::move(flag));
+  }
+  argv.insert(argv.end(), {source.string(), "-o", object.string()});
+  return argv;
 }
 
 CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::path& rel,
@@ -118,36 +147,63 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
     // Approximate tanh/exp/division and flushed denormals, as published; off under the strict
     // precision policies (docs/precision.md).
     if (req.fast_math) step.argv.insert(step.argv.begin() + 3, "--use_fast_math");
-  } else {
-    step.argv = {"g++", "-c", "-O3", "-std=c++20", "-fPIC", "-w"};
-    if (tc.device == Device::kCuda) {
-      flags.push_back("-DCUDA_AGENT_DEVICE_CUDA");  // binding.cpp's plain::current_stream
-      if (!tc.cuda_home.empty()) {
-        flags.push_back("-isystem");
-        flags.push_back((fs::path(tc.cuda_home) / "include").string());
-      }
+  } else if (tc.device == Device::kCuda) {
+    flags.push_back("-DCUDA_AGENT_DEVICE_CUDA");  // binding.cpp's plain::current_stream
+    if (!tc.cuda_home.empty()) {
+      flags.push_back("-isystem");
+      flags.push_back((fs::path(tc.cuda_home) / "include").string());
     }
   }
+  if (!cuda) step.argv = {"g++", "-c", "-O3", "-std=c++20", "-fPIC", "-w"};
   step.argv.insert(step.argv.end(), flags.begin(), flags.end());
-  std::string flags_key = KeyFlags(step.argv, req.source_dir.string());
   Result<std::string> content = ReadFile(req.source_dir / rel);
-  step.cache_key = Sha256Hex(flags_key + "|" + tc.Fingerprint() + "|" + headers_hash + "|" +
-                             (content.ok() ? content.value() : ""));
-  // A binding file: its torch/pybind11 headers from the precompiled header, once it is made (the
-  // object is the same either way, so the cache key above does not depend on it).
-  PchVariant variant = content.ok() ? PchVariantFor(content.value()) : PchVariant::kNone;
-  if (!cuda && variant != PchVariant::kNone) {
-    std::vector<std::string> pch_flags;
-    std::string own_include = "-I" + req.source_dir.string();
-    for (const auto& a : step.argv) {
-      if (a != "-c" && a != own_include) pch_flags.push_back(a);
-    }
-    if (std::optional<fs::path> pch = PrecompiledHeader(req.cache_dir, pch_flags, tc, variant)) {
+  // A binding file: its torch/pybind11 headers from a precompiled header, once it is made (the
+  // object is the same either way, so the cache key does not depend on it).
+  step.variant = !cuda && content.ok() ? PchVariantFor(content.value()) : PchVariant::kNone;
+  PchCompiler compiler = PchCompiler::kGcc;
+  std::string compiler_version;
+  std::optional<BindingClang> clang;
+  // A candidate's binding file goes to clang once clang's precompiled header is ready (until then,
+  // and for the fixed binding.cpp, compiled once per toolchain, g++).
+  if (step.variant != PchVariant::kNone) clang = FindBindingClang();
+  if (clang && rel != kBindingSource) {
+    std::vector<std::string> argv = {clang->path,  "-c",    BindingOptimization(tc.device),
+                                     "-std=c++20", "-fPIC", "-w"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    bool failed = false;
+    if (std::optional<fs::path> pch =
+            PrecompiledHeader(req.cache_dir, PchFlags(argv, req), tc, step.variant,
+                              PchCompiler::kClang, true, &failed)) {
+      step.fallback_argv = std::move(step.argv);
+      step.argv = std::move(argv);
       step.pch_dir = *pch;
-      step.argv.insert(step.argv.end(), {"-include", (*pch / kPchHeader).string()});
+      compiler = PchCompiler::kClang;
+      compiler_version = clang->version;
+    } else if (failed) {
+      static std::once_flag warned;
+      std::call_once(warned, [&] {
+        LogWarn(clang->path + " could not precompile torch's headers (its log.txt is in the " +
+                "cache's pch folder); binding files are compiled with g++");
+      });
+      clang.reset();
     }
   }
-  step.argv.insert(step.argv.end(), {(req.source_dir / rel).string(), "-o", step.object.string()});
+  auto cache_key = [&](const std::vector<std::string>& argv, const std::string& version) {
+    return Sha256Hex(KeyFlags(argv, req.source_dir.string()) + "|" + version + "|" +
+                     tc.Fingerprint() + "|" + headers_hash + "|" +
+                     (content.ok() ? content.value() : ""));
+  };
+  step.cache_key = cache_key(step.argv, compiler_version);
+  if (!step.fallback_argv.empty()) step.fallback_cache_key = cache_key(step.fallback_argv, "");
+  if (step.variant != PchVariant::kNone && step.pch_dir.empty()) {
+    // g++'s own header is made only where g++ is the binding files' compiler (with clang it serves
+    // a fallback only, and is made when one happens).
+    std::optional<fs::path> pch = PrecompiledHeader(req.cache_dir, PchFlags(step.argv, req), tc,
+                                                    step.variant, PchCompiler::kGcc, !clang);
+    if (pch) step.pch_dir = *pch;
+  }
+  step.argv =
+      WithSource(std::move(step.argv), step.pch_dir, compiler, req.source_dir / rel, step.object);
   return step;
 }
 
@@ -251,6 +307,19 @@ std::optional<Result<RunResult>> CompileCudaSplit(const BuildRequest& req, const
   return result;
 }
 
+// CompileWithGcc compiles a binding file clang did not (builder/binding_compiler.h): g++ decides,
+// with its precompiled header when that is made (and starts making it when not).
+Result<RunResult> CompileWithGcc(const BuildRequest& req, const CompileStep& step, RunOptions opt,
+                                 const Toolchain& tc, StepLog& log) {
+  std::optional<fs::path> pch = PrecompiledHeader(req.cache_dir, PchFlags(step.fallback_argv, req),
+                                                  tc, step.variant, PchCompiler::kGcc);
+  fs::path pch_dir = pch ? *pch : fs::path();
+  opt.argv = WithSource(step.fallback_argv, pch_dir, PchCompiler::kGcc,
+                        req.source_dir / step.source, step.object);
+  return log.Timed(step.source.generic_string() + ": g++ after clang failed",
+                   [&] { return RunTool(req, opt, pch_dir); });
+}
+
 }  // namespace
 
 std::string CudaGencode(const std::string& capability) {
@@ -325,17 +394,26 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       const CompileStep& step = steps[i];
       const std::string source = step.source.generic_string();
       const auto began = Clock::now();
-      fs::path cached =
-          req.cache_dir.empty() ? fs::path() : req.cache_dir / "objects" / (step.cache_key + ".o");
-      std::error_code wec;
-      if (!cached.empty() && fs::exists(cached, wec)) {
-        fs::copy_file(cached, step.object, fs::copy_options::overwrite_existing, wec);
+      auto cached_object = [&](const std::string& key) {
+        return req.cache_dir.empty() || key.empty() ? fs::path()
+                                                    : req.cache_dir / "objects" / (key + ".o");
+      };
+      fs::path cached = cached_object(step.cache_key);
+      bool reused = false;
+      for (const fs::path& object : {cached, cached_object(step.fallback_cache_key)}) {
+        std::error_code wec;
+        if (object.empty() || !fs::exists(object, wec)) continue;
+        fs::copy_file(object, step.object, fs::copy_options::overwrite_existing, wec);
         if (!wec) {
-          log.Add(source + ": cached", began);
-          std::lock_guard<std::mutex> lock(mutex);
-          ++report.objects_cached;
-          continue;
+          reused = true;
+          break;
         }
+      }
+      if (reused) {
+        log.Add(source + ": cached", began);
+        std::lock_guard<std::mutex> lock(mutex);
+        ++report.objects_cached;
+        continue;
       }
       RunOptions opt;
       opt.argv = step.argv;
@@ -344,11 +422,16 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       opt.max_output_bytes = 256 * 1024;
       std::optional<Result<RunResult>> split;
       if (step.cuda && SplitNvccEnabled()) split = CompileCudaSplit(req, step, opt, log);
-      Result<RunResult> run =
-          split ? std::move(*split)
-                : log.Timed(source + ": compile", [&] { return RunTool(req, opt, step.pch_dir); });
+      const bool clang = !step.fallback_argv.empty();
+      Result<RunResult> run = split ? std::move(*split)
+                                    : log.Timed(source + (clang ? ": clang" : ": compile"),
+                                                [&] { return RunTool(req, opt, step.pch_dir); });
+      const bool fell_back = clang && (!run.ok() || !run->Succeeded());
+      if (fell_back) run = CompileWithGcc(req, step, opt, tc, log);
       std::lock_guard<std::mutex> lock(mutex);
       if (split) ++report.objects_split;
+      if (clang && !fell_back) ++report.objects_clang;
+      if (fell_back) ++report.clang_fallbacks;
       if (!run.ok()) {
         launch_error = run.status().message();
         continue;

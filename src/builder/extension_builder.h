@@ -1,6 +1,7 @@
 // extension_builder.h — the compiler driver: compiles every kernels/*.cu with nvcc (its host and
 // device chains side by side, builder/nvcc_plan.h) and every .cpp with g++ in parallel (binding
-// files with the precompiled header of torch's includes, build/precompiled_header.h), links
+// files with the precompiled header of torch's includes, build/precompiled_header.h, and by clang
+// where the machine has one, builder/binding_compiler.h), links
 // cuda_extension.so for the installed torch (against stubs of its libraries, builder/link_stubs.h),
 // records how long each step took (BuildReport::steps), and caches objects by the hash of their
 // source, the candidate's headers, the flags and the toolchain, and the linked library by the hash
@@ -52,7 +53,9 @@ struct BuildReport {
   double seconds = 0;
   int objects_compiled = 0;
   int objects_cached = 0;
-  int objects_split = 0;  // .cu objects compiled with nvcc's host and device chains side by side
+  int objects_split = 0;    // .cu objects compiled with nvcc's host and device chains side by side
+  int objects_clang = 0;    // binding files clang compiled (builder/binding_compiler.h)
+  int clang_fallbacks = 0;  // binding files clang failed on, then compiled (or refused) by g++
   bool library_cached = false;       // nothing changed: the linked library came from the cache
   std::vector<std::string> sources;  // relative paths that were compiled
   fs::path library;                  // out_dir/cuda_extension.so when ok

@@ -15,7 +15,7 @@
 namespace cuda_agent {
 namespace {
 
-constexpr double kStaleAttemptSeconds = 3600;  // an attempt older than this without a .gch failed
+constexpr double kStaleAttemptSeconds = 3600;  // an attempt this old that made nothing failed
 
 std::string ShellQuote(const std::string& s) {
   std::string out = "'";
@@ -27,6 +27,11 @@ double AgeSeconds(const fs::path& p) {
   struct stat st;
   if (stat(p.c_str(), &st) != 0) return 1e18;
   return std::difftime(std::time(nullptr), st.st_mtime);
+}
+
+// PchFileName: the precompiled form of cuda_agent_pch.h each compiler reads.
+std::string PchFileName(PchCompiler compiler) {
+  return std::string(kPchHeader) + (compiler == PchCompiler::kClang ? ".pch" : ".gch");
 }
 
 }  // namespace
@@ -59,24 +64,41 @@ std::string PchHeaderText(Device device, PchVariant variant) {
   return text;
 }
 
+std::vector<std::string> PchIncludeFlags(const fs::path& dir, PchCompiler compiler) {
+  if (compiler == PchCompiler::kClang)
+    return {"-include-pch", (dir / PchFileName(compiler)).string()};
+  return {"-include", (dir / kPchHeader).string()};
+}
+
 std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir,
                                           const std::vector<std::string>& flags,
-                                          const Toolchain& toolchain, PchVariant variant) {
+                                          const Toolchain& toolchain, PchVariant variant,
+                                          PchCompiler compiler, bool start, bool* failed) {
+  if (failed != nullptr) *failed = false;
   if (cache_dir.empty() || flags.empty() || variant == PchVariant::kNone) return std::nullopt;
   std::string header = PchHeaderText(toolchain.device, variant);
   std::string joined;
   for (const auto& f : flags) joined += f + "\x1f";
+  // Each compiler's header in a folder of its own, even for the same flags (g++'s keeps its name).
+  if (compiler == PchCompiler::kClang) joined += "clang-pch\x1f";
   fs::path dir =
       cache_dir / "pch" / Sha256Hex(joined + toolchain.Fingerprint() + header).substr(0, 16);
-  fs::path gch = dir / (std::string(kPchHeader) + ".gch");
+  fs::path made = dir / PchFileName(compiler);
   std::error_code ec;
-  if (fs::exists(gch, ec)) return dir;
+  if (fs::exists(made, ec)) return dir;
+  // One attempt at a time, and a new one only an hour after the last (a failed one leaves
+  // `failed`).
+  fs::path marker = dir / "started";
+  fs::path failed_mark = dir / "failed";
+  if (fs::exists(marker, ec) && AgeSeconds(marker) < kStaleAttemptSeconds) {
+    if (failed != nullptr) *failed = fs::exists(failed_mark, ec);
+    return std::nullopt;
+  }
+  if (!start) return std::nullopt;
   fs::create_directories(dir, ec);
   if (ec) return std::nullopt;
-  // One attempt at a time (and a new one only when an old one clearly failed).
-  fs::path marker = dir / "started";
-  if (fs::exists(marker, ec) && AgeSeconds(marker) < kStaleAttemptSeconds) return std::nullopt;
   fs::remove(marker, ec);
+  fs::remove(failed_mark, ec);
   int fd = open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return std::nullopt;  // another judgement just started it
   close(fd);
@@ -84,10 +106,14 @@ std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir,
   if (!WriteFileAtomic(header_path, header).ok()) return std::nullopt;
   std::string command = "exec >" + ShellQuote((dir / "log.txt").string()) + " 2>&1; ";
   for (const auto& f : flags) command += ShellQuote(f) + " ";
-  fs::path tmp = dir / (std::string(kPchHeader) + ".gch.tmp");
+  // clang keeps the templates the headers instantiate in the .pch; a file using it does not
+  // instantiate them again.
+  if (compiler == PchCompiler::kClang) command += "-fpch-instantiate-templates ";
+  fs::path tmp = made;
+  tmp += ".tmp";
   command += "-x c++-header " + ShellQuote(header_path.string()) + " -o " +
              ShellQuote(tmp.string()) + " && mv -f " + ShellQuote(tmp.string()) + " " +
-             ShellQuote(gch.string());
+             ShellQuote(made.string()) + " || : >" + ShellQuote(failed_mark.string());
   RunOptions env;
   Status spawned = SpawnDetached({"/bin/sh", "-c", command}, BuildEnvironment(env), "/dev/null");
   if (!spawned.ok()) LogWarn("precompiled header not started: " + spawned.message());

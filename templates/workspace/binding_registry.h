@@ -37,7 +37,7 @@ namespace py = pybind11;
 #define CUDA_AGENT_BINDING_HIDDEN
 #endif
 
-namespace CUDA_AGENT_BINDING_HIDDEN cuda_agent {
+namespace cuda_agent CUDA_AGENT_BINDING_HIDDEN {
 
 using BindingFunction = std::function<void(pybind11::module&)>;
 

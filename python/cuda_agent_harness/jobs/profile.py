@@ -2,9 +2,9 @@
 
 A candidate process never builds the reference model; a baseline process never imports candidate code.
 Input sets are built first (inputs.make_timing_sets: set k from timing_set_seed(seed, k), kept
-alive), then the model; `warmup` calls, then a calibration of the device (timing.calibrate: a copy and
-a float64 GEMM; the judge compares it with the calibration stored with the baselines to tell whether
-the machine drifted; on CUDA with the GPU's UUID, read before model code runs, which keys the
+alive), then the model; `warmup` calls, then a calibration of the device (timing.Calibration: a copy and
+a float64 GEMM, their operands and kernels set up while preparing, only timed here; the judge
+compares it with the calibration stored with the baselines to tell whether the machine drifted; on CUDA with the GPU's UUID, read before model code runs, which keys the
 baselines kept per GPU), then `iters` timed calls, each on the next input set, with their outputs kept
 alive until the end (within 4 GiB; beyond it only call 0's and the spot-checked calls'). The candidate's calls run
 under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
@@ -225,6 +225,7 @@ def run(spec: dict, result: dict) -> None:
                           device, budget) for i in calls}
     start_torch_threads(device)
     warm_blas(device)
+    calibration = timing.Calibration(device)  # its operands and kernels: measured under the exclusive lease
     uuid = timing.device_uuid(device)  # before any model code runs: what it reports is the judge's
     # The fill kernel is loaded (the driver compiles its PTX) while preparing, not under the exclusive lease.
     fill = spot_fill(calls, result) if target == "candidate" and device == "cuda" else None
@@ -272,7 +273,7 @@ def run(spec: dict, result: dict) -> None:
             host_durations: list[float] = []
             first_seconds = timing.warm_up(call, input_sets, warmup, device, kind, after, host_durations)
             clock.lap("warmup")
-            result["calibration"] = timing.calibrate(device)
+            result["calibration"] = calibration.measure()
             if uuid:
                 result["calibration"]["device_uuid"] = uuid
             if checks is not None:

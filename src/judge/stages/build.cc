@@ -41,6 +41,8 @@ Next Build(Judgement& j) {
              {"objects_compiled", built.objects_compiled},
              {"objects_cached", built.objects_cached},
              {"objects_split", built.objects_split},
+             {"objects_clang", built.objects_clang},
+             {"clang_fallbacks", built.clang_fallbacks},
              {"library_cached", built.library_cached},
              {"sources", built.sources},
              {"steps", steps}};
@@ -50,6 +52,9 @@ Next Build(Judgement& j) {
   r.reason = "build succeeded";
   if (!opt.export_library.empty()) {
     std::error_code ec;
+    if (opt.export_library.has_parent_path()) {
+      fs::create_directories(opt.export_library.parent_path(), ec);  // --out into a new folder
+    }
     fs::copy_file(built.library, opt.export_library, fs::copy_options::overwrite_existing, ec);
     if (ec) return j.Internal("cannot write " + opt.export_library.string() + ": " + ec.message());
     r.build["library"] = opt.export_library.string();
