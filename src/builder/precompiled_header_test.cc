@@ -89,6 +89,24 @@ TEST(PrecompiledHeader, ClangsHeaderKeepsTheInstantiationsAndLivesApartFromGccs)
   EXPECT_EQ(gch->find("-fpch-instantiate-templates"), std::string::npos) << gch.value();
 }
 
+TEST(PrecompiledHeader, ANewClangAtTheSamePathGetsANewHeader) {
+  TestDir dir("pch-upgrade");
+  const std::vector<std::string> flags = {FakePchCompiler(dir.path(), false).string()};
+  bool failed = false;
+  std::optional<fs::path> before =
+      WaitForHeader(dir.path() / "cache", flags, PchCompiler::kClang, &failed);
+  ASSERT_TRUE(before.has_value());
+  // The "upgrade": the same path, other content.
+  Result<std::string> script = ReadFile(flags[0]);
+  ASSERT_TRUE(script.ok());
+  ASSERT_TRUE(WriteFileAtomic(flags[0], script.value() + "# upgraded\n").ok());
+  ASSERT_EQ(chmod(flags[0].c_str(), 0755), 0);
+  std::optional<fs::path> after =
+      WaitForHeader(dir.path() / "cache", flags, PchCompiler::kClang, &failed);
+  ASSERT_TRUE(after.has_value());
+  EXPECT_NE(*before, *after);
+}
+
 TEST(PrecompiledHeader, AFailedAttemptIsReportedAndNotRepeatedAtOnce) {
   TestDir dir("pch-failed");
   const std::vector<std::string> flags = {FakePchCompiler(dir.path(), true).string()};
