@@ -124,8 +124,11 @@ def judge(case: dict, candidate: Path, device: str, extra: list[str], timeout: f
             "reward": result.get("reward"), "reason": (result.get("reason") or "")[:300],
             "stage_seconds": result.get("stage_seconds", {}), "build": {
                 k: (result.get("build") or {}).get(k) for k in ("objects_compiled", "objects_cached",
+                                                                "objects_clang", "clang_fallbacks",
                                                                 "library_cached", "seconds", "steps")},
             "candidate_us": (timing.get("candidate") or {}).get("time_us"),
+            # Where the candidate's timed loop spent its time (timing.time_calls_cuda's `loop`).
+            "profiler_seconds": (timing.get("candidate") or {}).get("profiler_seconds"),
             "eager_us": (timing.get("eager") or {}).get("time_us"),
             "compile_us": (timing.get("compile") or {}).get("time_us"),
             "speedup_vs_eager": timing.get("speedup_vs_eager"),

@@ -305,11 +305,26 @@ def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: s
     return first_seconds
 
 
+class LoopClock:
+    """Seconds of the timed loop by part, summed over its calls: `lap(part)` charges the time since
+    the previous lap to `part` (the profile job reports them in `profiler_seconds.loop`)."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, part: str) -> None:
+        now = time.perf_counter()
+        self.seconds[part] = self.seconds.get(part, 0.0) + now - self._last
+        self._last = now
+
+
 def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
                    after: After = no_check, keep: OutputKeeper | None = None) -> Timings:
     """Wall time of `iters` calls on input sets first, first+1, ... (round-robin)."""
     timings = Timings()
     keep = keep or OutputKeeper()
+    loop = LoopClock()
     for i in range(iters):
         label = f"timed call {i}"
         inputs = input_sets[(first + i) % len(input_sets)]
@@ -317,9 +332,13 @@ def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, k
             start = time.perf_counter()
             output = call(inputs, label)
             end = time.perf_counter()
+        loop.lap("call")
         timings.wall_us.append((end - start) * 1e6)
         after(label, inputs, output)
+        loop.lap("checks")
         timings.outputs.append(keep(i, output))
+        loop.lap("keep")
+    timings.profiler_seconds = {"loop": loop.seconds}
     return timings
 
 
@@ -491,14 +510,17 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
     gc_was_enabled = gc.isenabled()
     gc.collect()
     gc.disable()
+    loop = LoopClock()
     try:
         for i in range(iters):
             label = f"timed call {i}"
             inputs = input_sets[(first + i) % len(input_sets)]
             flusher.flush(i)
+            loop.lap("flush")
             if before is not None:
                 before(i)
             torch.cuda.synchronize()
+            loop.lap("before")
             fences.before()
             with phase(kind, label):
                 with profiler.range(CALL_RANGE.format(i)):
@@ -507,14 +529,18 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
                     fences.after()
                     torch.cuda.synchronize()
                     end = time.perf_counter()
+            loop.lap("call")
             timings.wall_us.append((end - start) * 1e6)
             after(label, inputs, output)
+            loop.lap("checks")
             timings.outputs.append(keep(i, output))
             del output
+            loop.lap("keep")
     finally:
         if gc_was_enabled:
             gc.enable()
     profiler.seconds["calls"] = time.perf_counter() - calls_start
+    profiler.seconds["loop"] = loop.seconds
     profiler.stop()
     events = profiler.events()
     timings.device_us, timings.kernels, timings.call_kernels = device_times(events, iters)

@@ -1,5 +1,6 @@
 """Tests of the `profile` job on the CPU, and of the device-time attribution on synthetic events."""
 
+import time
 from types import SimpleNamespace
 
 import pytest
@@ -34,6 +35,20 @@ def test_candidate_profile_on_cpu(tmp_path):
     candidate = write_candidate(tmp_path, GOOD_CANDIDATE)
     result = run("profile", profile_spec(tmp_path, ref, "candidate", candidate, iters=3))
     assert_cpu_timings(result, 3)
+    # Where the timed loop's time went, by part: the calls, the checks after them, keeping outputs.
+    loop = result["profiler_seconds"]["loop"]
+    assert set(loop) == {"call", "checks", "keep"}, loop
+    assert loop["call"] >= sum(result["wall_us"]) / 1e6 - 1e-6
+    assert sum(loop.values()) <= result["phase_seconds"]["timed"] + 1e-6
+
+
+def test_a_loop_clock_charges_each_lap_to_its_part():
+    clock = timing.LoopClock()
+    for _ in range(3):
+        time.sleep(0.002)
+        clock.lap("a")
+        clock.lap("b")
+    assert clock.seconds["a"] >= 0.006 and clock.seconds["b"] < 0.006 / 3
 
 
 def test_candidate_profile_blocks_functional(tmp_path):
