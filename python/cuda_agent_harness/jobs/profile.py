@@ -2,10 +2,11 @@
 
 A candidate process never builds the reference model; a baseline process never imports candidate code.
 Input sets are built first (inputs.make_timing_sets: set k from timing_set_seed(seed, k), kept
-alive), then the model; `warmup` calls, then a calibration of the device (timing.Calibration: a copy and
-a float64 GEMM, their operands and kernels set up while preparing, only timed here; the judge
-compares it with the calibration stored with the baselines to tell whether the machine drifted; on CUDA with the GPU's UUID, read before model code runs, which keys the
-baselines kept per GPU), then `iters` timed calls, each on the next input set, with their outputs kept
+alive), then the model; `warmup` calls, then a calibration of the device (timing.Calibration: a
+copy and a float64 GEMM, their operands and kernels set up while preparing, only timed here; the
+judge compares it with the calibration stored with the baselines to tell whether the machine
+drifted; on CUDA with the GPU's UUID, read before model code runs, which keys the baselines kept
+per GPU), then `iters` timed calls, each on the next input set, with their outputs kept
 alive until the end (within 4 GiB; beyond it only call 0's and the spot-checked calls'). The candidate's calls run
 under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
 the process watch, output checks after each call, weights compared at the end), so profiling looks the
