@@ -33,11 +33,9 @@ Result<std::string> StubKey(const std::vector<std::string>& names,
     if (!path) return NotFound("lib" + name + ".so is in none of the toolchain's library folders");
     std::error_code ec;
     fs::path real = fs::canonical(*path, ec);
-    const uintmax_t size = ec ? 0 : fs::file_size(real, ec);
-    const auto time = ec ? fs::file_time_type() : fs::last_write_time(real, ec);
-    if (ec) return NotFound("cannot read " + path->string() + ": " + ec.message());
-    key.Update(name + "|" + real.string() + "|" + std::to_string(size) + "|" +
-               std::to_string(time.time_since_epoch().count()) + "\n");
+    const std::string stamp = ec ? "" : FileStamp(real);
+    if (stamp.empty()) return NotFound("cannot read " + path->string());
+    key.Update(name + "|" + real.string() + "|" + stamp + "\n");
     found.push_back(*path);
   }
   return key.HexDigest().substr(0, 24);

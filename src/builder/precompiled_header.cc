@@ -29,16 +29,6 @@ double AgeSeconds(const fs::path& p) {
   return std::difftime(std::time(nullptr), st.st_mtime);
 }
 
-// ExecutableIdentity: "size:mtime" of the file `path` resolves to ("" when it cannot be read).
-std::string ExecutableIdentity(const std::string& path) {
-  std::error_code ec;
-  fs::path real = fs::canonical(path, ec);
-  struct stat st;
-  if (ec || stat(real.c_str(), &st) != 0) return "";
-  return std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-         std::to_string(st.st_mtim.tv_nsec);
-}
-
 // PchFileName: the precompiled form of cuda_agent_pch.h each compiler reads.
 std::string PchFileName(PchCompiler compiler) {
   return std::string(kPchHeader) + (compiler == PchCompiler::kClang ? ".pch" : ".gch");
@@ -92,7 +82,7 @@ std::optional<fs::path> PrecompiledHeader(const fs::path& cache_dir,
   // Each compiler's header in a folder of its own, even for the same flags (g++'s keeps its name).
   // clang refuses a header another build of clang made (g++ ignores a stale .gch), so an upgraded
   // clang at the same path gets a new folder: the executable's size and time are in the name.
-  if (compiler == PchCompiler::kClang) joined += "clang-pch\x1f" + ExecutableIdentity(flags[0]);
+  if (compiler == PchCompiler::kClang) joined += "clang-pch\x1f" + FileStamp(flags[0]);
   fs::path dir =
       cache_dir / "pch" / Sha256Hex(joined + toolchain.Fingerprint() + header).substr(0, 16);
   fs::path made = dir / PchFileName(compiler);

@@ -1,6 +1,7 @@
 // fs.cc — filesystem helpers.
 #include "common/fs.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -66,6 +67,13 @@ Status CopyFiles(const fs::path& from, const fs::path& to, const std::vector<fs:
     if (ec) return Internal("cannot copy " + (from / rel).string() + ": " + ec.message());
   }
   return OkStatus();
+}
+
+std::string FileStamp(const fs::path& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "";  // stat follows links: the file they resolve to
+  return std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
+         std::to_string(st.st_mtim.tv_nsec);
 }
 
 fs::path DefaultCacheDir() {

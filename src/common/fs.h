@@ -1,5 +1,5 @@
 // fs.h — small filesystem helpers with Status results: read/write whole files (writes are atomic),
-// temporary directories, copying candidate trees, listing files.
+// temporary directories, copying candidate trees, listing files, a file's stamp for cache keys.
 #pragma once
 
 #include <filesystem>
@@ -21,6 +21,9 @@ Result<fs::path> MakeTempDir(const fs::path& parent, const std::string& prefix);
 std::vector<fs::path> ListFilesRecursive(const fs::path& root);
 // CopyFiles copies the given relative files from `from` to `to`, creating directories.
 Status CopyFiles(const fs::path& from, const fs::path& to, const std::vector<fs::path>& files);
+// FileStamp: "SIZE:SECONDS.NANOSECONDS" (size and modification time) of the file `path` resolves
+// to, for keys that must change when a file is replaced; "" when it cannot be read.
+std::string FileStamp(const fs::path& path);
 // DefaultCacheDir is $CUDA_AGENT_CACHE_DIR, else $XDG_CACHE_HOME/cuda-agent, else
 // ~/.cache/cuda-agent.
 fs::path DefaultCacheDir();

@@ -117,10 +117,9 @@ std::string Fingerprint(const HarnessEnv& env) {
   if (!jail.empty()) files.push_back(jail);
   for (const auto& rel : files) {
     fs::path p = rel.is_absolute() ? rel : env.home / "python" / "cuda_agent_harness" / rel;
-    struct stat st;
-    if (stat(p.c_str(), &st) != 0) continue;
-    h.Update(rel.string() + ":" + std::to_string(st.st_size) + ":" +
-             std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) + ";");
+    const std::string stamp = FileStamp(p);
+    if (stamp.empty()) continue;
+    h.Update(rel.string() + ":" + stamp + ";");
   }
   return h.HexDigest().substr(0, 16);
 }
