@@ -246,7 +246,7 @@ def test_eager_profile_on_cuda(tmp_path):
     # the GPU's identity keys the baselines kept per GPU (judge/judge.h OwnGpuKey)
     assert result["calibration"]["device_uuid"] == str(torch.cuda.get_device_properties(0).uuid)
     loop = result["profiler_seconds"]["loop"]  # where the timed loop's time went, by part
-    assert set(loop) == {"flush", "before", "call", "checks", "keep"}, loop
+    assert set(loop) == {"collect", "flush", "before", "call", "checks", "keep"}, loop
     assert 0 < sum(loop.values()) <= result["profiler_seconds"]["calls"] + 1e-3, result["profiler_seconds"]
 
 

@@ -1,6 +1,8 @@
 """Tests of the `profile` job on the CPU, and of the device-time attribution on synthetic events."""
 
+import gc
 import time
+import weakref
 from types import SimpleNamespace
 
 import pytest
@@ -40,6 +42,27 @@ def test_candidate_profile_on_cpu(tmp_path):
     assert set(loop) == {"call", "checks", "keep"}, loop
     assert loop["call"] >= sum(result["wall_us"]) / 1e6 - 1e-6
     assert sum(loop.values()) <= result["phase_seconds"]["timed"] + 1e-6
+
+
+class _Cycle:
+    def __init__(self):
+        self.me = self
+
+
+def test_freeze_garbage_collects_then_keeps_the_survivors_out_of_later_collections():
+    dead = _Cycle()
+    gone = weakref.ref(dead)
+    del dead  # garbage only a collection finds (a reference cycle)
+    kept = [_Cycle() for _ in range(1000)]
+    frozen_before = gc.get_freeze_count()
+    try:
+        timing.freeze_garbage()
+        assert gone() is None  # collected first
+        assert gc.get_freeze_count() >= frozen_before + len(kept)  # survivors frozen
+        tracked = {id(o) for o in gc.get_objects()}
+        assert not any(id(o) in tracked for o in kept)  # later collections do not scan them
+    finally:
+        gc.unfreeze()
 
 
 def test_a_loop_clock_charges_each_lap_to_its_part():

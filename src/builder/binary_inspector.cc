@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "builder/fat_binary.h"
 #include "common/hash.h"
 #include "common/text.h"
 
@@ -231,25 +232,98 @@ Result<BinaryInspection> InspectionFromJson(const Json& j) {
   return out;
 }
 
+namespace {
+
+fs::path InspectionRecord(const fs::path& cache_dir, const std::string& name) {
+  return cache_dir / "inspections" / (name + ".json");
+}
+
+std::optional<BinaryInspection> StoredInspection(const fs::path& record) {
+  Result<Json> stored = ReadJsonFile(record);
+  if (!stored.ok()) return std::nullopt;
+  Result<BinaryInspection> parsed = InspectionFromJson(stored.value());
+  if (!parsed.ok()) return std::nullopt;
+  return std::move(parsed).value();
+}
+
+void StoreInspection(const fs::path& record, const BinaryInspection& inspection) {
+  std::error_code ec;
+  fs::create_directories(record.parent_path(), ec);
+  (void)WriteJsonFile(record, InspectionToJson(inspection));
+}
+
+std::string FatbinRecordName(const std::string& blob) { return "fatbin-" + Sha256Hex(blob); }
+
+}  // namespace
+
+Status InspectFatbinCached(const fs::path& fatbin, const std::string& cuda_home,
+                           const ToolRunner& run, const fs::path& cache_dir) {
+  if (cache_dir.empty()) return InvalidArgument("no cache to keep the inspection in");
+  Result<std::vector<std::string>> blobs = FatbinFile(fatbin);
+  if (!blobs.ok()) return blobs.status();
+  if (blobs->size() != 1) {
+    return InvalidArgument(fatbin.string() + " holds " + std::to_string(blobs->size()) +
+                           " fat binaries, not one");
+  }
+  fs::path record = InspectionRecord(cache_dir, FatbinRecordName(blobs->front()));
+  if (fs::exists(record)) return OkStatus();
+  std::string cuobjdump = ToolPath(cuda_home, "cuobjdump");
+  if (cuobjdump.empty()) return NotFound("cuobjdump not found");
+  Result<RunResult> r = RunQuiet(run, {cuobjdump, "-sass", fatbin.string()});
+  if (!r.ok()) return r.status();
+  if (r->exit_code != 0 || r->timed_out || r->out_truncated) {
+    return Internal("cuobjdump -sass " + fatbin.string() + ": " + r->Describe());
+  }
+  BinaryInspection inspection;
+  inspection.source = "sass";
+  inspection.kernels = ParseCuobjdumpSass(r->out);
+  StoreInspection(record, inspection);
+  return OkStatus();
+}
+
+std::optional<BinaryInspection> InspectionFromFatbins(const fs::path& library,
+                                                      const fs::path& cache_dir) {
+  Result<std::vector<std::string>> blobs = LibraryFatbins(library);
+  if (!blobs.ok() || blobs->empty()) return std::nullopt;
+  BinaryInspection joined;
+  joined.source = "sass";
+  joined.from = "fat binaries";
+  std::map<std::string, size_t>
+      index;  // a kernel in several fat binaries is one, as in cuobjdump's
+  for (const std::string& blob : blobs.value()) {
+    std::optional<BinaryInspection> part =
+        StoredInspection(InspectionRecord(cache_dir, FatbinRecordName(blob)));
+    if (!part || part->source != "sass") return std::nullopt;
+    for (DeviceKernel& kernel : part->kernels) {
+      auto [it, added] = index.emplace(kernel.mangled, joined.kernels.size());
+      if (added) {
+        joined.kernels.push_back(std::move(kernel));
+      } else {
+        joined.kernels[it->second].opcodes.insert(kernel.opcodes.begin(), kernel.opcodes.end());
+      }
+    }
+  }
+  return joined;
+}
+
 BinaryInspection InspectExtensionCached(const fs::path& library, const std::string& cuda_home,
                                         const ToolRunner& run, const fs::path& cache_dir) {
   Result<std::string> digest =
       cache_dir.empty() ? Result<std::string>(NotFound("no cache")) : Sha256File(library.string());
-  fs::path record =
-      digest.ok() ? cache_dir / "inspections" / (digest.value() + ".json") : fs::path();
+  fs::path record = digest.ok() ? InspectionRecord(cache_dir, digest.value()) : fs::path();
   if (!record.empty()) {
-    Result<Json> stored = ReadJsonFile(record);
-    if (stored.ok()) {
-      Result<BinaryInspection> parsed = InspectionFromJson(stored.value());
-      if (parsed.ok()) return std::move(parsed).value();
+    if (std::optional<BinaryInspection> stored = StoredInspection(record)) {
+      stored->from = "stored";
+      return std::move(stored).value();
+    }
+    if (std::optional<BinaryInspection> joined = InspectionFromFatbins(library, cache_dir)) {
+      StoreInspection(record, *joined);
+      return std::move(joined).value();
     }
   }
   BinaryInspection inspection = InspectExtension(library, cuda_home, run);
-  if (!record.empty() && inspection.source == "sass") {
-    std::error_code ec;
-    fs::create_directories(record.parent_path(), ec);
-    (void)WriteJsonFile(record, InspectionToJson(inspection));
-  }
+  inspection.from = "library";
+  if (!record.empty() && inspection.source == "sass") StoreInspection(record, inspection);
   return inspection;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,6 +33,10 @@ struct BinaryInspection {
   std::string source = "none";
   std::vector<DeviceKernel> kernels;
   std::string note;  // why the SASS could not be read, when it could not
+  // How it was found: "library" (the tool run on the library), "fat binaries" (the library's fat
+  // binaries, each inspected when the build made it: InspectFatbinCached), "stored" (this
+  // library's inspection, kept from an earlier judgement).
+  std::string from;
 };
 
 // Runs a tool (cuobjdump, nm) the way the caller contains its tools.
@@ -44,10 +49,25 @@ BinaryInspection InspectExtension(const fs::path& library, const std::string& cu
                                   const ToolRunner& run);
 
 // InspectExtensionCached: InspectExtension, remembered under `cache_dir`/inspections by the
-// library's SHA-256 (an unchanged candidate's library is not read again). Empty cache_dir: no
-// cache.
+// library's SHA-256 (an unchanged candidate's library is not read again). Before it runs the tool
+// on the library it tries InspectionFromFatbins. Empty cache_dir: no cache.
 BinaryInspection InspectExtensionCached(const fs::path& library, const std::string& cuda_home,
                                         const ToolRunner& run, const fs::path& cache_dir);
+
+// InspectFatbinCached reads one fat binary file (the output of a .cu file's device chain, while
+// its host side still compiles) with cuobjdump -sass and stores the kernels under
+// `cache_dir`/inspections by the fat binary's SHA-256; nothing to do when they are stored already.
+// cuobjdump takes 0.5-0.9 s on the GPU host however small the code, so done during the build this
+// leaves the judgement's path. An error when the file is not one fat binary or cuobjdump cannot
+// read it: the library is then read whole, as before.
+Status InspectFatbinCached(const fs::path& fatbin, const std::string& cuda_home,
+                           const ToolRunner& run, const fs::path& cache_dir);
+
+// InspectionFromFatbins: the library's inspection joined from its fat binaries' stored ones
+// (fat_binary.h LibraryFatbins: the library's device code is exactly its .nv_fatbin section),
+// or nullopt when the library has none, holds device code elsewhere, or one is not stored.
+std::optional<BinaryInspection> InspectionFromFatbins(const fs::path& library,
+                                                      const fs::path& cache_dir);
 
 Json InspectionToJson(const BinaryInspection& inspection);
 Result<BinaryInspection> InspectionFromJson(const Json& j);

@@ -255,6 +255,28 @@ bool SplitNvccEnabled() { return !EnvSwitchedOff("CUDA_AGENT_NVCC_SPLIT"); }
 // CUDA_AGENT_LINK_STUBS=0, which links against the libraries themselves (for measuring).
 bool LinkStubsEnabled() { return !EnvSwitchedOff("CUDA_AGENT_LINK_STUBS"); }
 
+// CleanUp removes a split compile's intermediate files and passes its result on.
+Result<RunResult> CleanUp(const fs::path& keep, Result<RunResult> result) {
+  std::error_code ec;
+  fs::remove_all(keep, ec);
+  return result;
+}
+
+// HandOverDeviceCode gives BuildRequest::on_device_code the fat binary nvcc's device chain wrote
+// into `keep`, copied into out_dir/.device_code (the chain's folder is removed after the host
+// compile, which the receiver does not wait for).
+void HandOverDeviceCode(const BuildRequest& req, const fs::path& keep, const fs::path& object) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(keep, ec)) {
+    if (entry.path().extension() != ".fatbin") continue;
+    fs::path copy = req.out_dir / ".device_code" / (object.stem().string() + ".fatbin");
+    fs::create_directories(copy.parent_path(), ec);
+    if (!fs::copy_file(entry.path(), copy, fs::copy_options::overwrite_existing, ec) || ec) return;
+    req.on_device_code(copy);
+    return;
+  }
+}
+
 // CompileCudaSplit compiles one .cu file with nvcc's own commands, its host front end and its
 // device chain at once, then the host compile. nullopt: nvcc's dryrun did not have the shape a plan
 // needs, and nvcc itself should compile the file. The chains' intermediate files go to a folder of
@@ -294,17 +316,19 @@ std::optional<Result<RunResult>> CompileCudaSplit(const BuildRequest& req, const
     return log.Timed(source + ": " + name, [&] { return RunTool(req, opt); });
   };
   std::optional<Result<RunResult>> device;
-  std::thread device_thread([&] { device.emplace(run_chain("device chain", plan->device_chain)); });
+  std::thread device_thread([&] {
+    device.emplace(run_chain("device chain", plan->device_chain));
+    if (req.on_device_code && device->ok() && (*device)->Succeeded()) {
+      HandOverDeviceCode(req, keep, step.object);  // without waiting for the host chain
+    }
+  });
   Result<RunResult> host = run_chain("host chain", plan->host_chain);
   device_thread.join();
   // A front-end error is reported by cudafe++ and again by cicc: the host chain's report comes
   // first, and the device chain's only when the host chain succeeded (ptxas's errors, say).
-  Result<RunResult> result = !host.ok() || !host->Succeeded() ? std::move(host)
-                             : !device->ok() || !(*device)->Succeeded()
-                                 ? std::move(*device)
-                                 : run_chain("host compile", {plan->host_compile});
-  fs::remove_all(keep, ec);
-  return result;
+  if (!host.ok() || !host->Succeeded()) return CleanUp(keep, std::move(host));
+  if (!device->ok() || !(*device)->Succeeded()) return CleanUp(keep, std::move(*device));
+  return CleanUp(keep, run_chain("host compile", {plan->host_compile}));
 }
 
 // CompileWithGcc compiles a binding file clang did not (builder/binding_compiler.h): g++ decides,

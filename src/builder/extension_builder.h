@@ -12,6 +12,7 @@
 //   if (!report.ok) ShowToAgent(report.errors);
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct BuildRequest {
   const Sandbox* sandbox = nullptr;
   SandboxPolicy policy;
   bool fast_math = false;  // nvcc --use_fast_math (the published flags; the `paper` policy)
+  // Called with each .cu file's fat binary (its device code, copied into out_dir/.device_code) as
+  // soon as nvcc's device chain made it, while the file's host side still compiles (only where the
+  // chains run apart: builder/nvcc_plan.h); from the build's threads, several at once.
+  std::function<void(const fs::path& fatbin)> on_device_code = {};
 };
 
 // BuildStep: one timed part of a build (a compiler or linker run, one of nvcc's two chains, an

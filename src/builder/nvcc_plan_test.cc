@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <set>
 
 #include "builder/extension_builder.h"
+#include "builder/fat_binary.h"
 #include "common/subprocess.h"
 #include "common/test_dir.h"
 
@@ -139,7 +141,8 @@ class SplitBuild : public ::testing::Test {
   // Builds binding.cpp (empty) and kernels/k.cu; no torch libraries are linked here, so a build
   // whose objects compiled ends in "link failed".
   BuildReport Build(const fs::path& root, const std::string& kernel, std::string cuda_home = "",
-                    bool sandboxed = true) {
+                    bool sandboxed = true,
+                    std::function<void(const fs::path&)> on_device_code = {}) {
     EXPECT_TRUE(
         WriteFileAtomic(root / "src" / "binding.cpp", "int binding_marker() { return 1; }\n").ok());
     EXPECT_TRUE(WriteFileAtomic(root / "src" / "kernels" / "k.cu", kernel).ok());
@@ -153,6 +156,7 @@ class SplitBuild : public ::testing::Test {
     // As the judge builds (the chains' runs and the link's once differed in whether they kept the
     // host uid).
     if (sandboxed) req.sandbox = &Sandbox::Default();
+    req.on_device_code = std::move(on_device_code);
     return BuildExtension(req, tc);
   }
 
@@ -241,6 +245,27 @@ TEST_F(SplitBuild, RecordsWhereTheBuildTimeGoes) {
   std::set<std::string> plain_names;
   for (const BuildStep& step : plain.steps) plain_names.insert(step.name);
   EXPECT_TRUE(plain_names.count("kernels/k.cu: compile")) << plain.failure;
+}
+
+TEST_F(SplitBuild, HandsOverTheDeviceCodeTheObjectEmbedsBeforeTheHostCompile) {
+  TestDir dir("split-device-code");
+  std::mutex mu;
+  std::vector<fs::path> handed;
+  bool object_there = true;
+  BuildReport report = Build(dir.path(), kKernel, "", true, [&](const fs::path& fatbin) {
+    std::lock_guard<std::mutex> lock(mu);
+    handed.push_back(fatbin);
+    object_there = fs::exists(dir.path() / "out" / "kernels_k.cu.o");
+  });
+  EXPECT_EQ(report.objects_split, 1) << report.failure;
+  ASSERT_EQ(handed.size(), 1u);
+  EXPECT_FALSE(object_there) << "handed over before the host compile made the object";
+  Result<std::vector<std::string>> fatbin = FatbinFile(handed.front());
+  ASSERT_TRUE(fatbin.ok()) << fatbin.status().message();
+  Result<std::vector<std::string>> embedded = LibraryFatbins(dir.path() / "out" / "kernels_k.cu.o");
+  ASSERT_TRUE(embedded.ok()) << embedded.status().message();
+  EXPECT_EQ(fatbin.value(), embedded.value());  // what the inspection reads is what runs
+  ASSERT_EQ(embedded->size(), 1u);
 }
 
 TEST_F(SplitBuild, AnUnexpectedDryrunFallsBackToNvccItself) {

@@ -119,6 +119,33 @@ std::string LeaseKey(Device device) {
   return "cuda-" + key;
 }
 
+namespace {
+
+fs::path LeaseDir(const fs::path& dir) {
+  return dir.empty() ? fs::path("/tmp/cuda-agent-" + std::to_string(geteuid())) / "leases" : dir;
+}
+
+// Unlocked: nobody holds `path` locked in a way that refuses `op` (a look that takes the lock for
+// a moment and gives it back).
+bool Unlocked(const fs::path& path, int op) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return true;  // never made: nobody ever asked
+  const bool got = TryLock(fd, op);
+  close(fd);  // releases the look's lock
+  return got;
+}
+
+}  // namespace
+
+bool DeviceIdle(const std::string& key, const fs::path& dir_in) {
+  const fs::path dir = LeaseDir(dir_in);
+  // Every granted lease holds the lock (shared or exclusive); an exclusive request waits holding
+  // the gate, a gathering one (LeaseGather) a mark in one of the two mark folders.
+  return Unlocked(dir / (key + ".lock"), LOCK_EX) && Unlocked(dir / (key + ".gate"), LOCK_SH) &&
+         CountLiveMarks(dir / (key + ".gathering")) == 0 &&
+         CountLiveMarks(dir / (key + ".queued")) == 0;
+}
+
 Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
                                          const fs::path& dir_in, const LeaseGather* gather_in) {
   auto start = Clock::now();
@@ -130,8 +157,7 @@ Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
     if (!parsed.ok()) return parsed.status();
     gather = parsed.value();
   }
-  fs::path dir =
-      dir_in.empty() ? fs::path("/tmp/cuda-agent-" + std::to_string(geteuid())) / "leases" : dir_in;
+  const fs::path dir = LeaseDir(dir_in);
   fs::path gathering = dir / (key + ".gathering");
   fs::path queued = dir / (key + ".queued");
   // The mark folders only where marks are written: a shared request reads `queued` (missing: none).

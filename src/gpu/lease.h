@@ -69,4 +69,10 @@ class DeviceLease {
 // LeaseKey names the device a judgement uses: "cuda-<CUDA_VISIBLE_DEVICES or all>" or "cpu".
 std::string LeaseKey(Device device);
 
+// DeviceIdle: whether no lease of `key` is held or asked for at this moment, for work worth
+// adding to a lease only where it can delay nobody (a judgement alone on its device). A look,
+// not a lease: it waits for nothing and holds nothing afterwards; true where the lease files do
+// not exist yet. `dir` as for Acquire.
+bool DeviceIdle(const std::string& key, const fs::path& dir = {});
+
 }  // namespace cuda_agent

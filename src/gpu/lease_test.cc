@@ -3,7 +3,10 @@
 // start until K wait or T passes, then run as a batch before any new shared lease.
 #include "gpu/lease.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -60,6 +63,68 @@ TEST(DeviceLease, ExclusiveWaitsForSharedAndHoldsBackNewShared) {
   late_reader.join();
   EXPECT_TRUE(writer_has);
   EXPECT_TRUE(late_reader_has) << "a new shared lease overtook the waiting exclusive one";
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLease, DeviceIdleSeesEveryLeaseHeldOrAskedFor) {
+  fs::path dir = LeaseDir();
+  EXPECT_TRUE(DeviceIdle("gpu", dir)) << "no lease was ever asked for";
+  std::optional<Result<DeviceLease>> reader(DeviceLease::Acquire("gpu", LeaseMode::kShared, dir));
+  ASSERT_TRUE(reader->ok());
+  EXPECT_FALSE(DeviceIdle("gpu", dir)) << "a shared lease is held";
+  EXPECT_TRUE(DeviceIdle("other", dir)) << "another device's leases";
+  std::atomic<bool> asked{false}, granted{false}, release{false};
+  std::thread timing([&] {
+    asked = true;
+    Result<DeviceLease> t = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir);
+    granted = t.ok();
+    while (!release) std::this_thread::sleep_for(milliseconds(1));
+  });
+  while (!asked) std::this_thread::sleep_for(milliseconds(1));
+  std::this_thread::sleep_for(milliseconds(100));
+  ASSERT_FALSE(granted);
+  reader.reset();
+  while (!granted) std::this_thread::sleep_for(milliseconds(1));
+  EXPECT_FALSE(DeviceIdle("gpu", dir)) << "a timing holds the device";
+  release = true;
+  timing.join();
+  EXPECT_TRUE(DeviceIdle("gpu", dir));
+  // The look leaves nothing held: an exclusive lease is granted at once after it.
+  Result<DeviceLease> after = DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir);
+  ASSERT_TRUE(after.ok());
+  EXPECT_LT(after->waited_seconds(), 0.5);
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLease, DeviceIdleSeesATimingThatWaitsHoldingTheGate) {
+  fs::path dir = LeaseDir();
+  // The gate held exclusively by hand, as a timing holds it while it waits for shared leases.
+  ASSERT_TRUE(DeviceLease::Acquire("gpu", LeaseMode::kShared, dir).ok());  // makes the files
+  EXPECT_TRUE(DeviceIdle("gpu", dir));
+  int gate = open((dir / "gpu.gate").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(gate, 0);
+  ASSERT_EQ(flock(gate, LOCK_EX), 0);
+  EXPECT_FALSE(DeviceIdle("gpu", dir)) << "a timing waits for the device";
+  close(gate);
+  EXPECT_TRUE(DeviceIdle("gpu", dir));
+  fs::remove_all(dir);
+}
+
+TEST(DeviceLeaseGather, DeviceIdleSeesATimingThatGathersWithoutTheGate) {
+  fs::path dir = LeaseDir();
+  LeaseGather gather{2, 30};
+  std::optional<Result<DeviceLease>> reader(DeviceLease::Acquire("gpu", LeaseMode::kShared, dir));
+  ASSERT_TRUE(reader->ok());
+  std::atomic<bool> done{false};
+  std::thread timing([&] {
+    (void)DeviceLease::Acquire("gpu", LeaseMode::kExclusive, dir, &gather);
+    done = true;
+  });
+  std::this_thread::sleep_for(milliseconds(150));
+  ASSERT_FALSE(done);
+  reader.reset();
+  timing.join();
+  EXPECT_TRUE(DeviceIdle("gpu", dir));
   fs::remove_all(dir);
 }
 

@@ -1,6 +1,8 @@
 // standby.cc — offering, claiming and running standby jobs (a fork server's children).
 #include "harness/standby.h"
 
+#include <algorithm>
+
 #include "common/hash.h"
 #include "sandbox/cgroup.h"
 
@@ -211,10 +213,16 @@ Standby::~Standby() {
 
 EarlyMarks Standby::Marks() const { return StandbyDirs(dir_).Marks(); }
 
-Status Standby::Then() { return WriteFileAtomic(StandbyDirs(dir_).Then(), "then\n"); }
+Status Standby::Then() {
+  for (const auto& [from, to] : at_then_) {
+    if (Status s = LinkOrCopy(from, to); !s.ok()) return s;
+  }
+  at_then_.clear();
+  return WriteFileAtomic(StandbyDirs(dir_).Then(), "then\n");
+}
 
 Status Standby::Go(const Json& spec, const std::vector<fs::path>& readable,
-                   const fs::path& writable) {
+                   const fs::path& writable, const std::vector<fs::path>& at_then) {
   StandbyDirs d(dir_);
   Json go = spec;
   go.erase("wait_for");
@@ -222,7 +230,11 @@ Status Standby::Go(const Json& spec, const std::vector<fs::path>& readable,
   int index = 0;
   for (const auto& from : readable) {
     fs::path to = d.in / (std::to_string(index++) + "_" + from.filename().string());
-    if (Status s = LinkOrCopy(from, to); !s.ok()) return s;
+    if (std::find(at_then.begin(), at_then.end(), from) != at_then.end()) {
+      at_then_.emplace_back(from, to);
+    } else if (Status s = LinkOrCopy(from, to); !s.ok()) {
+      return s;
+    }
     Rebase(go, from.string(), to.string());
   }
   writable_ = writable;

@@ -15,7 +15,8 @@
 //   StandbyJob job{"profile", pre_go_spec, box};          // box: without per-judgement folders
 //   Result<std::shared_ptr<Standby>> s = Standby::Claim(env, job);   // null: none waited
 //   (void)OfferStandby(env, job, cache_dir / "standby", 300, 4);     // for a later judgement
-//   s->Go(spec, {src, build, shared, task_file}, spot_dir);  ...  s->Wait(600);
+//   s->Go(spec, {src, build, shared, task_file}, spot_dir, {src, build});  ...  s->Then();
+//   s->Wait(600);
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/fs.h"
@@ -75,9 +77,13 @@ class Standby {
 
   // Go hard-links (or copies) each of `readable` (folders or files) into in/, rewrites every path
   // of `spec` under them — and under `writable` — to its place in the standby's folders, and gives
-  // the go with that spec (without wait_for and result_path).
-  Status Go(const Json& spec, const std::vector<fs::path>& readable, const fs::path& writable);
-  // Then gives the second go: after it the job loads the candidate's code.
+  // the go with that spec (without wait_for and result_path). Those of `readable` also in
+  // `at_then` are linked by Then instead: what the job reads only after its second go (the
+  // candidate's sources and build), which may still be being written at the first.
+  Status Go(const Json& spec, const std::vector<fs::path>& readable, const fs::path& writable,
+            const std::vector<fs::path>& at_then = {});
+  // Then links Go's `at_then` folders and gives the second go: after it the job loads the
+  // candidate's code.
   Status Then();
   // Wait waits for the job's end (at most `timeout_s`, then kills it), moves out/'s files into
   // the go's `writable` folder and rewrites the result's paths to match. A job that ended without
@@ -92,6 +98,7 @@ class Standby {
   bool jailed_ = false;
   JobContainment containment_;  // the cgroup and the protected files' fingerprints
   fs::path writable_;           // the go's writable folder (out/ maps to it)
+  std::vector<std::pair<fs::path, fs::path>> at_then_;  // Go's `at_then`: from, to (in in/)
 };
 
 }  // namespace cuda_agent

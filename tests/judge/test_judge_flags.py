@@ -195,7 +195,26 @@ def test_a_compile_error_calls_the_early_jobs_off(binary):
     # called off before their (last) go: "not_started", or killed while still setting up (no result);
     # the candidate job may have done its trusted preparation under the reference's lease first
     assert all(j.get("error_kind", "not_started") == "not_started" for j in early), early
-    profile = next(j for j in early if j["name"] == "profile_candidate")
-    assert "go_wait_seconds" not in profile, profile
-    candidate = next(j for j in early if j["name"] == "candidate")
-    assert "then_wait" not in candidate.get("phase_seconds", {}), candidate
+    # either may have done its trusted preparation under the reference's lease (the profile job when
+    # it was set up by the reference's answer); neither got its second go
+    for job in early:
+        assert "then_wait" not in job.get("phase_seconds", {}), job
+
+
+@pytest.mark.skipif(not __import__("test_judge_cases").cuda_available(), reason="needs a CUDA GPU")
+def test_cuda_machine_code_is_read_from_the_device_chains_fat_binary_during_the_build(binary, tmp_path):
+    """stages/inspect.cc: each .cu file's fat binary is read while its host side compiles, and the
+    library's kernels are joined from it (not read again from the library); then stored."""
+    argv = [str(binary), "judge", "--task", "examples/linear_gelu/model.py", "--candidate",
+            "examples/linear_gelu/candidates/cuda_correct", "--device", "cuda", "--until", "verify",
+            "--json", "--cache-dir", str(tmp_path / "cache")]
+    results = []
+    for _ in range(2):
+        proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        results.append(json.loads(proc.stdout))
+        assert results[-1]["correct"] is True, results[-1]["reason"]
+    first, second = (r["build"] for r in results)
+    assert first["inspection"] == {"source": "sass", "note": "", "from": "fat binaries"}, first
+    assert any("linear_gelu_kernel" in k["name"] for k in first["kernels"]), first["kernels"]
+    assert second["inspection"]["from"] == "stored" and second["kernels"] == first["kernels"], second

@@ -82,6 +82,10 @@ def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_ever
     job = profile_job(caught)
     assert job["standby"] is True and job["standby_waited_s"] > 0
     assert caught["error_kind"] == "timed_mismatch", caught["reason"]
+    # Set up long before, it prepared under the reference's lease while the candidate compiled, and
+    # the candidate's folders reached it at its second go (harness/standby.h, Go's `at_then`).
+    assert "profile_prepared_early_wait" in caught["stage_seconds"], caught["stage_seconds"]
+    assert "profile_prepared_wait" not in caught["stage_seconds"], caught["stage_seconds"]
     now = waiting_standbys(cache)
     assert offered[0] not in now and len(now) == 1, now  # the claimed one's folder is gone
 
@@ -92,6 +96,7 @@ def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_ever
     result = judge(binary, cache, peeks, "--test-skip-static", testing=True)
     assert profile_job(result).get("standby") is True
     assert result["error_kind"] is None and result["correct"] is True, result["reason"]
+    assert "profile_prepared_early_wait" in result["stage_seconds"], result["stage_seconds"]
     assert result["timing"]["spot_checks"] == 2
     assert result["timing"]["candidate"]["time_us"] > 0
 

@@ -191,6 +191,7 @@ def run(spec: dict, result: dict) -> None:
         if profiler is not None:
             profiler.stop()
 
+    timing.freeze_garbage()  # the imports' objects, while no lease is held
     if not go.wait_for_go(spec, result):
         return called_off()
     clock.lap("wait")
@@ -234,6 +235,7 @@ def run(spec: dict, result: dict) -> None:
         # Prepared under the verification's shared lease: nothing of this may still run on the device
         # once the judge releases it (go.py, "then").
         synchronize(device)
+        timing.freeze_garbage()  # the preparation's objects, under the shared lease
         clock.lap("pristine")
         if not go.wait_for_then(spec, result):
             return called_off()

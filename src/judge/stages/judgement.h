@@ -10,6 +10,7 @@
 #pragma once
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -58,7 +59,10 @@ struct JudgementFacts {
   std::vector<std::string> float_dtypes;
   Json spot_expected = Json::array();  // the reference's outputs of the spot-checked timed calls
   Json min_bytes;                      // bytes of one timed call's inputs and output
-  // From the machine code (stages/inspect.cc).
+  // From the machine code (stages/inspect.cc): the fat binaries' inspections the build started,
+  // then the library's.
+  std::mutex device_code_mu;
+  std::vector<std::future<void>> device_code_inspections;
   BinaryInspection inspection;
   double inspect_seconds = 0;
   std::set<std::string> own_keys;  // KernelKey of every kernel the built extension contains

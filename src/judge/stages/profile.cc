@@ -227,9 +227,10 @@ bool StandbyWanted(const Judgement& j) {
 
 // ClaimStandby makes a standby profile job (harness/standby.h) the early job `profile_candidate`
 // when one waits for this judgement's key, and offers one for a later judgement either way. False
-// when none was claimed.
+// when none was claimed. `at_then`: those of `readable` staged for it at its second go.
 bool ClaimStandby(Judgement& j, const Json& spec, const std::vector<fs::path>& readable,
-                  const fs::path& writable, const JobSandbox& box) {
+                  const std::vector<fs::path>& at_then, const fs::path& writable,
+                  const JobSandbox& box) {
   if (!StandbyWanted(j)) return false;
   StandbyJob job{"profile", Json::object(), j.Contain({}, {})};
   for (const char* field : kPreGoFields) job.spec[field] = spec.at(field);
@@ -243,10 +244,10 @@ bool ClaimStandby(Judgement& j, const Json& spec, const std::vector<fs::path>& r
   const double timeout_s = j.options().candidate_timeout_s;
   const double started = j.Elapsed();
   const Json waited = {{"standby", true}, {"standby_waited_s", standby->WaitedSeconds()}};
-  auto go = [standby, spec, readable, writable](const Json& fields) {
+  auto go = [standby, spec, readable, writable, at_then](const Json& fields) {
     Json full = spec;
     full.update(fields);
-    return standby->Go(full, readable, writable);
+    return standby->Go(full, readable, writable, at_then);
   };
   auto outcome = std::async(std::launch::async, [&j, standby, timeout_s, started, waited]() {
     Result<JobOutcome> out = standby->Wait(kStandbyWaitS + timeout_s);
@@ -269,7 +270,9 @@ void StartCandidateProfile(Judgement& j) {
   spec["output_dir"] = dirs.spot_candidate.string();
   std::vector<fs::path> readable = {dirs.shared, dirs.src, dirs.build, dirs.task_file};
   JobSandbox box = j.Contain(readable, {dirs.spot_candidate});
-  if (!ClaimStandby(j, spec, readable, dirs.spot_candidate, box)) {
+  // The candidate's folders are staged for a standby at its second go: its first may come while
+  // the build still writes them (PrepareProfileBesideTheBuild).
+  if (!ClaimStandby(j, spec, readable, {dirs.src, dirs.build}, dirs.spot_candidate, box)) {
     j.early().Start("profile_candidate", "profile", spec, box, j.options().candidate_timeout_s,
                     {dirs.spot_candidate, /*prepares=*/true});
   }
@@ -282,6 +285,11 @@ namespace {
 bool PreparationWanted() { return !EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE"); }
 
 }  // namespace
+
+bool PrepareProfileBesideTheBuild(Judgement& j) {
+  return PreparationWanted() && !EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE_EARLY") &&
+         j.early().Prepare("profile_candidate");
+}
 
 ProfilePreparation::ProfilePreparation(Judgement& j) : j_(j) {
   given_ = PreparationWanted() && j.early().Prepare("profile_candidate");

@@ -6,8 +6,9 @@
 // the expected outputs in memory and answers the verification's and the spot checks' comparisons
 // itself (ServedCompare), so that a judgement creates one CUDA context fewer per comparison and
 // writes and reads no expected output it keeps in memory (jobs/reference.py). For a candidate's
-// judgement its thread also gives verification's candidate job its first go under the same lease
-// (PrepareCandidate), once the reference has answered.
+// judgement its thread also gives verification's candidate job (PrepareCandidate) and the
+// candidate's profile job (PrepareProfileBesideTheBuild) their first gos under the same lease, once
+// the reference has answered.
 #include <functional>
 
 #include "judge/stages/stages.h"
@@ -108,6 +109,8 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
     // The candidate job, started with it, gets its first go under this lease (PrepareCandidate),
     // which must not wait for its start-up either.
     if (candidate) ready_wait_s += j.early().WaitReady("candidate");
+    // Alone on the device, the candidate's profile job prepares under this lease too.
+    const bool alone = candidate && DeviceIdle(LeaseKey(j.options().device));
     ReferenceRun leased = LeasedReference(j, [&](ReferenceRun& run) {
       if (Status go = served.Go("reference", Json::object()); !go.ok()) {
         run.job = go;
@@ -115,9 +118,13 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
       }
       run.job = served.Await("reference", j.options().trusted_timeout_s);
       j.RecordJob("reference", "reference", started, run.job, {{"served", true}});
-      // Still under the lease: the candidate job's trusted preparation, beside the build.
-      if (candidate && run.job.ok() && run.job->Ok())
+      // Still under the lease: the candidate job's trusted preparation and the candidate's
+      // profile job's (whose first go comes first: it prepares longer), beside the build.
+      if (candidate && run.job.ok() && run.job->Ok()) {
+        const bool profile = alone && PrepareProfileBesideTheBuild(j);
         run.candidate_prepared_wait_s = PrepareCandidate(j, run.job->result);
+        if (profile) run.profile_prepared_wait_s = j.early().WaitPrepared("profile_candidate");
+      }
     });
     leased.ready_wait_s = ready_wait_s;  // on every path, the lease refused too
     return leased;
@@ -130,6 +137,8 @@ Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending) {
   j.result().stage_seconds["reference_ready_wait"] = run.ready_wait_s;
   if (run.candidate_prepared_wait_s)
     j.result().stage_seconds["candidate_prepared_wait"] = *run.candidate_prepared_wait_s;
+  if (run.profile_prepared_wait_s)
+    j.result().stage_seconds["profile_prepared_early_wait"] = *run.profile_prepared_wait_s;
   if (!run.job.ok()) return j.Internal(run.job.status().message());
   const JobOutcome& ref = run.job.value();
   j.Track(ref);

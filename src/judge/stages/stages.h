@@ -57,6 +57,8 @@ struct ReferenceRun {
   // How long its lease waited, after the reference's answer, for the candidate job's preparation
   // (PrepareCandidate); absent when the candidate was not prepared then.
   std::optional<double> candidate_prepared_wait_s;
+  // The same for the candidate's profile job, when it prepared then (PrepareProfileBesideTheBuild).
+  std::optional<double> profile_prepared_wait_s;
 };
 
 // How StartReference starts: the reference alone (baselines), or for a candidate's verification
@@ -80,6 +82,10 @@ Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending);
 // while the candidate is verified. FinishInspect applies what it found; its verdict comes before
 // verification's.
 std::future<BinaryInspection> StartInspect(Judgement& j);
+// InspectDeviceCode reads one .cu file's fat binary on a thread while the build goes on
+// (BuildRequest::on_device_code): stored in the cache, it spares StartInspect's reading the
+// library, which waits for it (builder/binary_inspector.h InspectFatbinCached).
+void InspectDeviceCode(Judgement& j, const fs::path& fatbin);
 Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
 
 // --- verify -------------------------------------------------------------------------------------
@@ -123,6 +129,16 @@ void StartCandidateProfile(Judgement& j);
 // its second go, which ProfileCandidate gives under the exclusive lease). Its destruction waits
 // until the job has marked that done, so that none of it runs outside a lease. Off with
 // $CUDA_AGENT_PROFILE_PREPARE=0 (both gos then come under the exclusive lease).
+// PrepareProfileBesideTheBuild gives the same first go earlier: under the reference's shared
+// lease, beside the verification's candidate job (the reference's thread, StartReference), so
+// that the preparation runs while the candidate still compiles; the caller waits for `prepared`
+// (EarlyJobs::WaitPrepared) before it releases that lease. The reference's thread asks for it
+// only when the device was idle as the reference's lease was asked for (gpu/lease.h DeviceIdle):
+// beside other judgements the longer shared hold delays their timings (judged per GPU-hour −3 to
+// −6% at 8 at once). False when not given (the job is not ready, or
+// $CUDA_AGENT_PROFILE_PREPARE_EARLY=0 or $CUDA_AGENT_PROFILE_PREPARE=0): then ProfilePreparation
+// gives it.
+bool PrepareProfileBesideTheBuild(Judgement& j);
 class ProfilePreparation {
  public:
   explicit ProfilePreparation(Judgement& j);
