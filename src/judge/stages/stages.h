@@ -6,10 +6,11 @@
 //   static_checks.cc StaticChecks         workspace integrity, the C++ scan, model_new.py's rules
 //   build.cc         WriteSnapshot, Build the candidate's files + our binding files, compiled
 //   reference.cc     Start/FinishReference the trusted reference job (during the build)
-//   inspect.cc       Start/FinishInspect  the extension's machine code (during verification)
+//   inspect.cc       InspectDeviceCode,   the extension's machine code (each .cu's during the
+//                    Start/FinishInspect  build, the library's joined during verification)
 //   verify.cc        StartVerifyJobs, Verify (+ the compute-sanitizer run)
-//   profile.cc       StartCandidateProfile, ProfilePreparation, ProfileCandidate (+ kernel audit),
-//                    CheckTimedCalls
+//   profile.cc       StartCandidateProfile, ProfilePreparation, PrepareProfileBesideTheBuild,
+//                    ProfileCandidate (+ kernel audit), CheckTimedCalls
 //   baselines.cc     StartBaselineProfiles, ProfileBaselines (from the store or measured)
 //   reward.cc        Reward               the schedule applied to the times
 #pragma once
@@ -129,16 +130,6 @@ void StartCandidateProfile(Judgement& j);
 // its second go, which ProfileCandidate gives under the exclusive lease). Its destruction waits
 // until the job has marked that done, so that none of it runs outside a lease. Off with
 // $CUDA_AGENT_PROFILE_PREPARE=0 (both gos then come under the exclusive lease).
-// PrepareProfileBesideTheBuild gives the same first go earlier: under the reference's shared
-// lease, beside the verification's candidate job (the reference's thread, StartReference), so
-// that the preparation runs while the candidate still compiles; the caller waits for `prepared`
-// (EarlyJobs::WaitPrepared) before it releases that lease. The reference's thread asks for it
-// only when the device was idle as the reference's lease was asked for (gpu/lease.h DeviceIdle):
-// beside other judgements the longer shared hold delays their timings (judged per GPU-hour −3 to
-// −6% at 8 at once). False when not given (the job is not ready, or
-// $CUDA_AGENT_PROFILE_PREPARE_EARLY=0 or $CUDA_AGENT_PROFILE_PREPARE=0): then ProfilePreparation
-// gives it.
-bool PrepareProfileBesideTheBuild(Judgement& j);
 class ProfilePreparation {
  public:
   explicit ProfilePreparation(Judgement& j);
@@ -150,6 +141,16 @@ class ProfilePreparation {
   Judgement& j_;
   bool given_ = false;
 };
+// PrepareProfileBesideTheBuild gives the same first go earlier: under the reference's shared
+// lease, beside the verification's candidate job (the reference's thread, StartReference), so
+// that the preparation runs while the candidate still compiles; the caller waits for `prepared`
+// (EarlyJobs::WaitPrepared) before it releases that lease. The reference's thread asks for it
+// only when the device was idle as the reference's lease was asked for (gpu/lease.h DeviceIdle):
+// beside other judgements the longer shared hold delays their timings (judged per GPU-hour −3 to
+// −6% at 8 at once). False when not given (the job is not ready, or
+// $CUDA_AGENT_PROFILE_PREPARE_EARLY=0 or $CUDA_AGENT_PROFILE_PREPARE=0): then ProfilePreparation
+// gives it.
+bool PrepareProfileBesideTheBuild(Judgement& j);
 // ProfileCandidate times the candidate and audits the kernels its timed calls ran.
 Next ProfileCandidate(Judgement& j);
 // CheckTimedCalls: the spot-checked timed outputs match the reference's, and no time beats the
