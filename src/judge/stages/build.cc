@@ -21,7 +21,11 @@ Next Build(Judgement& j) {
                    opt.build_timeout_s, &j.sandbox(),   j.base_policy()};
   req.policy.gpu = false;  // compilers need no GPU
   req.fast_math = opt.policy.fast_math;
-  req.on_device_code = [&j](const fs::path& fatbin) { InspectDeviceCode(j, fatbin); };
+  // The machine code is inspected only for a judgement that goes on to verify (`build` alone
+  // does not), each .cu's as soon as its device code exists.
+  if (opt.until != Stage::kBuild) {
+    req.on_device_code = [&j](const fs::path& fatbin) { InspectDeviceCode(j, fatbin); };
+  }
   BuildReport built = BuildExtension(req, j.toolchain());
   Json steps = Json::array();
   for (const BuildStep& step : built.steps) {
