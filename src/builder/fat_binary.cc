@@ -10,14 +10,16 @@ namespace cuda_agent {
 namespace {
 
 constexpr uint32_t kFatbinMagic = 0xBA55ED50;
-constexpr size_t kFatbinHeaderBytes = 16;
 constexpr uintmax_t kMaxFileBytes = 512u << 20;  // an extension library is a few MB
 
-uint32_t LoadU32(std::string_view bytes, size_t at) {
-  uint32_t v;
-  std::memcpy(&v, bytes.data() + at, sizeof(v));
-  return v;
-}
+// A fat binary's header, as it lies in the file (little-endian).
+struct FatbinHeader {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t header_bytes;
+  uint64_t payload_bytes;
+};
+static_assert(sizeof(FatbinHeader) == 16);
 
 Result<std::string> ReadBounded(const fs::path& path) {
   std::error_code ec;
@@ -49,20 +51,17 @@ Result<std::vector<std::string>> SplitFatbins(std::string_view bytes) {
       ++at;
       continue;
     }
-    if (bytes.size() - at < kFatbinHeaderBytes || LoadU32(bytes, at) != kFatbinMagic) {
+    FatbinHeader header;
+    if (!LoadAt(bytes, at, &header) || header.magic != kFatbinMagic) {
       return InvalidArgument("no fat binary header at offset " + std::to_string(at));
     }
-    uint16_t header_bytes;
-    uint64_t payload_bytes;
-    std::memcpy(&header_bytes, bytes.data() + at + 6, sizeof(header_bytes));
-    std::memcpy(&payload_bytes, bytes.data() + at + 8, sizeof(payload_bytes));
     const size_t left = bytes.size() - at;
-    if (header_bytes < kFatbinHeaderBytes || header_bytes > left ||
-        payload_bytes > left - header_bytes) {
+    if (header.header_bytes < sizeof(FatbinHeader) || header.header_bytes > left ||
+        header.payload_bytes > left - header.header_bytes) {
       return InvalidArgument("the fat binary at offset " + std::to_string(at) +
                              " runs past the end");
     }
-    const size_t total = header_bytes + static_cast<size_t>(payload_bytes);
+    const size_t total = header.header_bytes + static_cast<size_t>(header.payload_bytes);
     blobs.emplace_back(bytes.substr(at, total));
     at += total;
   }
