@@ -24,7 +24,14 @@ JSON line; the server answers with JSON lines on the same connection.
       judgement that nobody waits for yet. It lives on after its client leaves; when it ends unclaimed,
       the server removes each `cleanup` path (a folder tree; a cgroup folder with rmdir).
   {"op": "claim", "key"}  ->  {"event": "claimed", "pid", "waited_seconds", "record"}, later {"event": "ended", ...} as for "run"
-      (the claiming client now owns it: its disconnect kills the job), or {"event": "none"}.
+      (the claiming client now owns it: its disconnect kills the job, and the server then removes the offer's
+      `cleanup` paths too), or {"event": "none"}.
+  {"op": "release"}, sent by the client that claimed a standby on that connection  ->  {"event": "released"} and the
+      connection closes: the job waits again under its key, as offered, for the next claim (a kept job serves one
+      judgement per claim, harness/kept_jobs.h); or {"event": "declined", "message"} (max_waiting wait under the key
+      already, or the job was never a standby): the client still owns it.
+  A standby offered with "idle_s" is killed once it has waited that long unclaimed (the server decides, so that a
+  claim never hands out a job that is giving up).
 The server exits after --idle-timeout seconds without a connection or a running job.
 """
 
@@ -58,6 +65,10 @@ class Job:
         self.ready = b""
         self.start = time.monotonic()
         self.standby = standby  # the request's "standby" object while unclaimed
+        self.offer = standby  # the same, kept while claimed: a release puts the job back under it
+        self.released = b""  # what its claiming client sent so far
+        self.ending = False  # killed for waiting too long: no longer handed out
+        self.client_gone = False  # its client went away: killed, and cleaned up as offered
 
 
 def _standby_fields(request: dict) -> dict | None:
@@ -76,7 +87,10 @@ def _standby_fields(request: dict) -> dict | None:
     record = standby.get("record", {})
     if not isinstance(record, dict):
         raise ValueError("standby: 'record' must be a JSON object")
-    return {"key": standby["key"], "cleanup": cleanup, "max_waiting": waiting, "record": record}
+    idle = standby.get("idle_s")
+    if idle is not None and (not isinstance(idle, (int, float)) or isinstance(idle, bool) or idle <= 0):
+        raise ValueError("standby: 'idle_s' must be a positive number")
+    return {"key": standby["key"], "cleanup": cleanup, "max_waiting": waiting, "record": record, "idle_s": idle}
 
 
 def _clean_up(paths: list[str]) -> None:
@@ -292,6 +306,7 @@ class Server:
                 elif isinstance(kind, tuple) and kind[0] == "ready":
                     self._read_ready(kind[1])
             self._reap()
+            self._end_idle_standbys()
             if self.jobs or self.pending:
                 self.last_activity = time.monotonic()
             elif time.monotonic() - self.last_activity > self.idle_timeout:
@@ -420,13 +435,14 @@ class Server:
             self.sel.register(conn, selectors.EVENT_READ, ("job", pid))
 
     def _waiting(self, key: str) -> int:
-        return sum(1 for job in self.jobs.values() if job.standby is not None and job.standby["key"] == key)
+        return sum(1 for job in self.jobs.values()
+                   if job.standby is not None and not job.ending and job.standby["key"] == key)
 
     def _claim(self, conn: socket.socket, request: dict) -> None:
         """Hands the oldest standby waiting under the request's key to this client."""
         key = request.get("key")
         waiting = [job for job in self.jobs.values()
-                   if job.standby is not None and job.standby["key"] == key]
+                   if job.standby is not None and not job.ending and job.standby["key"] == key]
         if not waiting:
             self._send(conn, {"event": "none"})
             conn.close()
@@ -455,7 +471,8 @@ class Server:
             job.ready_fd = -1
 
     def _read_job_conn(self, pid: int) -> None:
-        """Data or EOF from a client whose job runs: EOF (the client went away) kills the job."""
+        """Data or EOF from a client whose job runs: EOF (the client went away) kills the job; a
+        "release" line from the client that claimed a standby puts it back under its key."""
         job = self.jobs.get(pid)
         if job is None:
             return
@@ -466,10 +483,54 @@ class Server:
         except OSError:
             chunk = b""
         if not chunk:
+            job.client_gone = True
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+            return
+        job.released = (job.released + chunk)[-MAX_REQUEST_BYTES:]
+        while b"\n" in job.released:
+            line, job.released = job.released.split(b"\n", 1)
+            try:
+                op = json.loads(line).get("op")
+            except (ValueError, AttributeError):
+                op = None
+            if op == "release":
+                self._release(job)
+                return
+            self._send(job.conn, {"event": "error", "message": f"a running job's client may only send "
+                                                               f"release, not {line[:80]!r}"})
+
+    def _release(self, job: Job) -> None:
+        """Puts a claimed standby back under its key for the next claim (see the protocol)."""
+        offer = job.offer
+        if offer is None or self._waiting(offer["key"]) >= offer["max_waiting"]:
+            why = "not a standby" if offer is None else f"{offer['max_waiting']} wait under its key already"
+            self._send(job.conn, {"event": "declined", "message": why})
+            return
+        conn, job.conn = job.conn, None
+        try:
+            self.sel.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        job.standby = offer
+        job.start = time.monotonic()
+        self._send(conn, {"event": "released"})
+        conn.close()
+
+    def _end_idle_standbys(self) -> None:
+        """Kills each standby that has waited unclaimed longer than its "idle_s" (reaped and cleaned up
+        as any unclaimed standby)."""
+        now = time.monotonic()
+        for job in self.jobs.values():
+            standby = job.standby
+            if standby is not None and standby.get("idle_s") and now - job.start > standby["idle_s"]:
+                job.ending = True
+                try:
+                    os.kill(job.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def _reap(self) -> None:
         while self.jobs:
@@ -494,6 +555,8 @@ class Server:
                 if job.standby is not None:
                     _clean_up(job.standby["cleanup"])
                 continue
+            if job.client_gone and job.offer is not None:
+                _clean_up(job.offer["cleanup"])  # a claimed standby whose client died without cleaning up
             text = job.ready.decode(errors="replace").strip().splitlines()
             message = {"event": "ended", "seconds": time.monotonic() - job.start,
                        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,

@@ -30,6 +30,7 @@ class Serving:
     def __init__(self, spec: dict):
         serve = spec.get("serve")
         self.active = serve is not None
+        self.failed: list[str] = []  # the requests whose handling raised (not a mismatch: an error)
         if not self.active:
             return
         if not isinstance(serve, dict):
@@ -58,7 +59,15 @@ class Serving:
                 break
             fields = {k: v for k, v in waiting.items() if k != "wait_for"}
             start = time.perf_counter()
-            run_reporting(lambda: handle(name, fields, answer), answer)
+
+            def handled(name=name, fields=fields, answer=answer) -> None:
+                try:
+                    handle(name, fields, answer)
+                except BaseException:
+                    self.failed.append(name)
+                    raise
+
+            run_reporting(handled, answer)
             answer["seconds"] = time.perf_counter() - start
             self.answer(name, answer)
             answered.append(name)

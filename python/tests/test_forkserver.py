@@ -274,3 +274,89 @@ def test_a_malformed_standby_is_refused(server, tmp_path, standby, message):
     request["standby"] = standby
     answer = call(sock, request)
     assert answer[0]["event"] == "error" and message in answer[0]["message"]
+
+
+def claim_on(sock, key):
+    """Claims the standby under `key` on a connection this test keeps: (socket, its lines, claimed)."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(60)
+    s.connect(str(sock))
+    s.sendall((json.dumps({"op": "claim", "key": key}) + "\n").encode())
+    lines = s.makefile()
+    return s, lines, json.loads(lines.readline())
+
+
+def test_a_released_standby_waits_again_for_the_next_claim(server, tmp_path):
+    sock, _, _ = server
+    key = "k-" + str(tmp_path)
+    folder, request = standby_request(tmp_path, "static-1", record={"dir": "kept"})
+    started, _ = call(sock, request)
+    s, lines, claimed = claim_on(sock, key)
+    assert claimed["event"] == "claimed" and claimed["pid"] == started["pid"]
+    assert call(sock, {"op": "claim", "key": key}) == [{"event": "none"}]  # it is this client's now
+    s.sendall(b'{"op": "release"}\n')
+    assert json.loads(lines.readline()) == {"event": "released"}
+    assert lines.readline() == ""  # the server closed the connection
+    s.close()
+    time.sleep(0.2)
+    os.kill(started["pid"], 0)  # the client left, the job lives on
+    s, lines, again = claim_on(sock, key)
+    assert again["event"] == "claimed" and again["pid"] == started["pid"]
+    assert again["record"] == {"dir": "kept"} and again["waited_seconds"] < 5
+    (folder / "go.tmp").write_text("go")
+    os.rename(folder / "go.tmp", folder / "go")
+    assert json.loads(lines.readline())["event"] == "ended"
+    s.close()
+
+
+def test_a_job_that_was_never_a_standby_cannot_be_released(server, tmp_path):
+    sock, _, _ = server
+    folder, request = job(tmp_path, "static-1", {"wait_for": {"go": str(tmp_path / "never"),
+                                                              "stop": str(tmp_path / "stop")}})
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(60)
+    s.connect(str(sock))
+    s.sendall((json.dumps(request) + "\n").encode())
+    lines = s.makefile()
+    assert json.loads(lines.readline())["event"] == "started"
+    s.sendall(b'{"op": "release"}\n')
+    declined = json.loads(lines.readline())
+    assert declined["event"] == "declined" and "not a standby" in declined["message"]
+    (tmp_path / "stop").write_text("stop")
+    assert json.loads(lines.readline())["event"] == "ended"  # still this client's job
+    s.close()
+
+
+def assert_ended_and_cleaned_up(pid, leftover):
+    """The server killed the job `pid` and removed its cleanup path `leftover`."""
+    deadline = time.time() + 30
+    while time.time() < deadline and leftover.exists():
+        time.sleep(0.05)
+    assert not leftover.exists()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_a_standby_idle_too_long_is_ended_by_the_server_and_cleaned_up(server, tmp_path):
+    sock, _, _ = server
+    leftover = tmp_path / "leftover"
+    leftover.mkdir()
+    _, request = standby_request(tmp_path, "static-1", cleanup=[leftover])
+    request["standby"]["idle_s"] = 0.5
+    started, waiting = call(sock, request)
+    assert waiting == {"event": "waiting"}
+    assert_ended_and_cleaned_up(started["pid"], leftover)
+    assert call(sock, {"op": "claim", "key": "k-" + str(tmp_path)}) == [{"event": "none"}]
+
+
+def test_a_claimed_standby_whose_client_dies_is_killed_and_cleaned_up(server, tmp_path):
+    sock, _, _ = server
+    leftover = tmp_path / "leftover"
+    leftover.mkdir()
+    _, request = standby_request(tmp_path, "static-1", cleanup=[leftover])
+    started, _ = call(sock, request)
+    s, lines, claimed = claim_on(sock, "k-" + str(tmp_path))
+    assert claimed["event"] == "claimed"
+    lines.close()
+    s.close()  # the claiming judge died
+    assert_ended_and_cleaned_up(started["pid"], leftover)

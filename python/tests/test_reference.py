@@ -2,12 +2,15 @@
 
 import json
 import os
+import threading
+import time
 
 import torch
 
 from cuda_agent_harness.inputs import make_input_set, timed_call_set, timing_set_seed, transformed
+from cuda_agent_harness.runner import run_job
 from cuda_agent_harness.task_module import import_task
-from helpers import TASK, Served, make_reference, reference_spec, reference_weights_of, run, write
+from helpers import TASK, Served, make_reference, read_strict_json, reference_spec, reference_weights_of, run, write
 
 
 def load(path):
@@ -353,3 +356,124 @@ def test_a_kept_output_that_views_a_larger_block_gets_its_own():
     view = own_storage(block[:, :4])
     assert view.untyped_storage().nbytes() == 16 * 4 * 4 and torch.equal(view, block[:, :4])
     assert own_storage(block).data_ptr() == block.data_ptr()  # a whole block: no copy
+
+
+# --- kept: one process serves one judgement per round (harness/kept_jobs.h) ---
+
+class Kept:
+    """A kept reference job on a thread of this process, in the folders a kept job has; the test plays
+    the judges that claim it, one round each."""
+
+    def __init__(self, tmp_path, max_rounds=10, task=TASK):
+        from helpers import fixed_tolerance, write
+        self.dir = tmp_path / "kept"
+        (self.dir / "rounds" / "0" / "answers").mkdir(parents=True)
+        (self.dir / "signals" / "0").mkdir(parents=True)
+        self.spec = {"result_path": str(tmp_path / "kept.json"), "device": "cpu",
+                     "task_path": write(tmp_path / "task" / "model.py", task),
+                     "tolerance": fixed_tolerance(),
+                     "kept": {"rounds_dir": str(self.dir / "rounds"), "signals_dir": str(self.dir / "signals"),
+                              "stop": str(self.dir / "signals" / "stop"), "go": "go_reference",
+                              "max_rounds": max_rounds, "idle_s": 30},
+                     "wait_for": {"go": str(self.dir / "signals" / "0" / "go_reference"),
+                                  "stop": str(self.dir / "signals" / "stop"), "timeout_s": 30,
+                                  "ready": str(self.dir / "rounds" / "0" / "answers" / "ready")}}
+        self.thread = threading.Thread(target=run_job, args=("reference", self.spec))
+        self.thread.start()
+
+    def round_dir(self, r):
+        return self.dir / "rounds" / str(r)
+
+    def wait_for(self, path):
+        deadline = time.monotonic() + 60
+        while not path.exists():
+            assert self.thread.is_alive() or path.exists(), f"the job ended before {path}"
+            assert time.monotonic() < deadline, f"no {path}"
+            time.sleep(0.005)
+        return read_strict_json(str(path)) if path.suffix == ".json" else None
+
+    def give(self, r, name, fields, answer=None):
+        go = self.dir / "signals" / str(r) / f"go_{name}"
+        go.parent.mkdir(exist_ok=True)
+        with open(f"{go}.tmp", "w") as f:
+            json.dump(fields, f)
+        os.replace(f"{go}.tmp", go)
+        return self.wait_for(self.round_dir(r) / "answers" / f"{answer or name}.json")
+
+    def start_round(self, r, seeds, init_seed=7, answer=None):
+        self.wait_for(self.round_dir(r) / "answers" / "ready")
+        rd = self.round_dir(r)
+        fields = {"data_dir": str(rd / "shared"), "expected_dir": str(rd / "private"), "init_seed": init_seed,
+                  "check_seeds": list(seeds), "round_end_path": str(rd / "answers" / "round_end.json"),
+                  "serve": {"answers_dir": str(rd / "answers"), "go_dir": str(self.dir / "signals" / str(r)),
+                            "stop": str(self.dir / "signals" / str(r) / "stop"), "timeout_s": 30,
+                            "requests": ["reference", "compare"]}}
+        return self.give(r, "reference", {"round": fields}, answer), fields
+
+    def compare(self, r, keys, outputs):
+        paths = []
+        for i, out in enumerate(outputs):
+            paths.append(str(self.dir / "signals" / str(r) / f"out_{i}.pt"))
+            torch.save(out, paths[-1])
+        return self.give(r, "compare", {"expected_keys": keys, "actual_paths": paths})
+
+    def end_round(self, r):
+        (self.dir / "signals" / str(r) / "stop").write_text("stop\n")
+        return self.wait_for(self.round_dir(r) / "answers" / "round_end.json")
+
+    def end(self):
+        (self.dir / "signals" / "stop").write_text("stop\n")
+        self.thread.join(60)
+        assert not self.thread.is_alive()
+        return read_strict_json(self.spec["result_path"])
+
+
+def test_a_kept_reference_serves_one_judgement_per_round_each_from_its_own_seeds(tmp_path):
+    kept = Kept(tmp_path)
+    outputs = []
+    for r, seeds in enumerate([(101, 102), (201, 202, 203)]):
+        ref, fields = kept.start_round(r, seeds, init_seed=7 + r)
+        assert ref["ok"] and ref["num_checks"] == len(seeds), ref
+        round_spec = dict(kept.spec, **fields)
+        good = [expected_of(round_spec, s) for s in seeds]
+        outputs.append(good[0])
+        assert os.path.exists(os.path.join(fields["data_dir"], "init_inputs.pt"))
+        cmp = kept.compare(r, [f"check {i}" for i in range(len(seeds))], good)
+        assert cmp["ok"], cmp
+        end = kept.end_round(r)
+        assert end["ok"] and end["round"] == r and end["reusable"] and end["answered"] == ["compare"], end
+    assert not torch.equal(outputs[0], outputs[1])  # the second round's own weights and inputs
+    # A round that fails is the last: it answers nothing, its end says why, and the job ends without
+    # waiting for another.
+    end = kept.start_round(2, (301,), init_seed="seven", answer="round_end")[0]
+    assert not end["ok"] and end["error_kind"] == "internal" and "init_seed" in end["reason"], end
+    assert not end["reusable"] and not (kept.round_dir(2) / "answers" / "reference.json").exists()
+    kept.thread.join(60)
+    assert not kept.thread.is_alive()
+    assert read_strict_json(kept.spec["result_path"])["rounds"] == 3
+
+
+def test_a_kept_reference_ends_after_its_last_round_or_at_stop(tmp_path):
+    kept = Kept(tmp_path / "one", max_rounds=1)
+    ref, _ = kept.start_round(0, (101,))
+    assert ref["ok"]
+    assert kept.end_round(0)["reusable"] is False  # its only round
+    kept.thread.join(60)
+    assert not kept.thread.is_alive() and not kept.round_dir(1).exists()
+    waiting = Kept(tmp_path / "two")
+    ref, _ = waiting.start_round(0, (101,))
+    assert waiting.end_round(0)["reusable"]
+    waiting.wait_for(waiting.round_dir(1) / "answers" / "ready")  # it waits for the next round
+    assert waiting.end()["rounds"] == 1
+
+
+def test_a_kept_reference_reimports_its_task_each_round(tmp_path):
+    counting = TASK + "\nimport builtins\nbuiltins.kept_task_imports = getattr(builtins, 'kept_task_imports', 0) + 1\n"
+    kept = Kept(tmp_path, task=counting)
+    import builtins
+    before = getattr(builtins, "kept_task_imports", 0)
+    for r in range(2):
+        assert kept.start_round(r, (101,))[0]["ok"]
+        kept.end_round(r)
+    assert builtins.kept_task_imports - before == 2  # a fresh module per round, as a fresh process has
+    kept.end()

@@ -69,6 +69,18 @@ Status CopyFiles(const fs::path& from, const fs::path& to, const std::vector<fs:
   return OkStatus();
 }
 
+Status LinkOrCopy(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  auto options = fs::copy_options::recursive | fs::copy_options::create_hard_links;
+  fs::copy(from, to, options, ec);
+  if (!ec) return OkStatus();
+  fs::remove_all(to, ec);
+  fs::copy(from, to, fs::copy_options::recursive, ec);
+  if (ec)
+    return Internal("cannot put " + from.string() + " at " + to.string() + ": " + ec.message());
+  return OkStatus();
+}
+
 std::string FileStamp(const fs::path& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) return "";  // stat follows links: the file they resolve to

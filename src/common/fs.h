@@ -1,5 +1,6 @@
 // fs.h — small filesystem helpers with Status results: read/write whole files (writes are atomic),
-// temporary directories, copying candidate trees, listing files, a file's stamp for cache keys.
+// temporary directories, copying candidate trees, hard links, listing files, a file's stamp for
+// cache keys.
 #pragma once
 
 #include <filesystem>
@@ -21,6 +22,9 @@ Result<fs::path> MakeTempDir(const fs::path& parent, const std::string& prefix);
 std::vector<fs::path> ListFilesRecursive(const fs::path& root);
 // CopyFiles copies the given relative files from `from` to `to`, creating directories.
 Status CopyFiles(const fs::path& from, const fs::path& to, const std::vector<fs::path>& files);
+// LinkOrCopy puts `from` (a file or a folder tree) at `to`: hard links where the file system
+// allows, copies where it does not.
+Status LinkOrCopy(const fs::path& from, const fs::path& to);
 // FileStamp: "SIZE:SECONDS.NANOSECONDS" (size and modification time) of the file `path` resolves
 // to, for keys that must change when a file is replaced; "" when it cannot be read.
 std::string FileStamp(const fs::path& path);

@@ -15,10 +15,8 @@ constexpr std::chrono::milliseconds kStopGrace{100};
 // How often WaitForMark looks for a mark (the job polls its go file as often: go.py).
 constexpr std::chrono::milliseconds kMarkPoll{2};
 
-}  // namespace
-
-double WaitForMark(const fs::path& mark, const std::future<Result<JobOutcome>>& outcome,
-                   double max_s) {
+template <class Future>
+double WaitForMarkOf(const fs::path& mark, const Future& outcome, double max_s) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   const auto deadline =
@@ -28,6 +26,18 @@ double WaitForMark(const fs::path& mark, const std::future<Result<JobOutcome>>& 
     if (outcome.wait_for(kMarkPoll) == std::future_status::ready) break;
   }
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+double WaitForMark(const fs::path& mark, const std::future<Result<JobOutcome>>& outcome,
+                   double max_s) {
+  return WaitForMarkOf(mark, outcome, max_s);
+}
+
+double WaitForMark(const fs::path& mark, const std::shared_future<Result<JobOutcome>>& outcome,
+                   double max_s) {
+  return WaitForMarkOf(mark, outcome, max_s);
 }
 
 EarlyJobs::EarlyJobs(fs::path signals, double wait_s, JobRunner run)

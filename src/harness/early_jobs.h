@@ -46,6 +46,8 @@ using JobRunner = std::function<Result<JobOutcome>(const std::string& name, cons
 // invalid future: at once), at most `max_s`; returns the seconds waited.
 double WaitForMark(const fs::path& mark, const std::future<Result<JobOutcome>>& outcome,
                    double max_s);
+double WaitForMark(const fs::path& mark, const std::shared_future<Result<JobOutcome>>& outcome,
+                   double max_s);
 
 // EarlyMarks: where an early job marks its progress (`dir`, a folder it may write; empty: it
 // marks nothing), and whether it prepares before a second go (go.py, "then").

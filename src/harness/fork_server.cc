@@ -249,11 +249,21 @@ Json RunRequest(const ForkServerJob& job) {
 }
 
 // AwaitEnd waits on `conn` for the "ended" of the job `pid` (killing it at `deadline`) and reads
-// its output files.
+// its output files. With `released`, a "released" answer (ClaimedJob::SendRelease) ends the wait
+// too and sets it; a declined release kills the job.
 Result<RunResult> AwaitEnd(ServerConnection& conn, pid_t pid, const ForkServerJob& job,
-                           Clock::time_point start, Clock::time_point deadline) {
+                           Clock::time_point start, Clock::time_point deadline,
+                           bool* released = nullptr) {
   RunResult result;
   Result<Json> ended = conn.Receive(deadline);
+  while (released && ended.ok() && ended->value("event", "") != "ended") {
+    if (ended->value("event", "") == "released") {
+      *released = true;
+      return result;
+    }
+    if (pid > 0) kill(pid, SIGKILL);  // declined: nobody else may have it
+    ended = conn.Receive(deadline);
+  }
   if (!ended.ok() && ended.status().code() == StatusCode::kDeadlineExceeded) {
     result.timed_out = true;
     if (pid > 0) kill(pid, SIGKILL);  // its init dies with it, and the job's whole namespace
@@ -307,6 +317,7 @@ Result<bool> ForkServer::Offer(const ForkServerJob& job, const StandbyOffer& off
                         {"max_waiting", offer.max_waiting},
                         {"cleanup", offer.cleanup},
                         {"record", offer.record}};
+  if (offer.idle_s > 0) request["standby"]["idle_s"] = offer.idle_s;
   if (Status s = conn->Send(request); !s.ok()) return s;
   auto deadline = Clock::now() + std::chrono::seconds(60);
   Result<Json> first = conn->Receive(deadline);
@@ -356,6 +367,20 @@ Result<RunResult> ClaimedJob::Wait(const ForkServerJob& job, double timeout_seco
   Result<RunResult> out = AwaitEnd(*conn_, pid_, job, start, DeadlineAfter(start, timeout_seconds));
   conn_.reset();
   return out;
+}
+
+Result<RunResult> ClaimedJob::WaitOrReleased(const ForkServerJob& job, double timeout_seconds,
+                                             bool* released) {
+  if (!conn_) return Internal("the claimed job was waited for already");
+  *released = false;
+  auto start = Clock::now();
+  if (job.started_pid) job.started_pid->store(pid_);
+  return AwaitEnd(*conn_, pid_, job, start, DeadlineAfter(start, timeout_seconds), released);
+}
+
+Status ClaimedJob::SendRelease() {
+  if (!conn_) return Internal("the claimed job was waited for already");
+  return conn_->Send({{"op", "release"}});
 }
 
 }  // namespace cuda_agent

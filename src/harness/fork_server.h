@@ -53,6 +53,7 @@ struct StandbyOffer {
   int max_waiting = 1;               // the server declines when this many wait under the key
   std::vector<std::string> cleanup;  // removed by the server when the standby ends unclaimed
   Json record = Json::object();      // handed to whoever claims it
+  double idle_s = 0;                 // > 0: the server ends it once it waited this long unclaimed
 };
 
 class ServerConnection;
@@ -75,6 +76,15 @@ class ClaimedJob {
   Result<RunResult> Wait(const ForkServerJob& job, double timeout_seconds);
   // Abandon lets go of the job: if it still runs, the server kills it.
   void Abandon();
+  // WaitOrReleased is Wait for a job that may be handed back (a kept job, harness/kept_jobs.h):
+  // it also returns when the server took the job back after SendRelease (`*released` true; the
+  // RunResult then says nothing). When the server declines the release, the job is killed and its
+  // end returned. The connection stays open until this object goes.
+  Result<RunResult> WaitOrReleased(const ForkServerJob& job, double timeout_seconds,
+                                   bool* released);
+  // SendRelease asks the server to put the job back under the key it was offered with, for the
+  // next claim; the answer goes to WaitOrReleased, which another thread may be blocked in.
+  Status SendRelease();
 
  private:
   std::unique_ptr<ServerConnection> conn_;

@@ -14,6 +14,9 @@ using Clock = std::chrono::steady_clock;
 constexpr std::chrono::milliseconds kPoll{2};
 // How long a job told to stop now may take to see `stop` before it is killed.
 constexpr std::chrono::milliseconds kStopGrace{100};
+// How long a kept job's round may take to end after `stop` (its cleanup and a look at the device,
+// on a loaded host) before the job is killed: killing it loses the process for later rounds.
+constexpr std::chrono::milliseconds kRoundStopGrace{3000};
 
 // Answered: the answer file `path` when it holds a JSON object (it is written by a rename: whole).
 std::optional<JobOutcome> Answered(const fs::path& path) {
@@ -50,8 +53,28 @@ double ServedJob::WaitReady(double max_s) const {
 
 void ServedJob::Start(std::function<Result<JobOutcome>(std::atomic<pid_t>*)> run) {
   asked_[requests_.front()] = Clock::now();
-  outcome_ = std::async(std::launch::async,
-                        [run = std::move(run), pid = pid_]() { return run(pid.get()); });
+  outcome_ = std::async(std::launch::async, [run = std::move(run), pid = pid_]() {
+               return run(pid.get());
+             }).share();
+}
+
+void ServedJob::Attach(const SharedJobProcess& process, fs::path round_end) {
+  asked_[requests_.front()] = Clock::now();
+  outcome_ = process.outcome;
+  pid_ = process.pid;
+  round_end_ = std::move(round_end);
+  round_isolation_ = process.isolation;
+}
+
+std::optional<JobOutcome> ServedJob::RoundEnded() const {
+  if (round_end_.empty()) return std::nullopt;
+  return Answered(round_end_);
+}
+
+bool ServedJob::Over(std::chrono::milliseconds wait) {
+  if (ended_) return true;
+  if (RoundEnded()) return true;
+  return outcome_.wait_for(wait) == std::future_status::ready;
 }
 
 Status ServedJob::Go(const std::string& name, const Json& fields) {
@@ -69,7 +92,7 @@ Result<JobOutcome> ServedJob::Await(const std::string& name, double timeout_s) {
   const fs::path file = AnswerFile(name);
   while (true) {
     if (std::optional<JobOutcome> answer = Answered(file)) return *answer;
-    if (ended_ || outcome_.wait_for(kPoll) == std::future_status::ready) {
+    if (Over(kPoll)) {
       if (std::optional<JobOutcome> answer = Answered(file)) return *answer;  // its last act
       Result<JobOutcome> end = Ended();
       if (end.ok() && end->Ok()) {
@@ -92,12 +115,30 @@ Result<JobOutcome> ServedJob::End(bool now) {
   if (ended_) return *ended_;
   if (!outcome_.valid()) return Internal("the served job was never started");
   (void)WriteFileAtomic(StopFile(), "stop\n");  // a job that cannot see it is killed below
-  if (now && outcome_.wait_for(kStopGrace) != std::future_status::ready) Kill();
+  if (now) {
+    const auto grace = round_end_.empty() ? kStopGrace : kRoundStopGrace;
+    const auto deadline = Clock::now() + grace;
+    while (!Over(kPoll) && Clock::now() < deadline) {
+    }
+    if (!Over(std::chrono::milliseconds(0))) Kill();
+  }
   return Ended();
 }
 
 const Result<JobOutcome>& ServedJob::Ended() {
-  if (!ended_) ended_ = outcome_.get();
+  while (!ended_) {
+    if (std::optional<JobOutcome> end = RoundEnded()) {
+      end->isolation = round_isolation_;
+      ended_ = *end;
+    } else if (outcome_.wait_for(kPoll) == std::future_status::ready) {
+      if (std::optional<JobOutcome> last = RoundEnded()) {
+        last->isolation = round_isolation_;
+        ended_ = *last;  // its last act
+      } else {
+        ended_ = outcome_.get();
+      }
+    }
+  }
   return *ended_;
 }
 

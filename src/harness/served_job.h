@@ -33,6 +33,14 @@
 
 namespace cuda_agent {
 
+// SharedJobProcess: a served job's process as the rounds of a kept job see it
+// (harness/kept_jobs.h): its end and its pid.
+struct SharedJobProcess {
+  std::shared_future<Result<JobOutcome>> outcome;
+  std::shared_ptr<std::atomic<pid_t>> pid = std::make_shared<std::atomic<pid_t>>(0);
+  Isolation isolation = Isolation::kNone;  // how the process is contained
+};
+
 class ServedJob {
  public:
   // `answers`: where the job writes its answers (writable for it, for no other job); `signals`:
@@ -56,6 +64,10 @@ class ServedJob {
   // first request counts as asked from now (or from its Go, for a job that waits for a go before
   // its main work: an early job, harness/early_jobs.h).
   void Start(std::function<Result<JobOutcome>(std::atomic<pid_t>* pid)> run);
+  // Attach, instead of Start, makes this a round of a kept job (harness/kept_jobs.h) whose process
+  // runs already: the round ends when the job writes `round_end` (End returns it) or when the
+  // process ends.
+  void Attach(const SharedJobProcess& process, fs::path round_end);
   // Go asks the request `name` (its go file holds `fields`, spec fields of the request).
   Status Go(const std::string& name, const Json& fields);
   // Await waits for the answer to `name`, at most `timeout_s` from when it was asked. The answer
@@ -72,17 +84,23 @@ class ServedJob {
   fs::path GoFile(const std::string& name) const { return signals_ / ("go_" + name); }
   fs::path StopFile() const { return signals_ / "stop"; }
   fs::path ReadyMark() const { return EarlyMarks{answers_}.Ready(); }
-  // Ended: the job's end, collected from its thread once (the job must have ended).
+  // Ended: the job's end (a round's: its round end), collected once (the job, or the round,
+  // must have ended).
   const Result<JobOutcome>& Ended();
+  // Over: the job (a round: the round or its process) has ended.
+  bool Over(std::chrono::milliseconds wait);
+  std::optional<JobOutcome> RoundEnded() const;
   // Kill ends the job at once and waits for it.
   void Kill();
 
   fs::path answers_, signals_;
   std::vector<std::string> requests_;
   std::map<std::string, std::chrono::steady_clock::time_point> asked_;
-  std::future<Result<JobOutcome>> outcome_;
+  std::shared_future<Result<JobOutcome>> outcome_;
   std::optional<Result<JobOutcome>> ended_;
   std::shared_ptr<std::atomic<pid_t>> pid_ = std::make_shared<std::atomic<pid_t>>(0);
+  fs::path round_end_;  // a kept job's round: where it writes the round's end
+  Isolation round_isolation_ = Isolation::kNone;
 };
 
 }  // namespace cuda_agent

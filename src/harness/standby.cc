@@ -65,19 +65,6 @@ void Rebase(Json& value, const std::string& from, const std::string& to) {
   }
 }
 
-// LinkOrCopy puts `from` (a file or a folder tree) at `to`: hard links where the file system
-// allows, copies where it does not.
-Status LinkOrCopy(const fs::path& from, const fs::path& to) {
-  std::error_code ec;
-  auto options = fs::copy_options::recursive | fs::copy_options::create_hard_links;
-  fs::copy(from, to, options, ec);
-  if (!ec) return OkStatus();
-  fs::remove_all(to, ec);
-  fs::copy(from, to, fs::copy_options::recursive, ec);
-  if (ec) return Internal("cannot stage " + from.string() + " for the standby: " + ec.message());
-  return OkStatus();
-}
-
 ForkServerJob JobFiles(const StandbyDirs& d) {
   ForkServerJob files;
   files.stdout_path = d.Stdout().string();
@@ -135,19 +122,30 @@ Result<bool> OfferStandby(const HarnessEnv& env, const StandbyJob& job, const fs
   spec["result_path"] = d.Result().string();
   if (Status s = WriteJsonFile(d.Spec(), spec); !s.ok()) return discard(s);
 
-  ForkServerJob request = JobFiles(d);
-  RunOptions options = HarnessRunOptions(env, job.job, d.Spec(), &job.box);
-  request.job = job.job;
-  request.spec_path = d.Spec().string();
-  request.cwd = d.job.string();
-  request.env = BuildEnvironment(options);
   StandbyOffer offer{StandbyKey(env, job), max_waiting, {d.root.string()}, Json::object()};
-  offer.record = {{"dir", d.root.string()}, {"jailed", false}};
+  offer.record = {{"dir", d.root.string()}};
+  Result<bool> offered = OfferContained(env, job, StandbyPolicy(env, job, d), d.Spec(), d.job,
+                                        JobFiles(d), std::move(offer));
+  if (!offered.ok()) return discard(offered.status());
+  if (!offered.value()) (void)discard(OkStatus());
+  return offered;
+}
+
+Result<bool> OfferContained(const HarnessEnv& env, const StandbyJob& job,
+                            const SandboxPolicy& policy, const fs::path& spec_path,
+                            const fs::path& cwd, ForkServerJob request, StandbyOffer offer) {
+  Result<const ForkServer*> server = ServerFor(env, job);
+  if (!server.ok()) return server.status();
+  RunOptions options = HarnessRunOptions(env, job.job, spec_path, &job.box);
+  request.job = job.job;
+  request.spec_path = spec_path.string();
+  request.cwd = cwd.string();
+  request.env = BuildEnvironment(options);
+  offer.record["jailed"] = false;
   JobContainment containment;
   if (Contained(job)) {
-    Result<JobContainment> prepared =
-        job.box.sandbox->PrepareJail(StandbyPolicy(env, job, d), {}, d.job.string());
-    if (!prepared.ok()) return discard(prepared.status());
+    Result<JobContainment> prepared = job.box.sandbox->PrepareJail(policy, {}, cwd.string());
+    if (!prepared.ok()) return prepared.status();
     containment = std::move(prepared).value();
     request.jail = containment.jail;
     Json cgroup = Json::array();
@@ -164,13 +162,9 @@ Result<bool> OfferStandby(const HarnessEnv& env, const StandbyJob& job, const fs
                          {"cgroup_v2", containment.cgroup && containment.cgroup->V2()}});
   }
   Result<bool> offered = server.value()->Offer(request, offer);
-  if (!offered.ok()) return discard(offered.status());
-  if (!offered.value()) {
-    (void)discard(OkStatus());
-    return false;
-  }
-  if (containment.cgroup) containment.cgroup->Release();  // the standby's now
-  return true;
+  if (!offered.ok()) return offered.status();
+  if (offered.value() && containment.cgroup) containment.cgroup->Release();  // the standby's now
+  return offered;
 }
 
 Result<std::shared_ptr<Standby>> Standby::Claim(const HarnessEnv& env, const StandbyJob& job) {
@@ -185,18 +179,25 @@ Result<std::shared_ptr<Standby>> Standby::Claim(const HarnessEnv& env, const Sta
   return standby;
 }
 
-Standby::Standby(ClaimedJob claimed, const StandbyJob& job) : claimed_(std::move(claimed)) {
-  const Json& record = claimed_.Record();
-  dir_ = record.value("dir", std::string());
-  jailed_ = record.value("jailed", false);
-  containment_.isolation = static_cast<Isolation>(record.value(
-      "isolation", static_cast<int>(jailed_ ? Isolation::kDegraded : Isolation::kNone)));
-  containment_.host_uid_dropped = record.value("host_uid_dropped", false);
+JobContainment ContainmentFromRecord(const Json& record) {
+  JobContainment containment;
+  const bool jailed = record.value("jailed", false);
+  containment.isolation = static_cast<Isolation>(record.value(
+      "isolation", static_cast<int>(jailed ? Isolation::kDegraded : Isolation::kNone)));
+  containment.host_uid_dropped = record.value("host_uid_dropped", false);
   std::vector<fs::path> cgroup;
   for (const auto& dir : record.value("cgroup", Json::array()))
     if (dir.is_string()) cgroup.emplace_back(dir.get<std::string>());
   if (!cgroup.empty())
-    containment_.cgroup = std::make_unique<CgroupJob>(cgroup, record.value("cgroup_v2", false));
+    containment.cgroup = std::make_unique<CgroupJob>(cgroup, record.value("cgroup_v2", false));
+  return containment;
+}
+
+Standby::Standby(ClaimedJob claimed, const StandbyJob& job)
+    : claimed_(std::move(claimed)), containment_(ContainmentFromRecord(claimed_.Record())) {
+  const Json& record = claimed_.Record();
+  dir_ = record.value("dir", std::string());
+  jailed_ = record.value("jailed", false);
   // Nothing but harness code has run in it yet: the protected files as they are now are "before".
   for (const auto& file : job.box.policy.protected_files) {
     Result<std::string> digest = Sha256File(file);

@@ -57,6 +57,19 @@ std::string StandbyKey(const HarnessEnv& env, const StandbyJob& job);
 Result<bool> OfferStandby(const HarnessEnv& env, const StandbyJob& job, const fs::path& root,
                           double wait_s, int max_waiting);
 
+// OfferContained offers `request` (whose spec, at `spec_path`, makes the job wait for a go; its
+// output files named) as a standby under `offer`, jailed by `policy` (the job's own folders
+// added; working folder `cwd`) when `job.box` contains: the cgroup's folders join offer.cleanup,
+// and offer.record says how the job is contained (ContainmentFromRecord reads it back). False when
+// the server declined; an error when no fork server can run it.
+Result<bool> OfferContained(const HarnessEnv& env, const StandbyJob& job,
+                            const SandboxPolicy& policy, const fs::path& spec_path,
+                            const fs::path& cwd, ForkServerJob request, StandbyOffer offer);
+
+// ContainmentFromRecord: the containment (isolation, cgroup) an offer's record describes, for the
+// client that claimed the job: it settles and removes the cgroup.
+JobContainment ContainmentFromRecord(const Json& record);
+
 // Standby: a standby this judgement claimed. Destroying it kills the job if it still runs, settles
 // its cgroup and removes its folder.
 class Standby {

@@ -36,6 +36,14 @@ spot-checked timed call c) and "actual_paths" (the candidate's output files, com
 spot_expected entries then carry a `key` (and a `path` only when written). One process thus does the
 reference and both comparisons: no CUDA context per comparison, and no torch.save/torch.load of the
 expected outputs kept in memory.
+
+With "kept" ({"rounds_dir", "signals_dir", "stop", "go", "max_rounds", "idle_s"}: a kept job,
+src/harness/kept_jobs.h, docs/harness-protocol.md "Kept jobs") one process serves one judgement per
+round: each round's first go carries {"round": {...}}, that judgement's own fields (seeds, transforms,
+timing, data_dir, expected_dir, serve, round_end_path), and the round runs as a served reference above
+(the task imported again, the model rebuilt). Its end goes to round_end_path with "round" and
+"reusable"; a reusable round is followed by the wait for the next round's go (signals_dir/<r>/<go>,
+its ready mark in rounds_dir/<r>/answers), anything else ends the job.
 """
 
 from __future__ import annotations
@@ -43,18 +51,20 @@ from __future__ import annotations
 import functools
 import gc
 import os
+import time
 from typing import Callable
 
 import torch
 
-from ..errors import JobError, phase
+from .. import go
+from ..errors import JobError, new_result, phase, run_reporting
 from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
 from ..models import detached_state, load_trusted, seeded_reference, synchronize, write_reference_weights
 from ..nested import map_tensors, named_tensors, signature, tensor_bytes, to_cpu
 from ..phases import PhaseClock
 from ..precision import apply_backend_flags
 from ..serving import Serving
-from ..spec import require, require_device
+from ..spec import require, require_device, write_result
 from ..task_module import import_task
 from . import compare as compare_job
 
@@ -117,10 +127,19 @@ def per_check(spec: dict, key: str, count: int, default: float, positive: bool) 
 
 
 def run(spec: dict, result: dict) -> None:
+    if spec.get("kept") is not None:
+        serve_rounds(spec, result)
+        return
     serving = Serving(spec)
     if not serving.active:
         reference_outputs(spec, result, save_output)
         return
+    serve_judgement(spec, result, serving, warmed=spec.get("wait_for") is not None)
+
+
+def serve_judgement(spec: dict, result: dict, serving: Serving, warmed: bool) -> None:
+    """One judgement served (see the module doc): the reference's work, its answer, the comparisons.
+    `warmed`: the comparison's kernels are loaded already (an early job loaded them before its go)."""
     device = require_device(spec)
     tol = compare_job.tolerance_of(spec)
     budget = require(spec, "keep_bytes", int, default=KEEP_BYTES)
@@ -148,8 +167,8 @@ def run(spec: dict, result: dict) -> None:
     gc.collect()
     if device == "cuda":
         torch.cuda.empty_cache()
-    if spec.get("wait_for") is None:
-        warm_up(spec)  # an early job did it before its go
+    if not warmed:
+        warm_up(spec)
     serving.answer(serving.requests[0], result)
 
     def handle(name: str, fields: dict, answer: dict) -> None:
@@ -172,6 +191,70 @@ def run(spec: dict, result: dict) -> None:
     result["kept_in_memory_bytes"] = kept_bytes + kept_device_bytes
     result["kept_on_device_bytes"] = kept_device_bytes
     result["answered"] = serving.serve(handle)
+
+
+def serve_rounds(spec: dict, result: dict) -> None:
+    """A kept reference (see the module doc): serves one judgement per round, each from the fields
+    of its round's go (spec["round"]: the first from the runner's go, the next ones from
+    kept["signals_dir"]/<r>/<kept["go"]>), until a round fails, `max_rounds` were served, or no go
+    comes within `idle_s` (or at kept["stop"])."""
+    kept = require(spec, "kept", dict)
+    rounds_dir = require(kept, "rounds_dir", str)
+    signals_dir = require(kept, "signals_dir", str)
+    stop = require(kept, "stop", str)
+    go_name = require(kept, "go", str)
+    idle_s = float(require(kept, "idle_s", (int, float)))
+    max_rounds = require(kept, "max_rounds", int)
+    fixed = {k: v for k, v in spec.items() if k not in ("round", "wait_for", "kept", "result_path")}
+    result["rounds"] = 0
+    while True:
+        fields = require(spec, "round", dict)
+        if any(k in fixed for k in fields):
+            raise JobError("internal", f"a round's go may not change the kept job's own fields: "
+                                       f"{sorted(k for k in fields if k in fixed)}")
+        round_spec = fixed | fields
+        torch.set_default_dtype(torch.float32)  # as a fresh process has it, whatever the last task set
+        round_result = new_result()
+        serving = Serving(round_spec)
+        if not serving.active:
+            raise JobError("internal", "a kept reference's round needs a serve section")
+        start = time.perf_counter()
+        run_reporting(lambda: serve_judgement(round_spec, round_result, serving, warmed=True),
+                      round_result)
+        healthy = round_result["ok"] and not serving.failed and device_healthy(round_spec)
+        round_result["seconds"] = time.perf_counter() - start
+        round_result["round"] = result["rounds"]
+        round_result["reusable"] = healthy and result["rounds"] + 1 < max_rounds
+        write_result(require(round_spec, "round_end_path", str), round_result)
+        result["rounds"] += 1
+        if not round_result["reusable"]:
+            return
+        del round_spec, round_result, serving
+        gc.collect()
+        if fixed.get("device") == "cuda":
+            torch.cuda.empty_cache()
+        # The next round's folders; its ready mark says the job waits for that round's go.
+        answers = os.path.join(rounds_dir, str(result["rounds"]), "answers")
+        for sub in ("answers", "shared", "private"):
+            os.makedirs(os.path.join(rounds_dir, str(result["rounds"]), sub), exist_ok=True)
+        waiting = {"wait_for": {"go": os.path.join(signals_dir, str(result["rounds"]), go_name),
+                                "stop": stop, "timeout_s": idle_s,
+                                "ready": os.path.join(answers, "ready")}}
+        if not go.wait_for_go(waiting, {}):
+            return  # idle too long, or the judge let it go: the job ends
+        spec["round"] = waiting.get("round")
+
+
+def device_healthy(spec: dict) -> bool:
+    """Whether the device still works after a round (a CUDA error is sticky: the next round would
+    fail it as the task's error)."""
+    if spec.get("device") != "cuda":
+        return True
+    try:
+        torch.cuda.synchronize()
+        return bool((torch.ones(1, device="cuda") + 1).item() == 2)
+    except Exception:  # noqa: BLE001 - any failure means: do not reuse
+        return False
 
 
 def room_on_device(size: int) -> bool:

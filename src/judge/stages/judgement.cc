@@ -77,6 +77,7 @@ Judgement::Judgement(const HarnessEnv& env, const JudgeOptions& options, JudgeRe
 Judgement::~Judgement() {
   early_.reset();
   served_reference_.reset();
+  kept_reference_.reset();
 }
 
 Next Judgement::Internal(const std::string& why) {
@@ -106,6 +107,11 @@ void Judgement::Finish() {
   if (served_reference_) {
     Result<JobOutcome> end = served_reference_->End(/*now=*/true);
     if (end.ok()) Track(end.value());
+    if (kept_reference_) {
+      const bool kept = kept_reference_->Finish(end);
+      std::lock_guard<std::mutex> lock(jobs_mu_);
+      result_.env["reference_kept"] = kept;
+    }
   }
   std::lock_guard<std::mutex> lock(jobs_mu_);
   if (!result_.leases.empty()) result_.stage_seconds["lease_wait"] = lease_wait_;
@@ -115,6 +121,15 @@ void Judgement::Finish() {
 double Judgement::EarlyWaitSeconds() const {
   return 2 * options_.build_timeout_s + 2 * options_.trusted_timeout_s +
          6 * options_.candidate_timeout_s;
+}
+
+ServedJob& Judgement::ServeKeptReference(std::unique_ptr<KeptJob> kept,
+                                         std::vector<std::string> requests) {
+  served_reference_ =
+      std::make_unique<ServedJob>(kept->Answers(), kept->Signals(), std::move(requests));
+  served_reference_->Attach(kept->Process(), kept->RoundEnd());
+  kept_reference_ = std::move(kept);
+  return *served_reference_;
 }
 
 ServedJob& Judgement::ServeReference(std::vector<std::string> requests) {

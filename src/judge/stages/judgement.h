@@ -20,6 +20,7 @@
 #include "builder/binary_inspector.h"
 #include "gpu/lease.h"
 #include "harness/early_jobs.h"
+#include "harness/kept_jobs.h"
 #include "harness/served_job.h"
 #include "harness/toolchain.h"
 #include "judge/judge.h"
@@ -94,8 +95,8 @@ class Judgement {
   Next Internal(const std::string& why);
   Next TaskError(const std::string& why);
   Next Fail(Stage at, const std::string& kind, const std::string& why);
-  // Finish ends the served reference job (recording its isolation) and records the judgement's
-  // total time.
+  // Finish ends the served reference job (recording its isolation; a kept one is handed back for
+  // the next judgement of its task when it may be) and records the judgement's total time.
   void Finish();
 
   // PrepareWork makes the private work folder (removed at the end unless options.keep_work).
@@ -151,7 +152,12 @@ class Judgement {
   // ServeReference makes the judgement's served reference job, which answers `requests` in order
   // (stages/reference.cc); served_reference() is it, or null when there is none.
   ServedJob& ServeReference(std::vector<std::string> requests);
+  // ServeKeptReference: the same as a round of `kept`, a kept reference job of this task
+  // (harness/kept_jobs.h), whose process runs already; Finish hands it back when it may serve
+  // another judgement. kept_reference() is it, or null.
+  ServedJob& ServeKeptReference(std::unique_ptr<KeptJob> kept, std::vector<std::string> requests);
   ServedJob* served_reference() { return served_reference_.get(); }
+  KeptJob* kept_reference() { return kept_reference_.get(); }
   JudgementFacts& facts() { return facts_; }
 
  private:
@@ -178,7 +184,9 @@ class Judgement {
   double lease_wait_ = 0;
   TimingSecrets secrets_;
   JudgementFacts facts_;
-  // Last: their destructors end the jobs still running, which record themselves in the result.
+  // Last: their destructors end the jobs still running, which record themselves in the result
+  // (the served reference before the kept job whose round it may be).
+  std::unique_ptr<KeptJob> kept_reference_;
   std::unique_ptr<ServedJob> served_reference_;
   std::unique_ptr<EarlyJobs> early_;
 };

@@ -9,8 +9,11 @@
 // judgement its thread also gives verification's candidate job (PrepareCandidate) and the
 // candidate's profile job (PrepareProfileBesideTheBuild) their first gos under the same lease, once
 // the reference has answered.
+#include <cstdlib>
 #include <functional>
 
+#include "common/hash.h"
+#include "common/log.h"
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
@@ -42,7 +45,87 @@ ReferenceRun LeasedReference(Judgement& j, const std::function<void(ReferenceRun
   return run;
 }
 
+// KeepIdleSeconds: how long a kept reference waits for the next judgement of its task
+// ($CUDA_AGENT_KEEP_REFERENCE_IDLE_S, default 120).
+double KeepIdleSeconds() {
+  const char* text = std::getenv("CUDA_AGENT_KEEP_REFERENCE_IDLE_S");
+  if (text == nullptr || *text == '\0') return 120;
+  char* end = nullptr;
+  const double s = std::strtod(text, &end);
+  return end && *end == '\0' && s > 0 ? s : 120;
+}
+
+// ServeKeptReference makes the judgement's served reference a round of a kept reference job of
+// its task (harness/kept_jobs.h): one waiting in the fork server, claimed, or a new one. Null when
+// none can be had — switched off ($CUDA_AGENT_KEEP_REFERENCE=0), a sandbox of the caller's (a
+// kept job outlives the judgement, and so would its use of it), no fork server that can run it —
+// and the judgement then runs a reference job of its own. `first_go` gets the round's own fields
+// (`spec` less what every round of the job shares), given with its first go.
+ServedJob* ServeKeptReference(Judgement& j, const Json& spec,
+                              const std::vector<std::string>& requests, double wait_s,
+                              double lifetime_s, Json* first_go) {
+  const JudgeOptions& opt = j.options();
+  if (EnvSwitchedOff("CUDA_AGENT_KEEP_REFERENCE") || opt.sandbox != nullptr) return nullptr;
+  Result<std::string> task = ReadFile(j.dirs().task_file);
+  if (!task.ok()) return nullptr;
+  const Json shared = {{"device", spec["device"]},
+                       {"backend_flags", spec["backend_flags"]},
+                       {"tolerance", opt.policy.Tolerance()}};
+  KeptJobOptions o;
+  o.first_request = requests.front();
+  // The task's content, and the device it runs on (as the device lease names it).
+  o.identity = Sha256Hex(task.value()) + "|" + LeaseKey(opt.device);
+  o.in_files = {{"task_path", j.dirs().task_file}};
+  o.idle_s = KeepIdleSeconds();
+  o.round_timeout_s = lifetime_s;
+  Result<std::unique_ptr<KeptJob>> kept =
+      KeptJob::Take(j.env(), StandbyJob{"reference", shared, j.ContainUntimed({}, {})},
+                    j.cache_dir() / "kept", o);
+  if (!kept.ok()) {
+    // A fork server that cannot run it (no working jail, no CUDA in its children) is the host's
+    // state, said where the fork server starts; anything else is worth a line.
+    if (kept.status().code() != StatusCode::kFailedPrecondition)
+      LogWarn("no kept reference job (" + kept.status().message() + "): the judgement runs its own");
+    return nullptr;
+  }
+  if (!kept.value()) return nullptr;
+  ServedJob& served = j.ServeKeptReference(std::move(kept).value(), requests);
+  const KeptJob& k = *j.kept_reference();
+  Json round = spec;
+  for (const char* key : {"task_path", "device", "backend_flags"}) round.erase(key);
+  round["data_dir"] = (k.RoundDir() / "shared").string();
+  round["expected_dir"] = (k.RoundDir() / "private").string();
+  round["serve"] = served.ServeSpec(wait_s);
+  round["round_end_path"] = k.RoundEnd().string();
+  *first_go = {{"round", round}};
+  return &served;
+}
+
 }  // namespace
+
+Status ShareRound(const KeptJob& kept, const fs::path& shared) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(kept.RoundDir() / "shared", ec)) {
+    if (Status s = LinkOrCopy(entry.path(), shared / entry.path().filename()); !s.ok()) return s;
+  }
+  if (ec) return Internal("cannot read the kept reference's shared files: " + ec.message());
+  return OkStatus();
+}
+
+std::vector<std::string> StageForKeptReference(const KeptJob& kept, const std::string& request,
+                                               const std::vector<std::string>& paths) {
+  const fs::path dir = kept.Signals() / request;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::vector<std::string> staged;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    fs::path to = dir / (std::to_string(i) + "_" + fs::path(paths[i]).filename().string());
+    // A file the candidate did not write stays missing: the comparison says so, as before.
+    if (fs::exists(paths[i], ec)) (void)LinkOrCopy(paths[i], to);
+    staged.push_back(to.string());
+  }
+  return staged;
+}
 
 std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve,
                                          ReferenceFor purpose) {
@@ -80,29 +163,35 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   }
   std::vector<std::string> requests = {"reference", "compare"};
   if (timing) requests.push_back("compare_spots");
-  ServedJob& served = j.ServeReference(requests);
   const double wait_s = j.EarlyWaitSeconds();
-  spec["serve"] = served.ServeSpec(wait_s);
-  spec["tolerance"] = opt.policy.Tolerance();
-  // It reads the candidate's outputs (as the compare job did); no folder candidate code writes
-  // into is writable for it.
-  JobSandbox box =
-      j.ContainUntimed({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
-                       {dirs.shared, dirs.expected_dir, dirs.answers});
-  // An early job too: its process and CUDA context (seconds when a host's judgements queue for
-  // context creation) come before the lease, which covers its work on the GPU from its go on: the
-  // lease is taken once the job has marked itself ready.
-  spec["wait_for"] = served.WaitForGo(wait_s);
   // The process lives until its last answer: every go it waits for, and the work of each.
   const double lifetime_s = static_cast<double>(requests.size()) * (wait_s + opt.trusted_timeout_s);
   const double started = j.Elapsed();
-  served.Start([&j, spec, box, lifetime_s](std::atomic<pid_t>* pid) {
-    return RunHarnessJob(j.env(), "reference", spec, j.dirs().jobs, lifetime_s, &box, pid);
-  });
-  // Started here, before the thread below exists: that thread gives it its first go.
   const bool candidate = purpose == ReferenceFor::kCandidate;
+  Json first_go = Json::object();  // a kept job's round gets its own fields with its first go
+  ServedJob* kept =
+      candidate ? ServeKeptReference(j, spec, requests, wait_s, lifetime_s, &first_go) : nullptr;
+  if (kept == nullptr) {
+    ServedJob& served = j.ServeReference(requests);
+    spec["serve"] = served.ServeSpec(wait_s);
+    spec["tolerance"] = opt.policy.Tolerance();
+    // It reads the candidate's outputs (as the compare job did); no folder candidate code writes
+    // into is writable for it.
+    JobSandbox box =
+        j.ContainUntimed({dirs.task_file, dirs.served, dirs.outputs, dirs.spot_candidate},
+                         {dirs.shared, dirs.expected_dir, dirs.answers});
+    // An early job too: its process and CUDA context (seconds when a host's judgements queue for
+    // context creation) come before the lease, which covers its work on the GPU from its go on:
+    // the lease is taken once the job has marked itself ready.
+    spec["wait_for"] = served.WaitForGo(wait_s);
+    served.Start([&j, spec, box, lifetime_s](std::atomic<pid_t>* pid) {
+      return RunHarnessJob(j.env(), "reference", spec, j.dirs().jobs, lifetime_s, &box, pid);
+    });
+  }
+  ServedJob& served = *j.served_reference();
+  // Started here, before the thread below exists: that thread gives it its first go.
   if (candidate) StartVerifyJobs(j);
-  return std::async(std::launch::async, [&j, &served, started, candidate]() {
+  return std::async(std::launch::async, [&j, &served, started, candidate, first_go]() {
     // The shared lease covers the job's work from its go, not its start-up (1.5–2.8 s under load,
     // which would hold every other judgement's timing off the device).
     double ready_wait_s = served.WaitReady(j.options().trusted_timeout_s);
@@ -112,12 +201,22 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
     // Alone on the device, the candidate's profile job prepares under this lease too.
     const bool alone = candidate && DeviceIdle(LeaseKey(j.options().device));
     ReferenceRun leased = LeasedReference(j, [&](ReferenceRun& run) {
-      if (Status go = served.Go("reference", Json::object()); !go.ok()) {
+      if (Status go = served.Go("reference", first_go); !go.ok()) {
         run.job = go;
         return;
       }
       run.job = served.Await("reference", j.options().trusted_timeout_s);
-      j.RecordJob("reference", "reference", started, run.job, {{"served", true}});
+      Json extra = {{"served", true}};
+      if (KeptJob* kept = j.kept_reference()) {
+        extra["kept_round"] = kept->round();
+        extra["kept_waited_s"] = kept->WaitedSeconds();
+        // What the candidate's jobs read (its init inputs and weights) goes to the judgement's
+        // shared folder, where their sandboxes see it.
+        if (run.job.ok() && run.job->Ok()) {
+          if (Status s = ShareRound(*kept, j.dirs().shared); !s.ok()) run.job = s;
+        }
+      }
+      j.RecordJob("reference", "reference", started, run.job, extra);
       // Still under the lease: the candidate job's trusted preparation and the candidate's
       // profile job's (whose first go comes first: it prepares longer), beside the build.
       if (candidate && run.job.ok() && run.job->Ok()) {

@@ -76,6 +76,15 @@ enum class ReferenceFor { kBaselines, kCandidate };
 std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, bool serve,
                                          ReferenceFor purpose = ReferenceFor::kBaselines);
 Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending);
+// A candidate's judgement keeps its reference job for the next judgements of its task where it
+// can (a kept job, harness/kept_jobs.h; $CUDA_AGENT_KEEP_REFERENCE=0 switches it off): such a
+// job sees only folders of its own. ShareRound links what its round wrote for the candidate's jobs
+// (init inputs, weights) into the judgement's `shared` folder; StageForKeptReference links the
+// files a comparison reads (the candidate's outputs) into the round's signals folder and returns
+// their paths there.
+Status ShareRound(const KeptJob& kept, const fs::path& shared);
+std::vector<std::string> StageForKeptReference(const KeptJob& kept, const std::string& request,
+                                               const std::vector<std::string>& paths);
 
 // --- inspect ------------------------------------------------------------------------------------
 

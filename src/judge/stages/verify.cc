@@ -160,7 +160,10 @@ Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
   ServedJob* served = j.served_reference();
   if (served == nullptr) return Internal("no served reference job to compare with");
   const double asked = j.Elapsed();
-  if (Status go = served->Go(name, {{"expected_keys", keys}, {"actual_paths", actual}}); !go.ok())
+  // A kept reference sees only its own folders: the candidate's outputs are linked there.
+  const std::vector<std::string> paths =
+      j.kept_reference() ? StageForKeptReference(*j.kept_reference(), name, actual) : actual;
+  if (Status go = served->Go(name, {{"expected_keys", keys}, {"actual_paths", paths}}); !go.ok())
     return go;
   Result<JobOutcome> out = served->Await(name, j.options().trusted_timeout_s);
   j.RecordJob(name, "reference", asked, out, {{"served", true}});
