@@ -434,6 +434,7 @@ def test_a_kept_reference_serves_one_judgement_per_round_each_from_its_own_seeds
     for r, seeds in enumerate([(101, 102), (201, 202, 203)]):
         ref, fields = kept.start_round(r, seeds, init_seed=7 + r)
         assert ref["ok"] and ref["num_checks"] == len(seeds), ref
+        assert ref["go_wait_seconds"] >= 0  # as a fresh job's first answer has it
         round_spec = dict(kept.spec, **fields)
         good = [expected_of(round_spec, s) for s in seeds]
         outputs.append(good[0])

@@ -122,7 +122,7 @@ Result<std::unique_ptr<KeptJob>> KeptJob::Take(const HarnessEnv& env, const Stan
 KeptJob::KeptJob(ClaimedJob claimed, fs::path dir, double round_timeout_s)
     : claimed_(std::move(claimed)),
       dir_(std::move(dir)),
-      round_(NextRound(KeptDirs(dir_))),
+      round_(dir_.empty() ? -1 : NextRound(KeptDirs(dir_))),
       containment_(ContainmentFromRecord(claimed_.Record())) {
   process_.pid->store(claimed_.pid());
   process_.isolation = containment_.isolation;
@@ -153,7 +153,12 @@ KeptJob::~KeptJob() {
     }
     waiter_.join();
   }
-  if (handed_back_) return;     // the fork server's again, and so are its folders
+  if (handed_back_) {
+    // The fork server's again, and so are its folders and its cgroup (which its process is still
+    // in: removing it here would retry for a second and fail).
+    if (containment_.cgroup) containment_.cgroup->Release();
+    return;
+  }
   containment_.cgroup.reset();  // removed once its processes are gone
   std::error_code ec;
   if (!dir_.empty()) fs::remove_all(dir_, ec);

@@ -207,6 +207,7 @@ def serve_rounds(spec: dict, result: dict) -> None:
     max_rounds = require(kept, "max_rounds", int)
     fixed = {k: v for k, v in spec.items() if k not in ("round", "wait_for", "kept", "result_path")}
     result["rounds"] = 0
+    go_wait = result.get("go_wait_seconds", 0.0)  # round 0's: the runner waited for its go
     while True:
         fields = require(spec, "round", dict)
         if any(k in fixed for k in fields):
@@ -215,6 +216,7 @@ def serve_rounds(spec: dict, result: dict) -> None:
         round_spec = fixed | fields
         torch.set_default_dtype(torch.float32)  # as a fresh process has it, whatever the last task set
         round_result = new_result()
+        round_result["go_wait_seconds"] = go_wait  # in the round's answers, as a fresh job has it
         serving = Serving(round_spec)
         if not serving.active:
             raise JobError("internal", "a kept reference's round needs a serve section")
@@ -240,8 +242,10 @@ def serve_rounds(spec: dict, result: dict) -> None:
         waiting = {"wait_for": {"go": os.path.join(signals_dir, str(result["rounds"]), go_name),
                                 "stop": stop, "timeout_s": idle_s,
                                 "ready": os.path.join(answers, "ready")}}
-        if not go.wait_for_go(waiting, {}):
+        waited: dict = {}
+        if not go.wait_for_go(waiting, waited):
             return  # idle too long, or the judge let it go: the job ends
+        go_wait = waited["go_wait_seconds"]
         spec["round"] = waiting.get("round")
 
 

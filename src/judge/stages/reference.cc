@@ -85,7 +85,8 @@ ServedJob* ServeKeptReference(Judgement& j, const Json& spec,
     // A fork server that cannot run it (no working jail, no CUDA in its children) is the host's
     // state, said where the fork server starts; anything else is worth a line.
     if (kept.status().code() != StatusCode::kFailedPrecondition)
-      LogWarn("no kept reference job (" + kept.status().message() + "): the judgement runs its own");
+      LogWarn("no kept reference job (" + kept.status().message() +
+              "): the judgement runs its own");
     return nullptr;
   }
   if (!kept.value()) return nullptr;
