@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <future>
 #include <thread>
 
 namespace cuda_agent {
@@ -178,6 +179,55 @@ TEST_F(ServedJobTest, AJobNeverStartedAnswersNothing) {
   EXPECT_FALSE(served->Await("reference", 1).ok());
   EXPECT_FALSE(served->Go("compare", Json::object()).ok());
   EXPECT_FALSE(served->End().ok());
+}
+
+// A kept job's round (ServedJob::Attach): its process runs on after the round, whose end is the
+// round's end file; its answers come as any served job's.
+TEST_F(ServedJobTest, AnAttachedRoundEndsAtItsRoundEndWhileTheProcessRunsOn) {
+  auto served = Make({"reference", "compare"});
+  std::promise<Result<JobOutcome>> process_end;
+  SharedJobProcess process;
+  process.outcome = process_end.get_future().share();
+  process.isolation = Isolation::kDegraded;
+  const fs::path round_end = root_ / "answers" / "round_end.json";
+  served->Attach(process, round_end);
+  ASSERT_TRUE(
+      WriteFileAtomic(root_ / "answers" / "reference.json", R"({"ok": true, "n": 0})").ok());
+  Result<JobOutcome> first = served->Await("reference", 30);
+  ASSERT_TRUE(first.ok() && first->Ok()) << first->result.dump();
+  ASSERT_TRUE(served->Go("compare", {{"k", 1}}).ok());
+  std::thread round([&] {
+    // The job answers, then sees `stop` and ends the round, not the process.
+    EXPECT_TRUE(WriteFileAtomic(root_ / "answers" / "compare.json", R"({"ok": true})").ok());
+    while (!fs::exists(root_ / "signals" / "stop"))
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    EXPECT_TRUE(WriteFileAtomic(round_end, R"({"ok": true, "round": 3, "reusable": true})").ok());
+  });
+  EXPECT_TRUE(served->Await("compare", 30)->Ok());
+  Result<JobOutcome> end = served->End(/*now=*/true);
+  round.join();
+  ASSERT_TRUE(end.ok());
+  EXPECT_EQ(end->result.value("round", -1), 3);
+  EXPECT_TRUE(end->result.value("reusable", false));
+  EXPECT_EQ(end->isolation, Isolation::kDegraded) << "the process's containment, not the file's";
+  EXPECT_EQ(process.outcome.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "ending the round leaves the process running";
+  process_end.set_value(Internal("not used"));
+}
+
+TEST_F(ServedJobTest, AnAttachedRoundWhoseProcessDiesAnswersWithTheProcessEnd) {
+  auto served = Make({"reference", "compare"});
+  std::promise<Result<JobOutcome>> process_end;
+  SharedJobProcess process;
+  process.outcome = process_end.get_future().share();
+  served->Attach(process, root_ / "answers" / "round_end.json");
+  JobOutcome died;
+  died.process.term_signal = 9;
+  process_end.set_value(died);
+  Result<JobOutcome> answer = served->Await("reference", 30);
+  ASSERT_TRUE(answer.ok());
+  EXPECT_FALSE(answer->has_result) << "no answer and no round end: the process's end";
+  EXPECT_EQ(answer->process.term_signal, 9);
 }
 
 }  // namespace

@@ -270,9 +270,9 @@ def room_on_device(size: int) -> bool:
 
 
 def warm_up(spec: dict) -> None:
-    """A served reference on the GPU loads the comparison's kernels before its first comparison
-    (compare.warm_up); as an early job, while it waits for its go."""
-    if spec.get("serve") is not None:
+    """A served reference on the GPU (a kept one too) loads the comparison's kernels before its first
+    comparison (compare.warm_up); as an early job, while it waits for its go."""
+    if spec.get("serve") is not None or spec.get("kept") is not None:
         compare_job.warm_up(spec)
 
 

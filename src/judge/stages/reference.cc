@@ -170,9 +170,9 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   const double started = j.Elapsed();
   const bool candidate = purpose == ReferenceFor::kCandidate;
   Json first_go = Json::object();  // a kept job's round gets its own fields with its first go
-  ServedJob* kept =
+  ServedJob* kept_round =
       candidate ? ServeKeptReference(j, spec, requests, wait_s, lifetime_s, &first_go) : nullptr;
-  if (kept == nullptr) {
+  if (kept_round == nullptr) {
     ServedJob& served = j.ServeReference(requests);
     spec["serve"] = served.ServeSpec(wait_s);
     spec["tolerance"] = opt.policy.Tolerance();
