@@ -31,7 +31,9 @@ JSON line; the server answers with JSON lines on the same connection.
       judgement per claim, harness/kept_jobs.h); or {"event": "declined", "message"} (max_waiting wait under the key
       already, or the job was never a standby): the client still owns it.
   A standby offered with "idle_s" is killed once it has waited that long unclaimed (the server decides, so that a
-  claim never hands out a job that is giving up).
+  claim never hands out a job that is giving up). One offered with "group" (and "group_max", default 1) makes room
+  when it starts to wait, offered or released: the group's longest-waiting standbys are killed until fewer than
+  group_max wait.
 The server exits after --idle-timeout seconds without a connection or a running job.
 """
 
@@ -90,7 +92,13 @@ def _standby_fields(request: dict) -> dict | None:
     idle = standby.get("idle_s")
     if idle is not None and (not isinstance(idle, (int, float)) or isinstance(idle, bool) or idle <= 0):
         raise ValueError("standby: 'idle_s' must be a positive number")
-    return {"key": standby["key"], "cleanup": cleanup, "max_waiting": waiting, "record": record, "idle_s": idle}
+    group = standby.get("group")
+    group_max = standby.get("group_max", 1)
+    if group is not None and (not isinstance(group, str) or not group or not isinstance(group_max, int)
+                              or isinstance(group_max, bool) or group_max < 1):
+        raise ValueError("standby: 'group' must be a non-empty string and 'group_max' a positive integer")
+    return {"key": standby["key"], "cleanup": cleanup, "max_waiting": waiting, "record": record, "idle_s": idle,
+            "group": group, "group_max": group_max}
 
 
 def _clean_up(paths: list[str]) -> None:
@@ -418,6 +426,8 @@ class Server:
                               "message": f"{standby['max_waiting']} standby job(s) wait under this key already"})
             conn.close()
             return
+        if standby is not None:
+            self._make_room(standby)
         ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:
@@ -509,6 +519,7 @@ class Server:
             why = "not a standby" if offer is None else f"{offer['max_waiting']} wait under its key already"
             self._send(job.conn, {"event": "declined", "message": why})
             return
+        self._make_room(offer)
         conn, job.conn = job.conn, None
         try:
             self.sel.unregister(conn)
@@ -518,6 +529,22 @@ class Server:
         job.start = time.monotonic()
         self._send(conn, {"event": "released"})
         conn.close()
+
+    def _make_room(self, standby: dict) -> None:
+        """Before a standby of a group starts waiting: ends the group's longest-waiting standbys until
+        fewer than "group_max" wait (what they hold — a GPU's memory, the host's — is the group's)."""
+        group = standby.get("group")
+        if group is None:
+            return
+        waiting = sorted((job for job in self.jobs.values()
+                          if job.standby is not None and not job.ending and job.standby.get("group") == group),
+                         key=lambda j: j.start)
+        for job in waiting[:max(0, len(waiting) - standby["group_max"] + 1)]:
+            job.ending = True
+            try:
+                os.kill(job.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def _end_idle_standbys(self) -> None:
         """Kills each standby that has waited unclaimed longer than its "idle_s" (reaped and cleaned up

@@ -267,6 +267,7 @@ def test_an_unclaimed_standby_that_gives_up_is_cleaned_up(server, tmp_path):
     ({"key": "k", "cleanup": ["relative"]}, "absolute paths"),
     ({"key": "k", "max_waiting": 0}, "positive integer"),
     ({"key": "k", "record": []}, "JSON object"),
+    ({"key": "k", "group": "gpu-0", "group_max": 0}, "'group_max' a positive integer"),
 ])
 def test_a_malformed_standby_is_refused(server, tmp_path, standby, message):
     sock, _, _ = server
@@ -360,3 +361,36 @@ def test_a_claimed_standby_whose_client_dies_is_killed_and_cleaned_up(server, tm
     lines.close()
     s.close()  # the claiming judge died
     assert_ended_and_cleaned_up(started["pid"], leftover)
+
+
+def test_a_group_keeps_its_most_recent_standbys_and_ends_the_longest_waiting(server, tmp_path):
+    sock, _, _ = server
+    pids, leftovers = [], []
+    for i in range(3):  # three keys, one group of at most two
+        sub = tmp_path / f"s{i}"
+        sub.mkdir()
+        leftovers.append(sub / "leftover")
+        leftovers[-1].mkdir()
+        _, request = standby_request(sub, f"static-{i}", cleanup=[leftovers[-1]])
+        request["standby"].update(group="gpu-0", group_max=2)
+        started, waiting = call(sock, request)
+        assert waiting == {"event": "waiting"}
+        pids.append(started["pid"])
+        time.sleep(0.05)
+    assert_ended_and_cleaned_up(pids[0], leftovers[0])
+    os.kill(pids[1], 0)
+    os.kill(pids[2], 0)
+    # A release into a full group makes room too: the one that waited longest goes.
+    s, lines, claimed = claim_on(sock, "k-" + str(tmp_path / "s2"))
+    assert claimed["pid"] == pids[2]
+    sub = tmp_path / "s3"
+    sub.mkdir()
+    _, request = standby_request(sub, "static-3")
+    request["standby"].update(group="gpu-0", group_max=2)
+    assert call(sock, request)[-1] == {"event": "waiting"}  # s1 and s3 wait, s2 is claimed
+    s.sendall(b'{"op": "release"}\n')
+    assert json.loads(lines.readline()) == {"event": "released"}
+    lines.close()
+    s.close()
+    assert_ended_and_cleaned_up(pids[1], leftovers[1])
+    os.kill(pids[2], 0)

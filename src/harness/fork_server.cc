@@ -318,6 +318,10 @@ Result<bool> ForkServer::Offer(const ForkServerJob& job, const StandbyOffer& off
                         {"cleanup", offer.cleanup},
                         {"record", offer.record}};
   if (offer.idle_s > 0) request["standby"]["idle_s"] = offer.idle_s;
+  if (!offer.group.empty()) {
+    request["standby"]["group"] = offer.group;
+    request["standby"]["group_max"] = offer.group_max;
+  }
   if (Status s = conn->Send(request); !s.ok()) return s;
   auto deadline = Clock::now() + std::chrono::seconds(60);
   Result<Json> first = conn->Receive(deadline);

@@ -54,6 +54,10 @@ struct StandbyOffer {
   std::vector<std::string> cleanup;  // removed by the server when the standby ends unclaimed
   Json record = Json::object();      // handed to whoever claims it
   double idle_s = 0;                 // > 0: the server ends it once it waited this long unclaimed
+  // Non-empty: when it starts to wait (offered or released) the server ends the group's
+  // longest-waiting standbys until fewer than `group_max` wait (what they hold is shared).
+  std::string group;
+  int group_max = 1;
 };
 
 class ServerConnection;

@@ -77,7 +77,8 @@ Result<bool> Offer(const HarnessEnv& env, const StandbyJob& job, const std::stri
   SandboxPolicy policy = job.box.policy;
   policy.writable.insert(policy.writable.end(), {d.job, d.rounds});
   policy.read_only.insert(policy.read_only.end(), {d.in, d.signals, env.home / "python"});
-  StandbyOffer offer{key, o.max_waiting, {d.root.string()}, {{"dir", d.root.string()}}, o.idle_s};
+  StandbyOffer offer{key,      o.max_waiting, {d.root.string()}, {{"dir", d.root.string()}},
+                     o.idle_s, o.group,       o.group_max};
   Result<bool> offered =
       OfferContained(env, job, policy, d.Spec(), d.job, JobFiles(d), std::move(offer));
   if (!offered.ok()) return discard(offered.status());

@@ -51,9 +51,13 @@ struct KeptJobOptions {
   // Files the job reads in every round: each is copied into in/ and the spec field named gets its
   // path there.
   std::vector<std::pair<std::string, fs::path>> in_files;
-  double idle_s = 120;            // the fork server ends a kept job that waited this long unclaimed
-  int max_rounds = 200;           // rounds one process serves before it ends
-  int max_waiting = 16;           // kept jobs of one key that wait at once (more end after a round)
+  double idle_s = 120;   // the fork server ends a kept job that waited this long unclaimed
+  int max_rounds = 200;  // rounds one process serves before it ends
+  int max_waiting = 16;  // kept jobs of one key that wait at once (more end after a round)
+  // Kept jobs of any key that share what they hold (a GPU's memory): at most `group_max` of the
+  // group wait at once; the longest-waiting ends when another starts to wait (empty: no group).
+  std::string group;
+  int group_max = 8;
   double round_timeout_s = 3600;  // one round's claim, from its claim to its end, at most
 };
 

@@ -122,7 +122,10 @@ Result<bool> OfferStandby(const HarnessEnv& env, const StandbyJob& job, const fs
   spec["result_path"] = d.Result().string();
   if (Status s = WriteJsonFile(d.Spec(), spec); !s.ok()) return discard(s);
 
-  StandbyOffer offer{StandbyKey(env, job), max_waiting, {d.root.string()}, Json::object()};
+  StandbyOffer offer;
+  offer.key = StandbyKey(env, job);
+  offer.max_waiting = max_waiting;
+  offer.cleanup = {d.root.string()};
   offer.record = {{"dir", d.root.string()}};
   Result<bool> offered = OfferContained(env, job, StandbyPolicy(env, job, d), d.Spec(), d.job,
                                         JobFiles(d), std::move(offer));

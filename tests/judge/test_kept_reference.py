@@ -81,6 +81,22 @@ def test_another_task_gets_a_reference_of_its_own(binary, tmp_path):
     assert len(kept_folders(cache)) == 2
 
 
+def test_a_device_keeps_at_most_its_maximum_and_ends_the_least_recently_used(binary, tmp_path):
+    """Kept references of any task share the device's memory: with CUDA_AGENT_KEEP_REFERENCE_MAX=1 the
+    second task's kept reference ends the first's (a bench over 250 tasks keeps 8, not 250)."""
+    cache = tmp_path / "cache"
+    other = tmp_path / "other_task.py"
+    other.write_text(TASK.read_text() + "\n# another task\n")
+    judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_MAX="1")
+    first = kept_folders(cache)
+    assert len(first) == 1
+    second = judge(binary, cache, CANDIDATES / "cpu_correct", task=other, CUDA_AGENT_KEEP_REFERENCE_MAX="1")
+    assert second["correct"] is True and second["env"]["reference_kept"] is True, second["reason"]
+    wait_until(lambda: len(kept_folders(cache)) == 1 and kept_folders(cache) != first)
+    again = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_MAX="1")
+    assert reference_job(again)["kept_round"] == 0, "the first task's reference was ended"
+
+
 def test_a_kept_reference_that_waits_too_long_is_ended_and_its_folder_removed(binary, tmp_path):
     cache = tmp_path / "cache"
     first = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_IDLE_S="1")

@@ -45,14 +45,16 @@ ReferenceRun LeasedReference(Judgement& j, const std::function<void(ReferenceRun
   return run;
 }
 
-// KeepIdleSeconds: how long a kept reference waits for the next judgement of its task
-// ($CUDA_AGENT_KEEP_REFERENCE_IDLE_S, default 120).
-double KeepIdleSeconds() {
-  const char* text = std::getenv("CUDA_AGENT_KEEP_REFERENCE_IDLE_S");
-  if (text == nullptr || *text == '\0') return 120;
+// KeepSetting: the positive number in the environment variable `name`, else `fallback`:
+// $CUDA_AGENT_KEEP_REFERENCE_IDLE_S, how long a kept reference waits for the next judgement of its
+// task (120 s); $CUDA_AGENT_KEEP_REFERENCE_MAX, how many kept references of a device wait at once
+// (8: each holds ≈ 0.6 GB of its GPU and 1–2 GB of the host's memory).
+double KeepSetting(const char* name, double fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
   char* end = nullptr;
-  const double s = std::strtod(text, &end);
-  return end && *end == '\0' && s > 0 ? s : 120;
+  const double value = std::strtod(text, &end);
+  return end && *end == '\0' && value > 0 ? value : fallback;
 }
 
 // ServeKeptReference makes the judgement's served reference a round of a kept reference job of
@@ -76,7 +78,11 @@ ServedJob* ServeKeptReference(Judgement& j, const Json& spec,
   // The task's content, and the device it runs on (as the device lease names it).
   o.identity = Sha256Hex(task.value()) + "|" + LeaseKey(opt.device);
   o.in_files = {{"task_path", j.dirs().task_file}};
-  o.idle_s = KeepIdleSeconds();
+  o.idle_s = KeepSetting("CUDA_AGENT_KEEP_REFERENCE_IDLE_S", 120);
+  // Whatever their tasks, a device's waiting references share its memory: the least recently
+  // used ends when another would make more than the maximum wait.
+  o.group = "reference|" + LeaseKey(opt.device);
+  o.group_max = static_cast<int>(KeepSetting("CUDA_AGENT_KEEP_REFERENCE_MAX", 8));
   o.round_timeout_s = lifetime_s;
   Result<std::unique_ptr<KeptJob>> kept =
       KeptJob::Take(j.env(), StandbyJob{"reference", shared, j.ContainUntimed({}, {})},
