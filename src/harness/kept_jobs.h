@@ -76,11 +76,8 @@ class KeptJob {
   KeptJob& operator=(const KeptJob&) = delete;
 
   int round() const { return round_; }
-  pid_t pid() const { return claimed_.pid(); }
   // WaitedSeconds: how long it waited for this claim (0 for a job this claim started).
   double WaitedSeconds() const { return round_ == 0 ? 0 : claimed_.WaitedSeconds(); }
-  Isolation isolation() const { return containment_.isolation; }
-  fs::path In() const { return dir_ / "in"; }
   fs::path RoundDir() const { return dir_ / "rounds" / std::to_string(round_); }
   fs::path Answers() const { return RoundDir() / "answers"; }
   fs::path RoundEnd() const { return Answers() / "round_end.json"; }

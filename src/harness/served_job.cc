@@ -127,16 +127,13 @@ Result<JobOutcome> ServedJob::End(bool now) {
 
 const Result<JobOutcome>& ServedJob::Ended() {
   while (!ended_) {
+    // The process's end is looked at first: a round end it wrote as its last act still counts.
+    const bool process_ended = outcome_.wait_for(kPoll) == std::future_status::ready;
     if (std::optional<JobOutcome> end = RoundEnded()) {
       end->isolation = round_isolation_;
       ended_ = *end;
-    } else if (outcome_.wait_for(kPoll) == std::future_status::ready) {
-      if (std::optional<JobOutcome> last = RoundEnded()) {
-        last->isolation = round_isolation_;
-        ended_ = *last;  // its last act
-      } else {
-        ended_ = outcome_.get();
-      }
+    } else if (process_ended) {
+      ended_ = outcome_.get();
     }
   }
   return *ended_;
