@@ -28,6 +28,11 @@ no candidate code), synchronises the device, creates `prepared` and waits for `t
 The judge gives the first go under the shared lease of the candidate's verification, holds that lease
 until `prepared` exists, and gives `then` under the exclusive lease of the timing: the exclusive
 window no longer covers the preparation.
+
+A job that also checks the candidate before it times it (the candidate's profile job in one process for
+both) has a third go: `then` comes under the verification's shared lease, the job runs the checks,
+writes their outputs, synchronises the device, creates `checked` and waits for `time` (wait_for_time),
+which the judge gives under the exclusive lease once the served reference found the outputs right.
 """
 
 from __future__ import annotations
@@ -90,6 +95,27 @@ def wait_for_then(spec: dict, result: dict) -> bool:
                              "earlier)")
         return False
     result["then_wait_seconds"] = waited
+    return True
+
+
+def wait_for_time(spec: dict, result: dict) -> bool:
+    """The third go of a job that checks the candidate before it times it (the candidate's profile job
+    when it also verifies, docs/harness-protocol.md "Early jobs"): with "time": PATH in "wait_for", marks
+    the checks done ("checked": PATH, once their outputs are written and the device is idle) and waits for
+    `time`, which the judge gives under the exclusive lease once the checks' outputs were found right.
+    Records the seconds waited (result["time_wait_seconds"]) and returns whether to go on (False, and
+    "not_started", when stopped: a mismatch ends the judgement here). Without "time" goes on at once."""
+    wait = spec.get("wait_for")
+    if wait is None or wait.get("time") is None:
+        return True
+    time_go = require(wait, "time", str)
+    mark(require(wait, "checked", str))
+    waited = wait_for_file(time_go, wait)
+    if waited is None:
+        result.update(ok=False, error_kind="not_started",
+                      reason="the judge called the job off after its checks (the judgement stopped earlier)")
+        return False
+    result["time_wait_seconds"] = waited
     return True
 
 

@@ -23,6 +23,12 @@ forked but never joined is caught however many SMs it takes; the profile job fai
 be named spin_kernel (the judge refuses it). Each call gets its label (`warm-up call 0`, `timed call 3`)
 and, outside the timed region, `after(label, inputs, output)` runs the caller's checks (the candidate's
 guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS.md A10).
+
+When the profile job also checked the candidate (one process for its verification and its timing), the
+profiler runs from the job's start, and the time between the checks' end and the go of the timing (the
+job holds no device lease then: the judge compares the checks' outputs) is the range BETWEEN_RANGE: any
+device activity that starts inside it is work the candidate left running past its forward
+(`Timings.between`), which would run beside another judgement's timed calls; the job fails it.
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from .models import synchronize
 from .nested import tensor_bytes
 
 CALL_RANGE = "cuda_agent_call_{}"
+BETWEEN_RANGE = "cuda_agent_between_checks_and_timing"  # no device work of the job may start in it
 MAX_KERNELS = 1000          # distinct names in the kernel table (the judge audits all of them)
 SPIN_KERNEL = "spin_kernel"  # torch.cuda._sleep's kernel: the stream-order fences
 ORDER_SLACK_US = 1.0         # timestamp granularity of back-to-back kernels on one stream
@@ -95,6 +102,7 @@ class Timings:
     kernels: list[dict] = field(default_factory=list)
     call_kernels: list[list[str]] = field(default_factory=list)  # distinct device activities per call
     unjoined: list[dict] = field(default_factory=list)           # activities out of the caller's stream order
+    between: list[dict] = field(default_factory=list)            # activities in BETWEEN_RANGE (module doc)
     outputs: list[Any] = field(default_factory=list)
     profiler_seconds: dict = field(default_factory=dict)         # where the profiler's time went
 
@@ -558,6 +566,7 @@ def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, 
     timings.device_us, timings.kernels, timings.call_kernels = device_times(events, iters)
     if fences.enabled:
         timings.unjoined = out_of_stream_order(events, iters, fences.done_after_fence_us())
+    timings.between = activities_in_range(events, BETWEEN_RANGE)
     timings.profiler_seconds = profiler.seconds
     return timings
 
@@ -567,6 +576,20 @@ def is_device_activity(event: Any) -> bool:
     if event.device_type != DeviceType.CUDA:
         return False
     return not getattr(event, "is_user_annotation", False)
+
+
+def activities_in_range(events: list, name: str) -> list[dict]:
+    """The device activities that started inside the host range `name` ({"name", "start_us"}, µs after
+    the range began); none when no such range was recorded."""
+    ranges = [e.time_range for e in events if e.device_type == DeviceType.CPU and e.name == name]
+    found = []
+    for event in events:
+        if not is_device_activity(event):
+            continue
+        for r in ranges:
+            if r.start <= event.time_range.start <= r.end:
+                found.append({"name": event.name, "start_us": event.time_range.start - r.start})
+    return found
 
 
 def call_windows(events: list, iters: int) -> list[tuple[float, float]]:

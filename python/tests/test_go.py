@@ -241,3 +241,96 @@ def test_a_job_stopped_after_its_preparation_runs_no_candidate_code(tmp_path, jo
     assert result["error_kind"] == "not_started", result
     assert "after its preparation" in result["reason"]
     assert not os.path.exists(imported)
+
+
+def checking(tmp_path, wrong: bool = False) -> tuple[dict, dict, dict, str]:
+    """The candidate's profile job that also verifies it (go.py, "time"): its spec, the go's check
+    fields, the reference spec, and the folder its outputs go to."""
+    from helpers import WRONG_CANDIDATE, profile_spec
+
+    ref = make_reference(tmp_path)
+    candidate = write_candidate(tmp_path, WRONG_CANDIDATE if wrong else GOOD_CANDIDATE)
+    spec = waiting(profile_spec(tmp_path, ref, "candidate", candidate, iters=3), tmp_path)
+    spec["output_dir"] = str(tmp_path / "out")
+    spec["spot_check_calls"] = [1]
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    spec["wait_for"].update(ready=str(marks / "ready"), prepared=str(marks / "prepared"),
+                            then=str(tmp_path / "signals" / "then"), checked=str(marks / "checked"),
+                            time=str(tmp_path / "signals" / "time"))
+    fields = {"check_seeds": list(ref["check_seeds"]), "repeat_first_check": True}
+    return spec, fields, ref, spec["output_dir"]
+
+
+@pytest.mark.parametrize("after", ["time", "stop"])
+def test_the_profile_job_checks_the_candidate_before_its_timing_go(tmp_path, monkeypatch, after):
+    """One process for the candidate's verification and its timing: after `then` it writes the checks'
+    outputs (the same as the `candidate` job's: the reference's compare job passes them), marks them
+    done, and times nothing before `time` (nothing at all when stopped there instead)."""
+    from cuda_agent_harness import timing
+    from helpers import compare_spec
+
+    spec, fields, ref, out = checking(tmp_path)
+    wait = spec["wait_for"]
+    seen = {}
+    timed_after_time = []
+    real_time_calls = timing.time_calls_cpu
+
+    def recorded(*args, **kwargs):
+        timed_after_time.append(os.path.exists(wait["time"]))
+        return real_time_calls(*args, **kwargs)
+
+    monkeypatch.setattr(timing, "time_calls_cpu", recorded)
+
+    def judge():
+        wait_until(wait["ready"])
+        (tmp_path / "signals" / "go").write_text(json.dumps(fields))
+        wait_until(wait["prepared"])
+        seen["outputs_before_then"] = os.path.exists(os.path.join(out, "output_0.pt"))
+        (tmp_path / "signals" / "then").write_text("then\n")
+        seen["checked"] = wait_until(wait["checked"])
+        seen["outputs"] = sorted(os.listdir(out))
+        # The served reference's comparison happens here; the reference's compare job stands in.
+        compare = compare_spec(tmp_path, ref, {"output_dir": out})
+        seen["compared"] = run("compare", compare)["ok"]
+        time.sleep(0.2)
+        (tmp_path / "signals" / after).write_text(after + "\n")
+
+    thread = threading.Thread(target=judge)
+    thread.start()
+    result = run("profile", spec)
+    thread.join()
+    assert seen == {"outputs_before_then": False, "checked": True, "compared": True,
+                    "outputs": ["output_0.pt", "output_1.pt", "output_2.pt", "output_3.pt"]}
+    assert result["verification"]["checks_run"] == 3 and result["verification"]["repeated_check"]
+    if after == "stop":
+        assert result["error_kind"] == "not_started" and "after its checks" in result["reason"], result
+        assert timed_after_time == []
+        return
+    assert result["ok"], result
+    assert timed_after_time == [True]
+    assert result["time_wait_seconds"] >= 0.2
+    assert [s["call"] for s in result["spot_checks"]] == [1]
+    assert os.path.exists(os.path.join(out, "timed_output_1.pt"))
+
+
+def test_a_profile_job_whose_checks_fail_ends_there_and_a_wrong_one_is_compared_wrong(tmp_path):
+    from helpers import TORCH_OPS_CANDIDATE, compare_spec, profile_spec
+
+    # A guard refuses the candidate in its checks: the job ends with that error, before any mark.
+    ref = make_reference(tmp_path)
+    candidate = write_candidate(tmp_path, TORCH_OPS_CANDIDATE)
+    spec = profile_spec(tmp_path, ref, "candidate", candidate, iters=3)
+    spec.update(output_dir=str(tmp_path / "out"), check_seeds=list(ref["check_seeds"]))
+    result = run("profile", spec)
+    assert not result["ok"] and result["error_kind"] == "forbidden_op", result
+    assert result["verification"]["checks_run"] == 0
+    # A wrong one runs its checks (and is timed: no "wait_for", no third go); their outputs fail the
+    # comparison.
+    (tmp_path / "wrong").mkdir()
+    spec, fields, ref, out = checking(tmp_path / "wrong", wrong=True)
+    spec.pop("wait_for")
+    spec.update(fields)
+    result = run("profile", spec)
+    assert result["ok"], result
+    assert not run("compare", compare_spec(tmp_path / "wrong", ref, {"output_dir": out}))["ok"]

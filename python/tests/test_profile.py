@@ -162,6 +162,24 @@ def test_device_time_is_attributed_to_call_windows():
     assert set(names) == {"gemm", "side_stream_kernel", "Memcpy DtoD"}
 
 
+def test_device_work_while_the_job_waits_to_be_timed_is_found():
+    """timing.BETWEEN_RANGE: the candidate's process, its checks done, waits for the go of its timing
+    holding no lease; a device activity that starts then is found (a kernel that started before it, or
+    an annotation mirrored on the GPU, is not)."""
+    cpu, cuda = DeviceType.CPU, DeviceType.CUDA
+    events = [
+        event("checked_kernel", cuda, 0, 12),                # the last check's: before the range
+        event(timing.BETWEEN_RANGE, cpu, 10, 500),
+        event("background_kernel", cuda, 240, 241),
+        event(timing.BETWEEN_RANGE, cuda, 11, 499, annotation=True),
+        event("cuda_agent_call_0", cpu, 600, 700),
+        event("timed_kernel", cuda, 610, 650),
+    ]
+    assert timing.activities_in_range(events, timing.BETWEEN_RANGE) == [
+        {"name": "background_kernel", "start_us": 230.0}]
+    assert timing.activities_in_range(events[4:], timing.BETWEEN_RANGE) == [], "no range: nothing"
+
+
 def test_activities_out_of_the_callers_stream_order_are_found():
     cpu, cuda = DeviceType.CPU, DeviceType.CUDA
     spin = "void at::cuda::(anonymous namespace)::spin_kernel(long)"

@@ -56,11 +56,16 @@ void EarlyJobs::Start(const std::string& name, const std::string& job, const Jso
       waiting["wait_for"]["then"] = ThenFile(name).string();
       waiting["wait_for"]["prepared"] = marks.Prepared().string();
     }
+    if (marks.checks) {
+      waiting["wait_for"]["time"] = TimeFile(name).string();
+      waiting["wait_for"]["checked"] = marks.Checked().string();
+    }
   }
   JobSandbox waiting_box = box;
   waiting_box.policy.read_only.push_back(signals_);
   Job& early = Fresh(name, job, spec, box, timeout_s);
   early.marks = marks;
+  early.fresh_marks = marks;
   early.outcome = std::async(
       std::launch::async, [this, name, job, waiting, waiting_box, timeout_s, pid = early.pid]() {
         return run_(name, job, waiting, wait_s_ + timeout_s, &waiting_box, pid.get());
@@ -79,15 +84,19 @@ EarlyJobs::Job& EarlyJobs::Fresh(const std::string& name, const std::string& job
 }
 
 void EarlyJobs::Adopt(const std::string& name, const std::string& job, const Json& spec,
-                      const JobSandbox& box, double timeout_s, AdoptedJob adopted) {
+                      const JobSandbox& box, double timeout_s, AdoptedJob adopted,
+                      const EarlyMarks& fresh_marks) {
   CallOff(name);
   Job& early = Fresh(name, job, spec, box, timeout_s);
   early.outcome = std::move(adopted.outcome);
   early.pid->store(adopted.pid);
   early.go = std::move(adopted.go);
   early.then = std::move(adopted.then);
+  early.time = std::move(adopted.time);
   early.marks = adopted.marks;
   early.marks.prepares = static_cast<bool>(early.then);
+  early.marks.checks = static_cast<bool>(early.time);
+  early.fresh_marks = fresh_marks;
 }
 
 bool EarlyJobs::Ready(const std::string& name) const {
@@ -132,13 +141,80 @@ Status EarlyJobs::GiveThen(const std::string& name, Job& early) const {
   return WriteFileAtomic(ThenFile(name), "then\n");
 }
 
+Status EarlyJobs::GiveTime(const std::string& name, Job& early) const {
+  if (early.time) return early.time();
+  return WriteFileAtomic(TimeFile(name), "time\n");
+}
+
+fs::path EarlyJobs::Outputs(const std::string& name) const {
+  auto it = jobs_.find(name);
+  return it == jobs_.end() ? fs::path() : it->second.marks.out;
+}
+
+EarlyJobs::Job& EarlyJobs::Replace(const std::string& name) {
+  Job old = std::move(jobs_.at(name));
+  jobs_.erase(name);
+  End(old);
+  Start(name, old.job, old.spec, old.box, old.timeout_s, old.fresh_marks);
+  Job& fresh = jobs_.at(name);
+  fresh.replaced = true;
+  return fresh;
+}
+
+Result<bool> EarlyJobs::Check(const std::string& name, const Json& fields) {
+  auto it = jobs_.find(name);
+  if (it == jobs_.end()) return Internal("no early job '" + name + "' was started");
+  if (!it->second.marks.checks || it->second.checking)
+    return Internal("the early job '" + name + "' has no checks to be given");
+  Job* early = &it->second;
+  // A fresh early job in its place (once), checked instead, set up before its go.
+  auto check_a_fresh_one = [this, &name, &fields]() {
+    Job& fresh = Replace(name);
+    WaitForMark(fresh.marks.Ready(), fresh.outcome, fresh.timeout_s);
+    return Check(name, fields);
+  };
+  Status given = early->gone ? OkStatus() : GiveGo(name, *early, fields);
+  if (given.ok()) given = GiveThen(name, *early);
+  if (!given.ok()) {
+    if (!early->go || early->replaced || !early->fresh_marks.checks) return given;
+    LogWarn("the early job '" + name + "' could not be given its go: " + given.message());
+    return check_a_fresh_one();  // an adopted job
+  }
+  early->gone = early->checking = true;
+  std::error_code ec;
+  WaitForMark(early->marks.Checked(), early->outcome, early->timeout_s);
+  if (fs::exists(early->marks.Checked(), ec)) return true;
+  if (early->outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    early->killed = early->pid->load() > 0 && kill(early->pid->load(), SIGKILL) == 0;
+    return false;
+  }
+  // It ended before its checks: one that gave up waiting before its go (a standby that idled out)
+  // is replaced by a fresh early job; any other answers its end through Run.
+  early->outcome.wait();
+  if (early->replaced || !early->fresh_marks.checks) return false;
+  // Its end is read here (a future answers once) and kept for Run.
+  Result<JobOutcome> end = early->outcome.get();
+  if (!end.ok() || end->ErrorKind() != "not_started") {
+    std::promise<Result<JobOutcome>> kept;
+    kept.set_value(std::move(end));
+    early->outcome = kept.get_future();
+    return false;
+  }
+  return check_a_fresh_one();
+}
+
 Result<JobOutcome> EarlyJobs::Run(const std::string& name, const Json& fields) {
   auto it = jobs_.find(name);
   if (it == jobs_.end()) return Internal("no early job '" + name + "' was started");
   Job early = std::move(it->second);
   jobs_.erase(it);
-  Status given_go = early.gone ? OkStatus() : GiveGo(name, early, fields);
-  if (given_go.ok()) given_go = GiveThen(name, early);
+  Status given_go;
+  if (early.checking) {
+    given_go = early.killed ? OkStatus() : GiveTime(name, early);
+  } else {
+    given_go = early.gone ? OkStatus() : GiveGo(name, early, fields);
+    if (given_go.ok()) given_go = GiveThen(name, early);
+  }
   if (!given_go.ok()) {
     if (!early.go) return given_go;
     // An adopted job that could not be given its go is ended; a fresh run takes its place.
@@ -149,7 +225,7 @@ Result<JobOutcome> EarlyJobs::Run(const std::string& name, const Json& fields) {
     return run_(name, early.job, spec, early.timeout_s, &early.box, nullptr);
   }
   auto given = std::chrono::steady_clock::now();
-  bool killed = false;
+  bool killed = early.killed;
   if (early.timeout_s > 0 &&
       early.outcome.wait_for(std::chrono::duration<double>(early.timeout_s)) !=
           std::future_status::ready &&

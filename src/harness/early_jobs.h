@@ -10,7 +10,9 @@
 // done: WaitReady lets the caller take the device lease for the job's work only then, not while
 // the job still forks and starts CUDA. A job that `prepares` has two gos: after the first (Prepare)
 // it does its trusted preparation, creates `prepared` and waits for the second (`then`, which Run
-// gives), before which it runs no candidate code.
+// gives), before which it runs no candidate code. A job that also `checks` runs the candidate's
+// checks after `then` (Check gives it and waits for the `checked` mark) and waits for a third go
+// (`time`, which Run then gives) before it times the candidate: one process for both.
 //
 //   EarlyJobs early(work / "signals", 600, run_job);
 //   early.Start("candidate", "candidate", spec, box, 180, {work / "outputs"});
@@ -50,12 +52,17 @@ double WaitForMark(const fs::path& mark, const std::shared_future<Result<JobOutc
                    double max_s);
 
 // EarlyMarks: where an early job marks its progress (`dir`, a folder it may write; empty: it
-// marks nothing), and whether it prepares before a second go (go.py, "then").
+// marks nothing), whether it prepares before a second go (go.py, "then"), and whether after that
+// go it checks the candidate before a third (go.py, "time"): then `out` is the folder its output
+// files are in while it runs.
 struct EarlyMarks {
   fs::path dir;
   bool prepares = false;
+  bool checks = false;
+  fs::path out{};
   fs::path Ready() const { return dir / "ready"; }
   fs::path Prepared() const { return dir / "prepared"; }
+  fs::path Checked() const { return dir / "checked"; }
 };
 
 class EarlyJobs {
@@ -72,19 +79,22 @@ class EarlyJobs {
   void Start(const std::string& name, const std::string& job, const Json& spec,
              const JobSandbox& box, double timeout_s, const EarlyMarks& marks = {});
   // AdoptedJob: a job started elsewhere (a claimed standby, harness/standby.h). `go` gives it its
-  // go (Run's or Prepare's fields), `then` its second go (none: it has one), `outcome` is its end,
-  // `pid` its process, `marks` where it marks its progress.
+  // go (Run's or Prepare's fields), `then` its second go (none: it has one), `time` its third
+  // (none: it checks nothing), `outcome` is its end, `pid` its process, `marks` where it marks its
+  // progress.
   struct AdoptedJob {
     std::function<Status(const Json&)> go;
     std::function<Status()> then;
+    std::function<Status()> time;
     std::future<Result<JobOutcome>> outcome;
     pid_t pid = 0;
     EarlyMarks marks;
   };
-  // Adopt makes `adopted` the early job `name`; `spec` and `box` are those a fresh run gets if a
-  // go fails or the job gave up waiting.
+  // Adopt makes `adopted` the early job `name`; `spec`, `box` and `fresh_marks` are those a fresh
+  // job gets if a go fails or the job gave up waiting.
   void Adopt(const std::string& name, const std::string& job, const Json& spec,
-             const JobSandbox& box, double timeout_s, AdoptedJob adopted);
+             const JobSandbox& box, double timeout_s, AdoptedJob adopted,
+             const EarlyMarks& fresh_marks = {});
   // Started: a job of that name waits for its (last) go.
   bool Started(const std::string& name) const { return jobs_.count(name) > 0; }
   // Ready: the job `name` has marked its set-up done (false for one that marks nothing).
@@ -99,10 +109,20 @@ class EarlyJobs {
   // WaitPrepared waits until a job given Prepare's go has marked its preparation done, or has
   // ended, at most its time limit; at once for any other. Returns the seconds waited.
   double WaitPrepared(const std::string& name) const;
+  // Check gives a job that checks before it is timed (EarlyMarks::checks) its gos up to its
+  // checks — Prepare's, with `fields`, unless given, and `then` — and waits until it has marked
+  // them done or has ended, at most its time limit. True when marked: Run then gives its last go.
+  // False when it ended or ran out of time (killed): Run then answers its end. A job that ended
+  // before its go, or whose go failed, is replaced by a fresh early job, which is checked instead.
+  Result<bool> Check(const std::string& name, const Json& fields);
+  // Outputs: the folder where the early job `name` has its output files while it runs (its marks'
+  // `out`; empty for none).
+  fs::path Outputs(const std::string& name) const;
   // Run gives the job `name` its go (unless Prepare gave it: `fields` then serve only a fresh
-  // run), with the spec fields known only now (`fields`), and its second go if it has one, and
-  // waits for it: its time limit counts from the last go (a job still running then is killed and
-  // reported as timed out). A job that gave up waiting ("not_started") is replaced by a fresh run.
+  // run), with the spec fields known only now (`fields`), and its second go if it has one — or,
+  // after Check, its third — and waits for it: its time limit counts from the last go (a job
+  // still running then is killed and reported as timed out). A job that gave up waiting
+  // ("not_started") is replaced by a fresh run.
   Result<JobOutcome> Run(const std::string& name, const Json& fields = Json::object());
   // CallOff ends every job that has not had its go.
   void CallOff();
@@ -118,14 +138,23 @@ class EarlyJobs {
     std::function<Status(const Json&)> go;  // an adopted job's go; none: the go file
     std::function<Status()> then;           // an adopted job's second go; none: the then file
     EarlyMarks marks;
-    bool gone = false;  // Prepare gave its first go
+    EarlyMarks fresh_marks;        // what a fresh early job in its place marks
+    std::function<Status()> time;  // an adopted job's third go; none: the time file
+    bool gone = false;             // Prepare (or Check) gave its first go
+    bool checking = false;         // Check gave its second go
+    bool killed = false;           // Check killed it: it ran out of time
+    bool replaced = false;         // a fresh job took an earlier one's place
   };
 
   fs::path GoFile(const std::string& name) const { return signals_ / ("go_" + name); }
   fs::path ThenFile(const std::string& name) const { return signals_ / ("then_" + name); }
+  fs::path TimeFile(const std::string& name) const { return signals_ / ("time_" + name); }
   // GiveGo gives the job its first go (`fields`); GiveThen its second.
   Status GiveGo(const std::string& name, Job& early, const Json& fields) const;
   Status GiveThen(const std::string& name, Job& early) const;
+  Status GiveTime(const std::string& name, Job& early) const;
+  // Replace ends the job `name` and starts a fresh early job in its place (Check's).
+  Job& Replace(const std::string& name);
   // Fresh: the record of the job `name`, new (no outcome yet).
   Job& Fresh(const std::string& name, const std::string& job, const Json& spec,
              const JobSandbox& box, double timeout_s);

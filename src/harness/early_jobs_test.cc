@@ -68,6 +68,23 @@ class EarlyJobsTest : public ::testing::Test {
           }
           fields["then"] = true;
         }
+        if (spec["wait_for"].contains("time")) {  // its checks, then the third go
+          std::this_thread::sleep_for(std::chrono::milliseconds(kCheckMs));
+          if (fail_checks_) {
+            out.result = {{"ok", false}, {"error_kind", "bad_output"}, {"reason", "NaN"}};
+            return Result<JobOutcome>(out);
+          }
+          (void)WriteFileAtomic(spec["wait_for"]["checked"].get<std::string>(), "checked\n");
+          fs::path time = spec["wait_for"]["time"].get<std::string>();
+          while (!fs::exists(time) && !fs::exists(stop)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+          if (!fs::exists(time)) {
+            out.result = {{"ok", false}, {"error_kind", "not_started"}, {"reason", "stopped"}};
+            return Result<JobOutcome>(out);
+          }
+          fields["time"] = true;
+        }
       }
       Json seen = spec;
       seen.erase("wait_for");
@@ -78,6 +95,8 @@ class EarlyJobsTest : public ::testing::Test {
   }
 
   static constexpr int kPrepareMs = 200;  // a job that prepares takes this long after its go
+  static constexpr int kCheckMs = 200;    // a job that checks takes this long after `then`
+  bool fail_checks_ = false;              // a job that checks ends in its checks
   fs::path signals_;
   std::mutex mu_;
   std::vector<Json> runs_;
@@ -295,6 +314,89 @@ TEST_F(EarlyJobsTest, AnAdoptedJobThatPreparesGetsItsSecondGoThroughItsOwnFuncti
   ASSERT_TRUE(out.ok());
   EXPECT_TRUE(out->Ok());
   EXPECT_EQ(*calls, (std::vector<std::string>{"go", "then"}));
+}
+
+EarlyMarks CheckingMarks(const fs::path& dir) {
+  return {dir, /*prepares=*/true, /*checks=*/true, dir / "out"};
+}
+
+TEST_F(EarlyJobsTest, AJobThatChecksIsTimedOnlyFromRunAfterItsChecks) {
+  EarlyJobs early(signals_, 30, Runner());
+  early.Start("profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30,
+              CheckingMarks(signals_));
+  early.WaitReady("profile_candidate");
+  Result<bool> checked = early.Check("profile_candidate", {{"check_seeds", {5, 6}}});
+  ASSERT_TRUE(checked.ok()) << checked.status().message();
+  EXPECT_TRUE(checked.value());
+  EXPECT_TRUE(fs::exists(signals_ / "checked"));
+  EXPECT_FALSE(fs::exists(signals_ / "time_profile_candidate")) << "timed before Run";
+  EXPECT_TRUE(early.Started("profile_candidate")) << "Run still gives its last go";
+  EXPECT_EQ(early.Outputs("profile_candidate"), signals_ / "out");
+  EXPECT_FALSE(early.Check("profile_candidate", Json::object()).ok()) << "checked once";
+  Result<JobOutcome> out = early.Run("profile_candidate");
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->Ok());
+  EXPECT_EQ(out->result["spec"]["check_seeds"][1], 6) << "the first go's fields";
+  EXPECT_EQ(out->result["spec"]["then"], true);
+  EXPECT_EQ(out->result["spec"]["time"], true);
+  EXPECT_EQ(runs_.size(), 1u);
+}
+
+TEST_F(EarlyJobsTest, AJobThatEndsInItsChecksAnswersItsEndThroughRun) {
+  fail_checks_ = true;
+  EarlyJobs early(signals_, 30, Runner());
+  early.Start("profile_candidate", "profile", Json::object(), JobSandbox{}, 30,
+              CheckingMarks(signals_));
+  Result<bool> checked = early.Check("profile_candidate", Json::object());
+  ASSERT_TRUE(checked.ok()) << checked.status().message();
+  EXPECT_FALSE(checked.value());
+  Result<JobOutcome> out = early.Run("profile_candidate");
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_EQ(out->ErrorKind(), "bad_output") << "its end, read once by Check, still reaches Run";
+  EXPECT_EQ(runs_.size(), 1u) << "a failure is no reason for a fresh run";
+}
+
+TEST_F(EarlyJobsTest, AJobThatChecksIsCalledOffWhileItWaitsToBeTimed) {
+  {
+    EarlyJobs early(signals_, 30, Runner());
+    early.Start("profile_candidate", "profile", Json::object(), JobSandbox{}, 30,
+                CheckingMarks(signals_));
+    Result<bool> checked = early.Check("profile_candidate", Json::object());
+    ASSERT_TRUE(checked.ok() && checked.value());
+  }  // a mismatch: the judgement stops here
+  EXPECT_TRUE(fs::exists(signals_ / "stop"));
+  EXPECT_FALSE(fs::exists(signals_ / "time_profile_candidate"));
+}
+
+TEST_F(EarlyJobsTest, AnAdoptedJobThatGaveUpBeforeItsChecksIsReplacedByAFreshEarlyJob) {
+  EarlyJobs early(signals_, 30, Runner());
+  auto end = std::make_shared<std::promise<Result<JobOutcome>>>();
+  EarlyJobs::AdoptedJob job;
+  job.go = [end](const Json&) {  // a standby that idled out just before its claim
+    JobOutcome out;
+    out.has_result = true;
+    out.result = {{"ok", false}, {"error_kind", "not_started"}};
+    end->set_value(out);
+    return OkStatus();
+  };
+  job.then = []() { return OkStatus(); };
+  job.time = []() { return Internal("never given: the job was replaced"); };
+  job.outcome = end->get_future();
+  job.marks = CheckingMarks(signals_ / "standby");
+  early.Adopt("profile_candidate", "profile", {{"seed", 3}}, JobSandbox{}, 30, std::move(job),
+              CheckingMarks(signals_));
+  Result<bool> checked = early.Check("profile_candidate", {{"check_seeds", {5}}});
+  ASSERT_TRUE(checked.ok()) << checked.status().message();
+  EXPECT_TRUE(checked.value());
+  ASSERT_EQ(runs_.size(), 1u);
+  EXPECT_TRUE(runs_[0]["spec"].contains("wait_for")) << "the fresh job is an early job too";
+  EXPECT_EQ(early.Outputs("profile_candidate"), signals_ / "out");
+  Result<JobOutcome> out = early.Run("profile_candidate");
+  ASSERT_TRUE(out.ok()) << out.status().message();
+  EXPECT_TRUE(out->Ok());
+  EXPECT_EQ(out->result["spec"]["seed"], 3);
+  EXPECT_EQ(out->result["spec"]["check_seeds"][0], 5);
+  EXPECT_EQ(out->result["spec"]["time"], true);
 }
 
 }  // namespace

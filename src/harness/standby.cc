@@ -9,6 +9,10 @@
 namespace cuda_agent {
 namespace {
 
+// The standby's go files and marks (its spec's wait_for): a standby offered by a binary with other
+// ones is never claimed (2: the third go, "time").
+constexpr int kStandbyProtocol = 2;
+
 // The standby's folders (see the header).
 struct StandbyDirs {
   fs::path root, job, in, out, signals;
@@ -16,7 +20,9 @@ struct StandbyDirs {
       : root(r), job(r / "job"), in(r / "in"), out(r / "out"), signals(r / "signals") {}
   fs::path Go() const { return job / "go"; }
   fs::path Then() const { return job / "then"; }
-  EarlyMarks Marks() const { return {job, /*prepares=*/true}; }
+  // The third go is the judge's alone: candidate code has run by then, and job/ is writable.
+  fs::path Time() const { return signals / "time"; }
+  EarlyMarks Marks() const { return {job, /*prepares=*/true, /*checks=*/true, out}; }
   fs::path Spec() const { return job / "spec.json"; }
   fs::path Result() const { return job / "result.json"; }
   fs::path Stdout() const { return job / "stdout.txt"; }
@@ -76,8 +82,9 @@ ForkServerJob JobFiles(const StandbyDirs& d) {
 
 std::string StandbyKey(const HarnessEnv& env, const StandbyJob& job) {
   Sha256 h;
-  h.Update(job.job + "|" + job.spec.dump() + "|" + env.home.string() + "|" + env.python + "|" +
-           job.box.python + "|" + (Contained(job) ? "jail" : "free") + "|");
+  h.Update(std::to_string(kStandbyProtocol) + "|" + job.job + "|" + job.spec.dump() + "|" +
+           env.home.string() + "|" + env.python + "|" + job.box.python + "|" +
+           (Contained(job) ? "jail" : "free") + "|");
   for (const auto& kv : BuildEnvironment(HarnessRunOptions(env, job.job, "", &job.box)))
     h.Update(kv + ";");
   const SandboxPolicy& p = job.box.policy;
@@ -118,7 +125,9 @@ Result<bool> OfferStandby(const HarnessEnv& env, const StandbyJob& job, const fs
                       {"consume", true},
                       {"ready", d.Marks().Ready().string()},
                       {"then", d.Then().string()},
-                      {"prepared", d.Marks().Prepared().string()}};
+                      {"prepared", d.Marks().Prepared().string()},
+                      {"time", d.Time().string()},
+                      {"checked", d.Marks().Checked().string()}};
   spec["result_path"] = d.Result().string();
   if (Status s = WriteJsonFile(d.Spec(), spec); !s.ok()) return discard(s);
 
@@ -224,6 +233,8 @@ Status Standby::Then() {
   at_then_.clear();
   return WriteFileAtomic(StandbyDirs(dir_).Then(), "then\n");
 }
+
+Status Standby::Time() { return WriteFileAtomic(StandbyDirs(dir_).Time(), "time\n"); }
 
 Status Standby::Go(const Json& spec, const std::vector<fs::path>& readable,
                    const fs::path& writable, const std::vector<fs::path>& at_then) {

@@ -98,6 +98,9 @@ class Standby {
   // Then links Go's `at_then` folders and gives the second go: after it the job loads the
   // candidate's code.
   Status Then();
+  // Time gives the third go of a job that checked the candidate after Then (go.py, "time"): it
+  // times it now. In the standby's signals folder, which the job cannot write.
+  Status Time();
   // Wait waits for the job's end (at most `timeout_s`, then kills it), moves out/'s files into
   // the go's `writable` folder and rewrites the result's paths to match. A job that ended without
   // reading its go reports error_kind "not_started" (nothing of the judgement ran in it).

@@ -2,6 +2,7 @@
 choices, before anything runs; the chosen precision policy is recorded in the result."""
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -129,15 +130,24 @@ def test_an_unusable_store_is_a_note_not_a_failure(binary, tmp_path):
     assert "baseline store unavailable" in result["reason"] and "junk.sqlite" in result["reason"]
 
 
-def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_the_comparisons(binary):
-    proc = judge(binary, "--baselines", "eager", "--iters", "3", "--json", "--baseline-store", "none")
+@pytest.mark.parametrize("one_process", [True, False])
+def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_the_comparisons(binary, one_process):
+    """With one process (the default) the candidate's profile job also runs its checks: under the
+    verification's shared lease, before its timing's go under the exclusive one; switched off
+    (CUDA_AGENT_ONE_CANDIDATE_PROCESS=0) a `candidate` job of its own does."""
+    env = dict(os.environ, CUDA_AGENT_ONE_CANDIDATE_PROCESS="1" if one_process else "0")
+    proc = subprocess.run(judge_argv(binary, "--baselines", "eager", "--iters", "3", "--json",
+                                     "--baseline-store", "none"),
+                          cwd=REPO, capture_output=True, text=True, timeout=600, env=env)
     result = json.loads(proc.stdout)
     assert result["reward"] in (1, 2, 3), result["reason"]
     jobs = {j["name"]: j for j in result["jobs"]}
-    assert {"static", "reference", "candidate", "compare", "profile_candidate", "compare_spots",
+    checker = "profile_candidate" if one_process else "candidate"
+    assert {"static", "reference", checker, "compare", "profile_candidate", "compare_spots",
             "eager"} <= set(jobs), sorted(jobs)
+    assert ("candidate" in jobs) is not one_process, sorted(jobs)
     reference = jobs["reference"]
-    for name in ("candidate", "profile_candidate"):
+    for name in {checker, "profile_candidate"}:
         early = jobs[name]
         assert early["start_s"] < reference["end_s"], f"{name} started with the reference, not after it"
         assert early["go_wait_seconds"] >= 0 and "error_kind" not in early
@@ -148,24 +158,32 @@ def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_t
     for name in ("reference", "compare", "compare_spots"):
         assert jobs[name]["job"] == "reference" and jobs[name]["served"] is True
     # the reference is an early job as well: started at once, its work from its go (under the lease)
-    assert reference["go_wait_seconds"] >= 0 and reference["start_s"] <= jobs["candidate"]["start_s"] + 1
+    assert reference["go_wait_seconds"] >= 0 and reference["start_s"] <= jobs[checker]["start_s"] + 1
     assert "save" not in reference["phase_seconds"] or reference["phase_seconds"]["save"] < 1
     for name in ("compare", "compare_spots"):
         assert set(jobs[name]["phase_seconds"]) == {"load", "compare"} and "error_kind" not in jobs[name]
-    for name in ("reference", "candidate", "compare", "profile_candidate"):  # CPU seconds beside the wall's
+    for name in ("reference", checker, "compare", "profile_candidate"):  # CPU seconds beside the wall's
         assert set(jobs[name]["phase_cpu_seconds"]) == set(jobs[name]["phase_seconds"]), name
     # How long each lease waited for its early job's set-up (the ready mark): recorded, never negative.
     stages = result["stage_seconds"]
     for key in ("reference_ready_wait", "verify_ready_wait", "profile_ready_wait"):
         assert 0 <= stages[key] <= stages["total"], (key, stages)
-    # The candidate job's trusted preparation ran under the reference's lease, while the candidate
-    # compiled (its first go after the reference's answer), and its candidate code after the build.
-    candidate = jobs["candidate"]
-    assert 0 <= stages["candidate_prepared_wait"] <= stages["reference"], stages
-    assert {"weights", "context", "then_wait", "model"} <= set(candidate["phase_seconds"]), candidate
     assert [lease["for"] for lease in result["leases"]][:2] == ["reference", "verify"]
-    assert jobs["candidate"]["end_s"] > reference["end_s"]
-    assert jobs["compare"]["start_s"] >= jobs["candidate"]["end_s"]
+    if one_process:
+        # Its trusted preparation ran under the reference's lease, while the candidate compiled; its
+        # checks came before the comparison, its timing after it.
+        profile = jobs["profile_candidate"]
+        assert 0 <= stages["profile_prepared_early_wait"] <= stages["reference"], stages
+        assert {"weights", "then_wait", "model", "forward", "time_wait", "timed"} <= set(profile["phase_seconds"])
+        assert "candidate_prepared_wait" not in stages
+    else:
+        # The candidate job's trusted preparation ran under the reference's lease, while the candidate
+        # compiled (its first go after the reference's answer), and its candidate code after the build.
+        candidate = jobs["candidate"]
+        assert 0 <= stages["candidate_prepared_wait"] <= stages["reference"], stages
+        assert {"weights", "context", "then_wait", "model"} <= set(candidate["phase_seconds"]), candidate
+        assert jobs["candidate"]["end_s"] > reference["end_s"]
+        assert jobs["compare"]["start_s"] >= jobs["candidate"]["end_s"]
     assert jobs["compare_spots"]["start_s"] >= jobs["profile_candidate"]["end_s"]
     assert all(j["start_s"] <= j["end_s"] <= result["stage_seconds"]["total"] for j in result["jobs"])
     # the device leases, in the order the stages take them: shared for the reference, verification
@@ -177,6 +195,9 @@ def test_the_jobs_are_recorded_early_jobs_start_early_and_the_reference_serves_t
     for lease in leases:
         assert 0 <= lease["asked_s"] <= lease["granted_s"] <= lease["released_s"] <= result["stage_seconds"]["total"]
     assert jobs["profile_candidate"]["end_s"] <= leases[2]["released_s"]
+    if one_process:  # the compare was answered under the verification's lease, the timing after it
+        assert leases[1]["released_s"] >= jobs["compare"]["end_s"]
+        assert jobs["profile_candidate"]["end_s"] >= leases[2]["granted_s"]
     waited = sum(lease["granted_s"] - lease["asked_s"] for lease in leases)
     assert result["stage_seconds"]["lease_wait"] == pytest.approx(waited, abs=0.01)
     assert result["started_unix_s"] > 1.7e9
@@ -189,14 +210,13 @@ def test_a_compile_error_calls_the_early_jobs_off(binary):
     result = json.loads(proc.stdout)
     assert result["reward"] == -1 and result["stage"] == "build", result["reason"]
     early = [j for j in result["jobs"] if j["name"] in ("candidate", "profile_candidate")]
-    assert len(early) == 2, result["jobs"]
+    assert [j["name"] for j in early] == ["profile_candidate"], result["jobs"]  # it also checks
     # the served reference answered its first request and was asked nothing more
     assert [j["name"] for j in result["jobs"] if j["job"] == "reference"] == ["reference"]
-    # called off before their (last) go: "not_started", or killed while still setting up (no result);
-    # the candidate job may have done its trusted preparation under the reference's lease first
+    # called off before its (last) go: "not_started", or killed while still setting up (no result)
     assert all(j.get("error_kind", "not_started") == "not_started" for j in early), early
-    # either may have done its trusted preparation under the reference's lease (the profile job when
-    # it was set up by the reference's answer); neither got its second go
+    # it may have done its trusted preparation under the reference's lease (when it was set up by
+    # the reference's answer); it did not get its second go
     for job in early:
         assert "then_wait" not in job.get("phase_seconds", {}), job
 

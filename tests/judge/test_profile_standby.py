@@ -17,9 +17,11 @@ from test_judge_cases import REPO, binary  # noqa: F401 - the fixture
 TASK = REPO / "examples/relu_scale/model.py"
 CANDIDATE = REPO / "examples/relu_scale/candidates/cpu_correct"
 
-# Wrong only inside the profile job (the harness names its job in sys.argv), and whenever a file of the
-# standby's job folder (its cwd) could give the judgement's secrets away: the spot checks must catch it.
-PROFILE_ONLY_CHEAT = """
+# Right in its first six calls — the checks: five and the repeat — and wrong after them (the warm-up and
+# timed calls), when {cheat_when} held as the model was built: always, or only where a file of the
+# standby's job folder (its cwd) could give the judgement's secrets away. The spot checks must catch it.
+# The count lives in a default argument, where the model's state check does not look.
+TIMING_ONLY_CHEAT = """
 import os, sys
 import torch
 import torch.nn as nn
@@ -31,11 +33,17 @@ class ModelNew(nn.Module):
     def __init__(self, scale: float):
         super().__init__()
         self.scale = scale
-        self.cheat = sys.argv[1:2] == ["profile"] and ({cheat_when})
+        self.cheat = bool({cheat_when})
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return cuda_extension.relu_scale_forward(x, self.scale * 2 if self.cheat else self.scale)
+    def forward(self, x: torch.Tensor, _calls=[0]) -> torch.Tensor:
+        _calls[0] += 1
+        cheat = self.cheat and _calls[0] > 6
+        return cuda_extension.relu_scale_forward(x, self.scale * 2 if cheat else self.scale)
 """
+
+# Wrong whenever it runs in a profile job (the harness names its job in sys.argv).
+PROFILE_JOB_CHEAT = TIMING_ONLY_CHEAT.replace("bool({cheat_when})", 'sys.argv[1:2] == ["profile"]').replace(
+    "self.cheat and _calls[0] > 6", "self.cheat")
 
 
 def judge(binary, cache, candidate, *extra, standby="1", testing=False):
@@ -61,9 +69,9 @@ def waiting_standbys(cache):
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
-def cheat(folder, cheat_when):
+def cheat(folder, cheat_when, source=TIMING_ONLY_CHEAT):
     shutil.copytree(CANDIDATE, folder)
-    (folder / "model_new.py").write_text(PROFILE_ONLY_CHEAT.replace("{cheat_when}", cheat_when))
+    (folder / "model_new.py").write_text(source.replace("{cheat_when}", cheat_when))
     return folder
 
 
@@ -77,7 +85,7 @@ def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_ever
     offered = waiting_standbys(cache)
     assert len(offered) == 1, offered
 
-    # A candidate that cheats in the profile job is caught through a standby as through a fresh job.
+    # A candidate that cheats in its timed calls is caught through a standby as through a fresh job.
     caught = judge(binary, cache, cheat(tmp_path / "always", "True"), "--test-skip-static", testing=True)
     job = profile_job(caught)
     assert job["standby"] is True and job["standby_waited_s"] > 0
@@ -106,3 +114,19 @@ def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_ever
     assert off["correct"] is True, off["reason"]
     assert "standby" not in profile_job(off)
     assert waiting_standbys(cache) == waiting
+
+
+def test_a_candidate_wrong_only_in_its_profile_process_fails_its_checks(binary, tmp_path):
+    """With one process for the candidate's checks and its timing (the default) a candidate that tells
+    its profile job by the process it runs in is checked in that process: wrong outputs at verification.
+    Switched off (CUDA_AGENT_ONE_CANDIDATE_PROCESS=0) it passes its own `candidate` job's checks and is
+    caught by the spot-checked timed calls."""
+    candidate = cheat(tmp_path / "argv", "", source=PROFILE_JOB_CHEAT)
+    one = judge(binary, tmp_path / "cache", candidate, "--test-skip-static", standby="0", testing=True)
+    assert one["stage"] == "verify" and one["error_kind"] == "mismatch", one["reason"]
+    os.environ["CUDA_AGENT_ONE_CANDIDATE_PROCESS"] = "0"
+    try:
+        two = judge(binary, tmp_path / "cache", candidate, "--test-skip-static", standby="0", testing=True)
+    finally:
+        del os.environ["CUDA_AGENT_ONE_CANDIDATE_PROCESS"]
+    assert two["stage"] == "profile" and two["error_kind"] == "timed_mismatch", two["reason"]

@@ -66,8 +66,8 @@ def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: Op
 class CheckInputs:
     """The input set of each check, made from its seed with its scale and shift."""
 
-    def __init__(self, spec: dict, device: str):
-        self.task = import_task(require(spec, "task_path", str))
+    def __init__(self, spec: dict, device: str, task=None):
+        self.task = task if task is not None else import_task(require(spec, "task_path", str))
         self.seeds = require(spec, "check_seeds", list)
         self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, positive=True)
         self.shifts = per_check(spec, "input_shifts", len(self.seeds), 0.0, positive=False)
@@ -177,9 +177,19 @@ def run(spec: dict, result: dict) -> None:
     weights = reference_weights(state_dict, device, private)
     del state_dict
     check_weights(weights, model, "after load_state_dict")
+    clock.lap("model")
+    run_checks(checks, model, device, weights, output_dir, result, flags, clock, watch, repeat)
+
+
+def run_checks(checks: CheckInputs, model: torch.nn.Module, device: str, weights: Frozen, output_dir: str,
+               result: dict, flags: dict, clock: PhaseClock, watch: ProcessWatch, repeat: bool) -> None:
+    """One checked forward per check seed, writing output_{i}.pt, then (with `repeat`) check 0 again under
+    another allocator state (the module doc). Records checks_run, the ATen ops and the thread counts in
+    `result`. The candidate's profile job runs these too when it verifies before it is timed
+    (profile.py)."""
+    result.update({"checks_run": 0, "aten_ops": {}})
     state = ModelState(model, sys.modules.get("model_new"))
     earlier = EarlierOutputs(frozen_budget(device) // 4)
-    clock.lap("model")
     guard = OpGuard()
     threads = ThreadWatch()
     try:

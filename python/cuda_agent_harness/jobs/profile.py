@@ -25,6 +25,14 @@ anything else; a candidate that changes them fails with "global_flags". A candid
 out of its caller's stream order (started before the work queued on it, or still running after it) fails
 with "unjoined_stream" (A1; timing.StreamFences). The result's `call_kernels` (device activities per timed
 call) and `kernels` (all of them with their time) are what the judge's kernel audit reads (C3).
+
+With "check_seeds" in its go (the judge's one process for a candidate's verification and its timing,
+docs/decisions.md) the candidate's job also verifies it: after `then`, given under the verification's
+shared lease, it runs the `candidate` job's checks on the model it then times (candidate.run_checks:
+the same guards, outputs output_{i}.pt in output_dir, their record in result["verification"]), waits
+for the third go, `time` (go.wait_for_time), and only then times. Its input sets were made before any
+candidate code ran and stayed alive, so no check's input shares an address or a seed with a timed call's
+(HACKS B4, B5); device work that starts while it waits for `time` fails the job (timing.BETWEEN_RANGE).
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ from ..process_watch import ProcessWatch
 from ..shared_memory import SharedMemoryFiller
 from ..spec import require, require_device
 from ..task_module import import_task
+from .candidate import CheckInputs, run_checks
 
 TARGETS = ("candidate", "eager", "compile")
 WAITS_FOR_GO = True  # after the profiler started (runner.py)
@@ -167,6 +176,31 @@ def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets:
                                             f"{summarize(differences)} (inputs must be left untouched)")
 
 
+def verify_before_timing(spec: dict, task, model: torch.nn.Module, device: str, weights: Frozen,
+                         result: dict, flags: dict, clock: PhaseClock, watch: ProcessWatch,
+                         profiler) -> bool:
+    """The verification's checks in this process (see the module doc), then the wait for the go of the
+    timing inside timing.BETWEEN_RANGE; False when the judge called the job off meanwhile."""
+    wait = spec.get("wait_for")
+    if wait is not None and wait.get("time") is None:  # it would time at once, outside its lease
+        raise JobError("internal", "spec: a job that waits for its go and checks the candidate needs "
+                                   "wait_for.time, the go of its timing")
+    verification: dict = {}
+    result["verification"] = verification
+    output_dir = require(spec, "output_dir", str)
+    os.makedirs(output_dir, exist_ok=True)
+    run_checks(CheckInputs(spec, device, task), model, device, weights, output_dir, verification, flags, clock,
+               watch, require(spec, "repeat_first_check", bool, default=False))
+    synchronize(device)
+    between = profiler.range(timing.BETWEEN_RANGE) if profiler is not None else contextlib.nullcontext()
+    with between:
+        if not go.wait_for_time(spec, result):
+            return False
+        synchronize(device)
+    clock.lap("time_wait")
+    return True
+
+
 def run(spec: dict, result: dict) -> None:
     # Only these spec fields are read before the go: a standby learns everything else from its go.
     device = require_device(spec)
@@ -257,6 +291,9 @@ def run(spec: dict, result: dict) -> None:
     del state_dict  # the model holds its own copy; a GB-sized weight must not be held twice while timing
     if weights is not None:
         check_weights(weights, model, "after load_state_dict")
+        if spec.get("check_seeds") is not None and not verify_before_timing(
+                spec, task, model, device, weights, result, flags, clock, watch, profiler):
+            return called_off()
         checks = CandidateChecks(model, device, calls, flags, watch)
         threads = checks.threads
         guard = block_functional(checks.guard.record)
@@ -303,6 +340,11 @@ def run(spec: dict, result: dict) -> None:
     result["profiler_seconds"] = timings.profiler_seconds
     result.update({"kernels": timings.kernels, "call_kernels": timings.call_kernels,
                    "unjoined": timings.unjoined[:20]})
+    if checks is not None and timings.between:
+        first = timings.between[0]
+        raise JobError("unjoined_stream", f"{first['name']} ran on the device {first['start_us'] / 1e3:.1f} ms "
+                                          f"after the checks had returned, while the job waited to be timed "
+                                          f"(work must be finished when the forward returns)")
     if checks is not None and timings.unjoined:
         first = timings.unjoined[0]
         raise JobError("unjoined_stream", f"timed call {first['call']}: {first['name']} {first['problem']} "

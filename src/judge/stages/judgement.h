@@ -159,6 +159,7 @@ class Judgement {
   ServedJob* served_reference() { return served_reference_.get(); }
   KeptJob* kept_reference() { return kept_reference_.get(); }
   JudgementFacts& facts() { return facts_; }
+  const JudgementFacts& facts() const { return facts_; }
 
  private:
   // WorkFolderGuard removes the work folder unless asked to keep it.

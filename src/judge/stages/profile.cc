@@ -254,13 +254,22 @@ bool ClaimStandby(Judgement& j, const Json& spec, const std::vector<fs::path>& r
     j.RecordJob("profile_candidate", "profile", started, out, waited);
     return out;
   });
-  EarlyJobs::AdoptedJob adopted{std::move(go), [standby]() { return standby->Then(); },
-                                std::move(outcome), standby->pid(), standby->Marks()};
-  j.early().Adopt("profile_candidate", "profile", spec, box, timeout_s, std::move(adopted));
+  std::function<Status()> time;
+  if (OneCandidateProcess(j)) time = [standby]() { return standby->Time(); };
+  EarlyJobs::AdoptedJob adopted{std::move(go),   [standby]() { return standby->Then(); },
+                                std::move(time), std::move(outcome),
+                                standby->pid(),  standby->Marks()};
+  j.early().Adopt("profile_candidate", "profile", spec, box, timeout_s, std::move(adopted),
+                  ProfileMarks(j));
   return true;
 }
 
 }  // namespace
+
+EarlyMarks ProfileMarks(const Judgement& j) {
+  return {j.dirs().spot_candidate, /*prepares=*/true, /*checks=*/OneCandidateProcess(j),
+          j.dirs().spot_candidate};
+}
 
 void StartCandidateProfile(Judgement& j) {
   const WorkDirs& dirs = j.dirs();
@@ -274,7 +283,7 @@ void StartCandidateProfile(Judgement& j) {
   // the build still writes them (PrepareProfileBesideTheBuild).
   if (!ClaimStandby(j, spec, readable, {dirs.src, dirs.build}, dirs.spot_candidate, box)) {
     j.early().Start("profile_candidate", "profile", spec, box, j.options().candidate_timeout_s,
-                    {dirs.spot_candidate, /*prepares=*/true});
+                    ProfileMarks(j));
   }
 }
 
@@ -286,9 +295,12 @@ bool PreparationWanted() { return !EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE");
 
 }  // namespace
 
-bool PrepareProfileBesideTheBuild(Judgement& j) {
-  return PreparationWanted() && !EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE_EARLY") &&
-         j.early().Prepare("profile_candidate");
+bool PrepareProfileBesideTheBuild(Judgement& j, const Json& answer, bool alone) {
+  if (!PreparationWanted() || EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE_EARLY")) return false;
+  if (!OneCandidateProcess(j)) return alone && j.early().Prepare("profile_candidate");
+  return j.early().Prepare("profile_candidate",
+                           CheckFields(j, answer.value("input_scales", Json::array()),
+                                       answer.value("input_shifts", Json::array())));
 }
 
 ProfilePreparation::ProfilePreparation(Judgement& j) : j_(j) {

@@ -197,7 +197,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   }
   ServedJob& served = *j.served_reference();
   // Started here, before the thread below exists: that thread gives it its first go.
-  if (candidate) StartVerifyJobs(j);
+  if (candidate && !OneCandidateProcess(j)) StartVerifyJobs(j);
   return std::async(std::launch::async, [&j, &served, started, candidate, first_go]() {
     // The shared lease covers the job's work from its go, not its start-up (1.5–2.8 s under load,
     // which would hold every other judgement's timing off the device).
@@ -227,7 +227,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
       // Still under the lease: the candidate job's trusted preparation and the candidate's
       // profile job's (whose first go comes first: it prepares longer), beside the build.
       if (candidate && run.job.ok() && run.job->Ok()) {
-        const bool profile = alone && PrepareProfileBesideTheBuild(j);
+        const bool profile = PrepareProfileBesideTheBuild(j, run.job->result, alone);
         run.candidate_prepared_wait_s = PrepareCandidate(j, run.job->result);
         if (profile) run.profile_prepared_wait_s = j.early().WaitPrepared("profile_candidate");
       }

@@ -100,6 +100,13 @@ Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
 
 // --- verify -------------------------------------------------------------------------------------
 
+// OneCandidateProcess: the candidate's checks run in its profile job, which times it next, instead
+// of a `candidate` job of their own (one CUDA process for the candidate per judgement, not two:
+// docs/decisions.md); in a full judgement unless $CUDA_AGENT_ONE_CANDIDATE_PROCESS=0.
+bool OneCandidateProcess(const Judgement& j);
+// CheckFields: the go fields that make a job check the candidate (the check seeds, the reference's
+// input transforms, the repeat of check 1).
+Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts);
 // StartVerifyJobs starts verification's `candidate` job as an early job: its fork, jail and CUDA
 // context overlap the build. Needs the check seeds (StartReference).
 void StartVerifyJobs(Judgement& j);
@@ -112,8 +119,9 @@ void StartVerifyJobs(Judgement& j);
 // waited, or nothing when no go was given: Verify then gives both gos. Off with
 // $CUDA_AGENT_CANDIDATE_PREPARE=0 (for measuring).
 std::optional<double> PrepareCandidate(Judgement& j, const Json& answer);
-// Verify: the candidate's outputs (untrusted process), their comparison (the served reference),
-// then the compute-sanitizer run when asked. With options.until == kVerify it is the last stage.
+// Verify: the candidate's outputs (untrusted process: its profile job with OneCandidateProcess,
+// else the `candidate` job), their comparison (the served reference), then the compute-sanitizer
+// run when asked. With options.until == kVerify it is the last stage.
 Next Verify(Judgement& j);
 // ServedCompare asks the served reference job (StartReference) to compare the expected outputs it
 // kept under `keys` with the candidate's output files `actual` (the policy's tolerance; on the GPU
@@ -131,8 +139,11 @@ std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& j
 // StartTiming opens the result's timing section.
 void StartTiming(Judgement& j);
 // StartCandidateProfile: the candidate's profile job as an early job, started before the build; it
-// waits for ProfileCandidate's go, under the exclusive lease.
+// waits for ProfileCandidate's go, under the exclusive lease (with OneCandidateProcess, after
+// Verify's go of its checks under the shared one).
 void StartCandidateProfile(Judgement& j);
+// ProfileMarks: where the candidate's profile job marks its progress, and whether it checks.
+EarlyMarks ProfileMarks(const Judgement& j);
 // ProfilePreparation, made under verification's shared lease (and destroyed before it is
 // released), gives the candidate's profile job its first go when the job is ready: it makes its
 // input sets, pristine copies and weights beside the verification (no candidate code runs before
@@ -158,8 +169,10 @@ class ProfilePreparation {
 // beside other judgements the longer shared hold delays their timings (judged per GPU-hour −3 to
 // −6% at 8 at once). False when not given (the job is not ready, or
 // $CUDA_AGENT_PROFILE_PREPARE_EARLY=0 or $CUDA_AGENT_PROFILE_PREPARE=0): then ProfilePreparation
-// gives it.
-bool PrepareProfileBesideTheBuild(Judgement& j);
+// gives it. With OneCandidateProcess the job is verification's too: it is given this go whenever
+// it is ready (as verification's candidate job was: PrepareCandidate), with the check fields of
+// the reference's `answer`.
+bool PrepareProfileBesideTheBuild(Judgement& j, const Json& answer, bool alone);
 // ProfileCandidate times the candidate and audits the kernels its timed calls ran.
 Next ProfileCandidate(Judgement& j);
 // CheckTimedCalls: the spot-checked timed outputs match the reference's, and no time beats the

@@ -1,8 +1,10 @@
-// verify.cc — the verify stage: the `candidate` job (the untrusted process, which makes the
-// reference's inputs from the check seeds and never gets a path to the expected outputs; check 1
-// is repeated under another allocator state; an early job, started before the build) and the
-// comparison, answered by the served reference job (trusted; the policy's tolerance; on the GPU).
-// `--sanitize` runs check 1 once more under compute-sanitizer.
+// verify.cc — the verify stage: the candidate's checks in an untrusted process, which makes the
+// reference's inputs from the check seeds and never gets a path to the expected outputs (check 1
+// is repeated under another allocator state) — the candidate's profile job, which times it next,
+// in a full judgement; the `candidate` job, an early job started before the build, when only
+// verification is asked for or one process is switched off — and the comparison, answered by the
+// served reference job (trusted; the policy's tolerance; on the GPU). `--sanitize` runs check 1
+// once more under compute-sanitizer.
 #include "common/subprocess.h"
 #include "judge/stages/stages.h"
 
@@ -179,6 +181,17 @@ void StartVerifyJobs(Judgement& j) {
       j.options().candidate_timeout_s, {.dir = dirs.outputs, .prepares = true});
 }
 
+bool OneCandidateProcess(const Judgement& j) {
+  return j.options().until == Stage::kDone && !EnvSwitchedOff("CUDA_AGENT_ONE_CANDIDATE_PROCESS");
+}
+
+Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts) {
+  return {{"check_seeds", j.facts().check_seeds},
+          {"input_scales", input_scales},
+          {"input_shifts", input_shifts},
+          {"repeat_first_check", true}};
+}
+
 std::optional<double> PrepareCandidate(Judgement& j, const Json& answer) {
   if (EnvSwitchedOff("CUDA_AGENT_CANDIDATE_PREPARE")) return std::nullopt;
   const Json transforms = {{"input_scales", answer.value("input_scales", Json::array())},
@@ -187,28 +200,76 @@ std::optional<double> PrepareCandidate(Judgement& j, const Json& answer) {
   return j.early().WaitPrepared("candidate");
 }
 
+namespace {
+
+// CheckInCandidateJob: verification's own `candidate` job runs the checks (under the caller's
+// shared lease), writing its outputs into dirs.outputs.
+Next CheckInCandidateJob(Judgement& j, const Json& transforms) {
+  Result<JobOutcome> cand = j.early().Run("candidate", transforms);
+  if (!cand.ok()) return j.Internal(cand.status().message());
+  j.Track(cand.value());
+  if (cand->Ok()) return Next::kContinue;
+  auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
+  return j.Fail(Stage::kVerify, kind, why);
+}
+
+// CheckInProfileJob: the candidate's profile job runs the checks (under the caller's shared lease)
+// and waits for the go of its timing (ProfileCandidate); its outputs are moved into dirs.outputs,
+// where the served reference reads them, out of the folder the candidate's process may still write.
+Next CheckInProfileJob(Judgement& j, const Json& transforms) {
+  Json fields = CheckFields(j, transforms["input_scales"], transforms["input_shifts"]);
+  Result<bool> checked = j.early().Check("profile_candidate", fields);
+  if (!checked.ok()) return j.Internal(checked.status().message());
+  if (!checked.value()) {
+    Result<JobOutcome> end = j.early().Run("profile_candidate");
+    if (!end.ok()) return j.Internal(end.status().message());
+    j.Track(end.value());
+    if (end->Ok())
+      return j.Internal("the candidate's profile job ended without marking its checks");
+    auto [kind, why] = DescribeCandidateFailure(end.value(), "verification");
+    return j.Fail(Stage::kVerify, kind, why);
+  }
+  const fs::path from = j.early().Outputs("profile_candidate");
+  auto [expected, actual] = VerifyPairs(j);
+  for (const std::string& to : actual) {
+    const fs::path file = from / fs::path(to).filename();
+    std::error_code ec;
+    fs::rename(file, to, ec);
+    if (ec) {
+      // Another file system: copied. A file the job did not write fails its comparison.
+      ec.clear();
+      fs::copy_file(file, to, fs::copy_options::overwrite_existing, ec);
+    }
+  }
+  return Next::kContinue;
+}
+
+}  // namespace
+
 Next Verify(Judgement& j) {
   const JudgeOptions& opt = j.options();
   JudgeResult& r = j.result();
   const JudgementFacts& facts = j.facts();
   r.stage = Stage::kVerify;  // the build, which ran after the reference started, left kBuild
   auto t = Clock::now();
-  if (!j.early().Started("candidate")) StartVerifyJobs(j);
+  const bool one_process = OneCandidateProcess(j);
+  const std::string job = one_process ? "profile_candidate" : "candidate";
+  if (!one_process && !j.early().Started("candidate")) StartVerifyJobs(j);
   // Its start-up needs no lease (and holds none); its preparation was usually done under the
-  // reference's (PrepareCandidate): then only the second go is given here.
-  r.stage_seconds["verify_ready_wait"] = j.early().WaitReady("candidate");
+  // reference's (PrepareCandidate, PrepareProfileBesideTheBuild): then only the second go is
+  // given here.
+  r.stage_seconds["verify_ready_wait"] = j.early().WaitReady(job);
   Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "verify");
   if (!lease.ok()) return j.Internal(lease.status().message());
-  const ProfilePreparation preparation(j);  // done before the lease is released
   // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
   Json transforms = {{"input_scales", facts.input_scales}, {"input_shifts", facts.input_shifts}};
-  Result<JobOutcome> cand = j.early().Run("candidate", transforms);
-  if (!cand.ok()) return j.Internal(cand.status().message());
-  j.Track(cand.value());
-  if (!cand->Ok()) {
+  std::optional<ProfilePreparation> preparation;  // done before the lease is released
+  if (!one_process) preparation.emplace(j);
+  const Next checked =
+      one_process ? CheckInProfileJob(j, transforms) : CheckInCandidateJob(j, transforms);
+  if (checked == Next::kStop) {
     r.stage_seconds["verify"] = SecondsSince(t);
-    auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
-    return j.Fail(Stage::kVerify, kind, why);
+    return Next::kStop;
   }
   auto [expected, actual] = VerifyPairs(j);
   Result<JobOutcome> cmp = ServedCompare(j, "compare", expected, actual);
