@@ -83,19 +83,7 @@ def wait_for_then(spec: dict, result: dict) -> bool:
     before which the job runs no candidate code; the judge gives it under the device lease the job's
     further work needs. Records the seconds waited (result["then_wait_seconds"]) and returns whether
     to go on (False, and "not_started", when stopped). Without "then" goes on at once."""
-    wait = spec.get("wait_for")
-    if wait is None or wait.get("then") is None:
-        return True
-    then = require(wait, "then", str)
-    mark(require(wait, "prepared", str))
-    waited = wait_for_file(then, wait)
-    if waited is None:
-        result.update(ok=False, error_kind="not_started",
-                      reason="the judge called the job off after its preparation (the judgement stopped "
-                             "earlier)")
-        return False
-    result["then_wait_seconds"] = waited
-    return True
+    return next_go(spec, result, "then", "prepared", "its preparation")
 
 
 def wait_for_time(spec: dict, result: dict) -> bool:
@@ -105,17 +93,23 @@ def wait_for_time(spec: dict, result: dict) -> bool:
     `time`, which the judge gives under the exclusive lease once the checks' outputs were found right.
     Records the seconds waited (result["time_wait_seconds"]) and returns whether to go on (False, and
     "not_started", when stopped: a mismatch ends the judgement here). Without "time" goes on at once."""
+    return next_go(spec, result, "time", "checked", "its checks")
+
+
+def next_go(spec: dict, result: dict, go_key: str, done_key: str, done: str) -> bool:
+    """A later go (wait_for[go_key]): marks what came before it `done` (wait_for[done_key]), waits for
+    it and records the wait as result[go_key + "_wait_seconds"]; False (and "not_started") when stopped."""
     wait = spec.get("wait_for")
-    if wait is None or wait.get("time") is None:
+    if wait is None or wait.get(go_key) is None:
         return True
-    time_go = require(wait, "time", str)
-    mark(require(wait, "checked", str))
-    waited = wait_for_file(time_go, wait)
+    go = require(wait, go_key, str)
+    mark(require(wait, done_key, str))
+    waited = wait_for_file(go, wait)
     if waited is None:
         result.update(ok=False, error_kind="not_started",
-                      reason="the judge called the job off after its checks (the judgement stopped earlier)")
+                      reason=f"the judge called the job off after {done} (the judgement stopped earlier)")
         return False
-    result["time_wait_seconds"] = waited
+    result[f"{go_key}_wait_seconds"] = waited
     return True
 
 

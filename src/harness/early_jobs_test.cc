@@ -44,45 +44,39 @@ class EarlyJobsTest : public ::testing::Test {
         (void)WriteFileAtomic(spec["wait_for"]["ready"].get<std::string>(), "ready\n");
       }
       if (spec.contains("wait_for")) {
-        fs::path go = spec["wait_for"]["go"].get<std::string>();
-        fs::path stop = spec["wait_for"]["stop"].get<std::string>();
-        while (!fs::exists(go) && !fs::exists(stop)) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        }
-        if (give_up || !fs::exists(go)) {
-          out.result = {{"ok", false}, {"error_kind", "not_started"}, {"reason", "stopped"}};
-          return Result<JobOutcome>(out);
-        }
-        Result<std::string> text = ReadFile(go);
-        if (text.ok() && text.value() != "go\n") fields = Json::parse(text.value());
-        if (spec["wait_for"].contains("then")) {  // its preparation, then the second go
-          std::this_thread::sleep_for(std::chrono::milliseconds(kPrepareMs));
-          (void)WriteFileAtomic(spec["wait_for"]["prepared"].get<std::string>(), "prepared\n");
-          fs::path then = spec["wait_for"]["then"].get<std::string>();
-          while (!fs::exists(then) && !fs::exists(stop)) {
+        const Json& wait = spec["wait_for"];
+        const fs::path stop = wait["stop"].get<std::string>();
+        // Waits for the go `key`; false when stopped (the job answers "not_started").
+        auto wait_for = [&](const char* key) {
+          const fs::path go = wait[key].get<std::string>();
+          while (!fs::exists(go) && !fs::exists(stop)) {
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
           }
-          if (!fs::exists(then)) {
-            out.result = {{"ok", false}, {"error_kind", "not_started"}, {"reason", "stopped"}};
-            return Result<JobOutcome>(out);
-          }
+          if (fs::exists(go)) return true;
+          out.result = {{"ok", false}, {"error_kind", "not_started"}, {"reason", "stopped"}};
+          return false;
+        };
+        if (!wait_for("go")) return Result<JobOutcome>(out);
+        if (give_up) {
+          out.result = {{"ok", false}, {"error_kind", "not_started"}, {"reason", "gave up"}};
+          return Result<JobOutcome>(out);
+        }
+        Result<std::string> text = ReadFile(wait["go"].get<std::string>());
+        if (text.ok() && text.value() != "go\n") fields = Json::parse(text.value());
+        if (wait.contains("then")) {  // its preparation, then the second go
+          std::this_thread::sleep_for(std::chrono::milliseconds(kPrepareMs));
+          (void)WriteFileAtomic(wait["prepared"].get<std::string>(), "prepared\n");
+          if (!wait_for("then")) return Result<JobOutcome>(out);
           fields["then"] = true;
         }
-        if (spec["wait_for"].contains("time")) {  // its checks, then the third go
+        if (wait.contains("time")) {  // its checks, then the third go
           std::this_thread::sleep_for(std::chrono::milliseconds(kCheckMs));
           if (fail_checks_) {
             out.result = {{"ok", false}, {"error_kind", "bad_output"}, {"reason", "NaN"}};
             return Result<JobOutcome>(out);
           }
-          (void)WriteFileAtomic(spec["wait_for"]["checked"].get<std::string>(), "checked\n");
-          fs::path time = spec["wait_for"]["time"].get<std::string>();
-          while (!fs::exists(time) && !fs::exists(stop)) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(5));
-          }
-          if (!fs::exists(time)) {
-            out.result = {{"ok", false}, {"error_kind", "not_started"}, {"reason", "stopped"}};
-            return Result<JobOutcome>(out);
-          }
+          (void)WriteFileAtomic(wait["checked"].get<std::string>(), "checked\n");
+          if (!wait_for("time")) return Result<JobOutcome>(out);
           fields["time"] = true;
         }
       }

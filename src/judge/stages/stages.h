@@ -8,9 +8,11 @@
 //   reference.cc     Start/FinishReference the trusted reference job (during the build)
 //   inspect.cc       InspectDeviceCode,   the extension's machine code (each .cu's during the
 //                    Start/FinishInspect  build, the library's joined during verification)
-//   verify.cc        StartVerifyJobs, Verify (+ the compute-sanitizer run)
-//   profile.cc       StartCandidateProfile, ProfilePreparation, PrepareProfileBesideTheBuild,
-//                    ProfileCandidate (+ kernel audit), CheckTimedCalls
+//   verify.cc        OneCandidateProcess, StartVerifyJobs, Verify (the checks in the profile job
+//                    or a candidate job; + the compute-sanitizer run)
+//   profile.cc       StartCandidateProfile, ProfileMarks, ProfilePreparation,
+//                    PrepareProfileBesideTheBuild, ProfileCandidate (+ kernel audit),
+//                    CheckTimedCalls
 //   baselines.cc     StartBaselineProfiles, ProfileBaselines (from the store or measured)
 //   reward.cc        Reward               the schedule applied to the times
 #pragma once
