@@ -225,7 +225,8 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
       }
       j.RecordJob("reference", "reference", started, run.job, extra);
       // Still under the lease: the candidate job's trusted preparation and the candidate's
-      // profile job's (whose first go comes first: it prepares longer), beside the build.
+      // profile job's (whose first go comes first: it prepares longer), beside the build; with
+      // one candidate process only the profile job's, whose go carries the check fields.
       if (candidate && run.job.ok() && run.job->Ok()) {
         const bool profile = PrepareProfileBesideTheBuild(j, run.job->result, alone);
         run.candidate_prepared_wait_s = PrepareCandidate(j, run.job->result);
