@@ -215,8 +215,10 @@ Next CheckInCandidateJob(Judgement& j, const Json& transforms) {
 
 // CheckInProfileJob: the candidate's profile job runs the checks (under the caller's shared lease)
 // and waits for the go of its timing (ProfileCandidate); its outputs are moved into dirs.outputs,
-// where the served reference reads them, out of the folder the candidate's process may still write.
-Next CheckInProfileJob(Judgement& j, const Json& transforms) {
+// where the served reference reads them (`actual`), out of the folder the candidate's process may
+// still write.
+Next CheckInProfileJob(Judgement& j, const Json& transforms,
+                       const std::vector<std::string>& actual) {
   Json fields = CheckFields(j, transforms["input_scales"], transforms["input_shifts"]);
   Result<bool> checked = j.early().Check("profile_candidate", fields);
   if (!checked.ok()) return j.Internal(checked.status().message());
@@ -230,7 +232,6 @@ Next CheckInProfileJob(Judgement& j, const Json& transforms) {
     return j.Fail(Stage::kVerify, kind, why);
   }
   const fs::path from = j.early().Outputs("profile_candidate");
-  auto [expected, actual] = VerifyPairs(j);
   for (const std::string& to : actual) {
     const fs::path file = from / fs::path(to).filename();
     std::error_code ec;
@@ -263,15 +264,15 @@ Next Verify(Judgement& j) {
   if (!lease.ok()) return j.Internal(lease.status().message());
   // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
   Json transforms = {{"input_scales", facts.input_scales}, {"input_shifts", facts.input_shifts}};
+  auto [expected, actual] = VerifyPairs(j);
   std::optional<ProfilePreparation> preparation;  // done before the lease is released
   if (!one_process) preparation.emplace(j);
   const Next checked =
-      one_process ? CheckInProfileJob(j, transforms) : CheckInCandidateJob(j, transforms);
+      one_process ? CheckInProfileJob(j, transforms, actual) : CheckInCandidateJob(j, transforms);
   if (checked == Next::kStop) {
     r.stage_seconds["verify"] = SecondsSince(t);
     return Next::kStop;
   }
-  auto [expected, actual] = VerifyPairs(j);
   Result<JobOutcome> cmp = ServedCompare(j, "compare", expected, actual);
   if (!cmp.ok()) return j.Internal(cmp.status().message());
   r.stage_seconds["verify"] = SecondsSince(t);
