@@ -1,18 +1,18 @@
-"""One hardware queue for a job whose device work is never timed (the reference, the candidate's
-verification).
+"""Fewer hardware queues for a job's CUDA context: one for a job whose device work is never timed (the
+reference, the `candidate` job), two for a timed one (the candidate's profile job, which also runs its
+checks, and the baselines').
 
-The NVIDIA driver makes and tears down CUDA contexts one at a time per host, and a context's eight
-hardware queues (channels) are most of that work: with one queue (CUDA_DEVICE_MAX_CONNECTIONS=1) a
-context is made in 0.07 s instead of 0.13–0.15 s, and 16 at once in 0.6 s instead of 2.1 s
-(bench/context_contention.py, H100). The judge sets the variable for these jobs only
-(src/judge/stages/judgement.h, ContainUntimed); the profile job keeps the driver's queues, so streams
-a candidate runs side by side while it is timed are as concurrent as they would be anywhere.
+The NVIDIA driver makes and tears down CUDA contexts one at a time per host, and a context's hardware
+queues (channels; eight by default) are much of that work: per process with 16 starting at once on four
+H100s, the context costs the host's line 0.04 s with one queue, 0.05 with two, 0.10 with eight, and its
+teardown 0.07, 0.07 and 0.10 s (bench/host_line.py, bench/context_contention.py). The judge sets
+CUDA_DEVICE_MAX_CONNECTIONS per job (src/judge/stages/judgement.h, ContainUntimed and ContainTimed;
+CUDA_AGENT_UNTIMED_QUEUES, CUDA_AGENT_TIMED_QUEUES). With two, two streams a candidate runs side by
+side while it is timed each have a queue of their own (bench/stream_queues.py); a third shares one.
 
-The driver reads the variable when it makes the context. The candidate's verification then removes it
-(`forget_queue_setting`) before any candidate code is loaded, so that the environment does not tell a
-check from a timing (HACKS A5: the phases must look alike). One queue runs the work of all streams in
-the order it was issued, so a race between streams cannot show in the verification; the timed calls'
-outputs, checked under the driver's queues (the spot checks), are where it shows.
+The driver reads the variable when it makes the context. Every job then removes it
+(`forget_queue_setting`) before any candidate code is loaded, so that the environment does not tell one
+job from another (HACKS A5: the phases must look alike).
 """
 
 from __future__ import annotations

@@ -271,6 +271,28 @@ def test_side_stream_work_left_unjoined_fails(tmp_path):
     assert "not ordered after it" in side["reason"] and side["unjoined"], side
 
 
+@pytest.mark.parametrize("queues", ["1", "2"])
+def test_the_stream_order_fences_hold_with_fewer_hardware_queues(tmp_path, queues):
+    """The judge's timed jobs get two hardware queues (judgement.h, ContainTimed): work joined back to
+    the caller's stream is still timed, work left running on a side stream still fails, and the
+    variable is gone before candidate code runs (a candidate that reads it would know it is judged)."""
+    ref = gpu_reference(tmp_path, seeds=(1,))
+    env = {"CUDA_DEVICE_MAX_CONNECTIONS": queues}
+    proc, joined = run_cli("profile", profile_spec(tmp_path, ref, "candidate",
+                                                   write_candidate(tmp_path, JOINED_SIDE_STREAM_CANDIDATE, "joined"),
+                                                   iters=5), tmp_path, env=env)
+    assert joined is not None and joined["ok"], (joined, proc.stderr[-3000:])
+    assert joined["unjoined"] == []
+    proc, unjoined = run_cli("profile", profile_spec(tmp_path, ref, "candidate",
+                                                     write_candidate(tmp_path, SIDE_STREAM_CANDIDATE, "unjoined"),
+                                                     iters=5), tmp_path, env=env)
+    assert unjoined is not None and unjoined["error_kind"] == "unjoined_stream", (unjoined, proc.stderr[-3000:])
+    proc, told = run_cli("profile", profile_spec(tmp_path, ref, "candidate",
+                                                 write_candidate(tmp_path, QUEUE_TELL_CANDIDATE, "told"), iters=5),
+                         tmp_path, preload=CUPY_LOADED, env=env)
+    assert told is not None and told["ok"], (told, proc.stderr[-3000:])
+
+
 def test_compile_profile_on_cuda(tmp_path):
     ref = gpu_reference(tmp_path, seeds=(1,))
     result = run("profile", profile_spec(tmp_path, ref, "compile", iters=4))

@@ -49,6 +49,7 @@ from .. import go, timing
 from ..errors import JobError, phase
 from ..guards import (OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts,
                       warm_blas)
+from ..hardware_queues import forget_queue_setting
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
                          poison_free_memory, reference_weights, summarize, weight_tensors)
@@ -265,6 +266,7 @@ def run(spec: dict, result: dict) -> None:
     uuid = timing.device_uuid(device)  # before any model code runs: what it reports is the judge's
     # The fill kernel is loaded (the driver compiles its PTX) while preparing, not under the exclusive lease.
     fill = spot_fill(calls, result) if target == "candidate" and device == "cuda" else None
+    forget_queue_setting(device)  # the context has its hardware queues; candidate code cannot read them
     if spec.get("wait_for", {}).get("then") is not None:
         # Prepared under the verification's shared lease: nothing of this may still run on the device
         # once the judge releases it (go.py, "then").

@@ -23,7 +23,7 @@ Json BaselineSpec(Judgement& j, const std::string& target) {
 // now.
 Result<JobOutcome> RunBaselineJob(Judgement& j, const std::string& target) {
   if (j.early().Started(target)) return j.early().Run(target);
-  JobSandbox box = j.Contain({j.dirs().shared, j.dirs().task_file}, {});
+  JobSandbox box = j.ContainTimed({j.dirs().shared, j.dirs().task_file}, {});
   return j.RunJob(target, "profile", BaselineSpec(j, target), j.options().trusted_timeout_s, &box);
 }
 
@@ -108,7 +108,8 @@ void StartBaselineProfiles(Judgement& j) {
   for (const std::string target : {"eager", "compile"}) {
     if (!(target == "eager" ? opt.eager_baseline : opt.compile_baseline)) continue;
     j.early().Start(target, "profile", BaselineSpec(j, target),
-                    j.Contain({j.dirs().shared, j.dirs().task_file}, {}), opt.trusted_timeout_s);
+                    j.ContainTimed({j.dirs().shared, j.dirs().task_file}, {}),
+                    opt.trusted_timeout_s);
   }
 }
 

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <mutex>
 #include <random>
 
+#include "common/log.h"
 #include "common/subprocess.h"
 #include "harness/job_policy.h"
 
@@ -196,6 +199,32 @@ JobSandbox Judgement::ContainUntimed(const std::vector<fs::path>& read_only,
   if (options_.device == Device::kCuda && !EnvSwitchedOff("CUDA_AGENT_UNTIMED_QUEUES"))
     js.env_set.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
   return js;
+}
+
+JobSandbox Judgement::ContainTimed(const std::vector<fs::path>& read_only,
+                                   const std::vector<fs::path>& writable) const {
+  JobSandbox js = Contain(read_only, writable);
+  if (options_.device != Device::kCuda) return js;
+  if (int queues = TimedQueues(); queues > 0)
+    js.env_set.push_back("CUDA_DEVICE_MAX_CONNECTIONS=" + std::to_string(queues));
+  return js;
+}
+
+int TimedQueues() {
+  const char* value = std::getenv("CUDA_AGENT_TIMED_QUEUES");
+  if (value == nullptr || *value == '\0') return kTimedQueues;
+  char* end = nullptr;
+  long queues = std::strtol(value, &end, 10);
+  if (*end != '\0' || queues < 0 || queues > kMaxHardwareQueues) {
+    static std::once_flag warned;
+    std::call_once(warned, [value]() {
+      LogWarn("CUDA_AGENT_TIMED_QUEUES must be 0 (the driver's default) or 1-" +
+              std::to_string(kMaxHardwareQueues) + ", not '" + std::string(value) + "'; using " +
+              std::to_string(kTimedQueues));
+    });
+    return kTimedQueues;
+  }
+  return static_cast<int>(queues);
 }
 
 void Judgement::Track(const JobOutcome& job) {

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 namespace cuda_agent {
 namespace {
@@ -23,7 +25,7 @@ class UntimedQueuesTest : public ::testing::Test {
   JudgeResult result_;
 };
 
-TEST_F(UntimedQueuesTest, OnCudaAnUntimedJobGetsOneHardwareQueueAndATimedOneKeepsTheDrivers) {
+TEST_F(UntimedQueuesTest, OnCudaAnUntimedJobGetsOneHardwareQueue) {
   JudgeOptions options;
   options.device = Device::kCuda;
   Judgement j(env_, options, result_);
@@ -48,6 +50,55 @@ TEST_F(UntimedQueuesTest, OnTheCpuNothingIsSet) {
   Judgement j(env_, options, result_);
   EXPECT_TRUE(j.ContainUntimed({}, {}).env_set.empty());
 }
+
+// The CUDA_DEVICE_MAX_CONNECTIONS entries a sandbox sets.
+std::vector<std::string> QueueSettings(const JobSandbox& box) {
+  std::vector<std::string> found;
+  for (const std::string& entry : box.env_set)
+    if (entry.rfind("CUDA_DEVICE_MAX_CONNECTIONS=", 0) == 0) found.push_back(entry);
+  return found;
+}
+
+class TimedQueuesTest : public ::testing::Test {
+ protected:
+  void SetUp() override { unsetenv("CUDA_AGENT_TIMED_QUEUES"); }
+  void TearDown() override { unsetenv("CUDA_AGENT_TIMED_QUEUES"); }
+  std::vector<std::string> Timed(Device device) {
+    JudgeOptions options;
+    options.device = device;
+    Judgement j(env_, options, result_);
+    JobSandbox box = j.ContainTimed({"/r"}, {"/w"});
+    EXPECT_EQ(box.policy.read_only.back(), fs::path("/r"));
+    EXPECT_EQ(box.policy.writable.back(), fs::path("/w"));
+    return QueueSettings(box);
+  }
+  HarnessEnv env_;
+  JudgeResult result_;
+};
+
+TEST_F(TimedQueuesTest, OnCudaATimedJobGetsTwoHardwareQueuesByDefault) {
+  EXPECT_EQ(Timed(Device::kCuda), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=" +
+                                                           std::to_string(kTimedQueues)});
+  EXPECT_EQ(kTimedQueues, 2);
+}
+
+TEST_F(TimedQueuesTest, TheVariableSetsTheCountAndZeroKeepsTheDriversDefault) {
+  setenv("CUDA_AGENT_TIMED_QUEUES", "1", 1);
+  EXPECT_EQ(Timed(Device::kCuda), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=1"});
+  setenv("CUDA_AGENT_TIMED_QUEUES", "8", 1);
+  EXPECT_EQ(Timed(Device::kCuda), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=8"});
+  setenv("CUDA_AGENT_TIMED_QUEUES", "0", 1);
+  EXPECT_TRUE(Timed(Device::kCuda).empty());
+}
+
+TEST_F(TimedQueuesTest, AValueOutsideTheRangeFallsBackToTheDefault) {
+  for (const char* bad : {"x", "-1", "33", "2q"}) {
+    setenv("CUDA_AGENT_TIMED_QUEUES", bad, 1);
+    EXPECT_EQ(TimedQueues(), kTimedQueues) << bad;
+  }
+}
+
+TEST_F(TimedQueuesTest, OnTheCpuNothingIsSet) { EXPECT_TRUE(Timed(Device::kCpu).empty()); }
 
 }  // namespace
 }  // namespace cuda_agent

@@ -232,7 +232,7 @@ bool ClaimStandby(Judgement& j, const Json& spec, const std::vector<fs::path>& r
                   const std::vector<fs::path>& at_then, const fs::path& writable,
                   const JobSandbox& box) {
   if (!StandbyWanted(j)) return false;
-  StandbyJob job{"profile", Json::object(), j.Contain({}, {})};
+  StandbyJob job{"profile", Json::object(), j.ContainTimed({}, {})};
   for (const char* field : kPreGoFields) job.spec[field] = spec.at(field);
   Result<std::shared_ptr<Standby>> claimed = Standby::Claim(j.env(), job);
   Result<bool> offered =
@@ -278,7 +278,7 @@ void StartCandidateProfile(Judgement& j) {
   spec["extension_dir"] = fs::absolute(dirs.build).string();
   spec["output_dir"] = dirs.spot_candidate.string();
   std::vector<fs::path> readable = {dirs.shared, dirs.src, dirs.build, dirs.task_file};
-  JobSandbox box = j.Contain(readable, {dirs.spot_candidate});
+  JobSandbox box = j.ContainTimed(readable, {dirs.spot_candidate});
   // The candidate's folders are staged for a standby at its second go: its first may come while
   // the build still writes them (PrepareProfileBesideTheBuild).
   if (!ClaimStandby(j, spec, readable, {dirs.src, dirs.build}, dirs.spot_candidate, box)) {
