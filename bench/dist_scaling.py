@@ -12,12 +12,19 @@ workers; stops them at the end.
             with max(--jobs, 4N) real judgements of distinct candidates (each one compiled), 2N in
             flight; --repeats times. One judgement per worker set first fills the caches (not
             counted).
+  capacity  --capacity-workers W `cuda-agent worker --device cpu` processes of --capacity-consumers C
+            consumers each (standing in for W hosts' workers), no-op jobs, --capacity-inflight in
+            flight, --capacity-jobs per run, --repeats times: the queue's own throughput in jobs per
+            second, which bounds how many worker hosts one Redis serves (all of it on this machine's
+            cores, Redis and the submitter included: a lower bound).
 
     python3 bench/dist_scaling.py --cores 2 --workers 1,2 --repeats 3 --out bench/results/DATE-dist
     python3 bench/dist_scaling.py --cores 16 --workers 1,2,4,8 --repeats 3 --out bench/results/DATE-dist-16
+    python3 bench/dist_scaling.py --phases capacity --capacity-workers 4 --capacity-consumers 8 \
+        --capacity-inflight 64 --capacity-jobs 4000 --repeats 3 --out bench/results/DATE-dist-capacity
 
-Writes OUT/overhead.jsonl, OUT/scaling.jsonl (one `queue bench --json` record per run, plus the
-run's settings) and prints a markdown summary (median and min–max over the repeats).
+Writes OUT/overhead.jsonl, OUT/scaling.jsonl, OUT/capacity.jsonl (one `queue bench --json` record per
+run, plus the run's settings) and prints a markdown summary (median and min–max over the repeats).
 """
 
 from __future__ import annotations
@@ -77,11 +84,13 @@ def start_redis(folder: Path) -> tuple[subprocess.Popen, str]:
     sys.exit(f"redis-server did not start (see {folder / 'redis.log'})")
 
 
-def start_workers(binary: Path, url: str, n: int, build_jobs: int, cache: Path, log: Path) -> list[subprocess.Popen]:
+def start_workers(binary: Path, url: str, n: int, build_jobs: int, cache: Path, log: Path,
+                  consumers: int = 1) -> list[subprocess.Popen]:
     procs = []
     for i in range(n):
         procs.append(subprocess.Popen(
-            [str(binary), "worker", "--redis", url, "--device", "cpu", "--consumers", "1", "--name", f"bench{i}",
+            [str(binary), "worker", "--redis", url, "--device", "cpu", "--consumers", str(consumers),
+             "--name", f"bench{i}",
              "--build-jobs", str(build_jobs), "--cache-dir", str(cache)],
             stdout=subprocess.DEVNULL, stderr=open(log, "a")))
         STARTED.append(procs[-1])
@@ -134,7 +143,11 @@ def main() -> None:
                     help="judge flags of every judged job (the defaults keep CPU timing short; a CPU's "
                          "calibration on a shared machine moves by far more than 10%%, which would "
                          "re-measure the baselines in every judgement)")
-    ap.add_argument("--phases", default="overhead,scaling")
+    ap.add_argument("--capacity-workers", type=int, default=4)
+    ap.add_argument("--capacity-consumers", type=int, default=8)
+    ap.add_argument("--capacity-inflight", type=int, default=64)
+    ap.add_argument("--capacity-jobs", type=int, default=4000)
+    ap.add_argument("--phases", default="overhead,scaling", help="any of overhead,scaling,capacity")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     def on_sigterm(*_):
@@ -193,6 +206,24 @@ def main() -> None:
                     stop(workers)
                     summary.append(f"| {n} | {build_jobs} | {count} | {spread(rates, '{:,.0f}')} | "
                                    f"{spread(p50s, '{:.1f}')} |")
+            if "capacity" in phases:
+                workers = start_workers(binary, url, args.capacity_workers, 1, cache, log,
+                                        consumers=args.capacity_consumers)
+                time.sleep(1)
+                rates, p50s = [], []
+                for r in range(args.repeats):
+                    rec = queue_bench(binary, url, args, args.capacity_jobs, args.capacity_inflight, noop=True)
+                    rec.update(machine=machine, repeat=r, workers=args.capacity_workers,
+                               consumers=args.capacity_consumers)
+                    with open(out / "capacity.jsonl", "a") as f:
+                        f.write(json.dumps(rec) + "\n")
+                    rates.append(rec["jobs_per_hour"] / 3600)
+                    p50s.append(rec["latency_ms"]["p50"])
+                stop(workers)
+                summary.append(f"queue capacity ({args.capacity_workers} workers × {args.capacity_consumers} "
+                               f"consumers, {args.capacity_inflight} no-op jobs in flight, "
+                               f"{args.capacity_jobs} × {args.repeats}): {spread(rates, '{:,.0f}')} jobs/s, "
+                               f"submit → result p50 {spread(p50s, '{:.2f}')} ms")
         finally:
             # Also after a SIGTERM (a time limit): the workers and Redis stop, what was measured is
             # printed.
