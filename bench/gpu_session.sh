@@ -26,6 +26,9 @@
 #   bash bench/gpu_session.sh dist-gpu   # Redis workers on 1, 2, … GPUs of this host (queue bench, relu_scale)
 #   bash bench/gpu_session.sh dist-probe # waves of concurrent judgements on GPU 0, then on every GPU: the
 #                                        # JudgeResults' job phases, to see which grow with more GPUs busy
+#   bash bench/gpu_session.sh host-line  # what of a profile job waits in the host's line (bench/host_line.py:
+#                                        # 1 process, 4 on every GPU, 16 on GPU 0; the timed jobs' 2 queues
+#                                        # and the driver's 8), then bench/stream_queues.py on GPU 0
 #   bash bench/gpu_session.sh probe      # issue 22's diagnostics: the A1 unjoined-stream case judged with the
 #                                        # static rules on and off (PROBE_REPEATS each), the stream-fence
 #                                        # markers (bench/stream_fence_probe.py), the profiler's start-up
@@ -525,6 +528,14 @@ PY
         echo "set $SET wave $wave: $(python3 -c "import json,sys,statistics;rs=[json.loads(l) for l in open(sys.argv[1]) if json.loads(l)['wave']==int(sys.argv[2])];print(len(rs),'judged, total p50',round(statistics.median(r['stage_seconds']['total'] for r in rs),2),'s')" "$OUT/probe_${SET//,/_}.jsonl" "$wave")"
       done
     done
+    ;;
+  host-line)
+    # Issue 20: each CUDA step of a profile job behind a barrier; the step's span / processes is one
+    # process's share of the host's one line of driver work (docs/benchmarks.md, seventeenth session).
+    NGPU=$(nvidia-smi -L | wc -l); PER=$(printf '4,%.0s' $(seq 1 "$NGPU")); PER=${PER%,}
+    timeout 480 python3 bench/host_line.py --layouts 1 "$PER" 16 --variants CUDA_DEVICE_MAX_CONNECTIONS=2 - \
+      --repeats 2 --json "$OUT/host_line.json"
+    CUDA_VISIBLE_DEVICES=0 timeout 90 python3 bench/stream_queues.py --queues 1 2 8 --json "$OUT/stream_queues.json"
     ;;
   baselines)
     shift
