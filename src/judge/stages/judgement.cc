@@ -193,21 +193,23 @@ JobSandbox Judgement::Contain(const std::vector<fs::path>& read_only,
   return js;
 }
 
+JobSandbox Judgement::ContainWithQueues(const std::vector<fs::path>& read_only,
+                                        const std::vector<fs::path>& writable, int queues) const {
+  JobSandbox js = Contain(read_only, writable);
+  if (options_.device == Device::kCuda && queues > 0)
+    js.env_set.push_back("CUDA_DEVICE_MAX_CONNECTIONS=" + std::to_string(queues));
+  return js;
+}
+
 JobSandbox Judgement::ContainUntimed(const std::vector<fs::path>& read_only,
                                      const std::vector<fs::path>& writable) const {
-  JobSandbox js = Contain(read_only, writable);
-  if (options_.device == Device::kCuda && !EnvSwitchedOff("CUDA_AGENT_UNTIMED_QUEUES"))
-    js.env_set.push_back("CUDA_DEVICE_MAX_CONNECTIONS=1");
-  return js;
+  return ContainWithQueues(read_only, writable,
+                           EnvSwitchedOff("CUDA_AGENT_UNTIMED_QUEUES") ? 0 : 1);
 }
 
 JobSandbox Judgement::ContainTimed(const std::vector<fs::path>& read_only,
                                    const std::vector<fs::path>& writable) const {
-  JobSandbox js = Contain(read_only, writable);
-  if (options_.device != Device::kCuda) return js;
-  if (int queues = TimedQueues(); queues > 0)
-    js.env_set.push_back("CUDA_DEVICE_MAX_CONNECTIONS=" + std::to_string(queues));
-  return js;
+  return ContainWithQueues(read_only, writable, TimedQueues());
 }
 
 int TimedQueues() {

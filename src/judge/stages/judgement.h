@@ -131,6 +131,10 @@ class Judgement {
   // same, so that a candidate and its baselines are timed under one device configuration.
   JobSandbox ContainTimed(const std::vector<fs::path>& read_only,
                           const std::vector<fs::path>& writable) const;
+  // ContainWithQueues: Contain, and on CUDA a context of `queues` hardware queues (0: the
+  // driver's).
+  JobSandbox ContainWithQueues(const std::vector<fs::path>& read_only,
+                               const std::vector<fs::path>& writable, int queues) const;
   // Track records the weakest isolation any job ran under.
   void Track(const JobOutcome& job);
   // RunJob runs one harness job and records it in the result's `jobs` (where a judgement's time
