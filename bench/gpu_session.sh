@@ -459,7 +459,9 @@ PY
     # `queue bench` submits DISTGPU_PER_GPU (24) × GPUs distinct copies of relu_scale's cuda_correct (each
     # one compiled), 2 × consumers per GPU in flight, after a warm-up of as many jobs at once (every
     # consumer's caches, standby profile jobs and each GPU's own baselines). One shared cache folder, as
-    # on a host. bench/worker_stages.py reads the workers' logs: median stage times per GPU.
+    # on a host. bench/worker_stages.py reads the workers' logs: median stage times per GPU;
+    # bench/cpu_meter.py the host's CPU over the measured run (busy cores, core-seconds per judgement);
+    # results_N.jsonl every measured judgement's whole result (stage and job times).
     export CUDA_AGENT_REDIS_SERVER="${CUDA_AGENT_REDIS_SERVER:-$PWD/dist/redis/redis-server}"
     RPORT=6391; URL="redis://127.0.0.1:$RPORT/0"
     "$CUDA_AGENT_REDIS_SERVER" --port "$RPORT" --save '' --appendonly no > "$OUT/redis.log" 2>&1 &
@@ -479,18 +481,24 @@ PY
       "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count $((2 * C * N)) --concurrency $((2 * C * N)) \
         --json > "$OUT/distgpu_warmup_$RUN.json" 2>&1
       MARK=$(wc -l < "$OUT/worker_$RUN.log")  # the worker's own lines after this are the measured run's
-      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count $(("${DISTGPU_PER_GPU:-24}" * N)) \
-        --concurrency $((2 * C * N)) \
+      COUNT=$(("${DISTGPU_PER_GPU:-24}" * N))
+      python3 bench/cpu_meter.py snap "$OUT/cpu_before.json"  # the host's CPU over the measured run
+      "$BIN" queue bench --redis "$URL" "${TASK[@]}" --count "$COUNT" \
+        --concurrency $((2 * C * N)) --results "$OUT/results_$RUN.jsonl" \
         --json > "$OUT/distgpu_$RUN.json" 2>> "$OUT/distgpu.err"
-      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('run', sys.argv[3], 'GPUs', sys.argv[2], ':', round(r['jobs_per_hour']), 'judged/h, p50', round(r['latency_ms']['p50']/1000,1), 's, outcomes', r.get('outcomes'))" "$OUT/distgpu_$RUN.json" "$SET" "$RUN"
+      python3 bench/cpu_meter.py snap "$OUT/cpu_after.json"
+      python3 bench/cpu_meter.py diff "$OUT/cpu_before.json" "$OUT/cpu_after.json" --jobs "$COUNT" \
+        > "$OUT/cpu_$RUN.json"
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); c=json.load(open(sys.argv[4])); print('run', sys.argv[3], 'GPUs', sys.argv[2], ':', round(r['jobs_per_hour']), 'judged/h, p50', round(r['latency_ms']['p50']/1000,1), 's, outcomes', r.get('outcomes'), '; CPU', c['mean_busy_cores'], 'of', c['cpus'], 'cores busy,', c['core_s_per_job'], 'core-s per judgement (system', c['core_s']['system'], ')')" "$OUT/distgpu_$RUN.json" "$SET" "$RUN" "$OUT/cpu_$RUN.json"
       kill -TERM "$WPID"; wait "$WPID"
       tail -n +$((MARK + 1)) "$OUT/worker_$RUN.log" > "$OUT/worker_${RUN}_measured.log"
       python3 bench/worker_stages.py "$OUT/worker_${RUN}_measured.log" --json "$OUT/stages_$RUN.json"
     done
     kill "$REDIS_PID"
     # few files come back from the GPU machine: the logs and per-run records in one archive
-    (cd "$OUT" && tar -czf distgpu.tar.gz worker_*.log stages_*.json distgpu_*.json redis.log distgpu.err \
-      && rm -f worker_*.log stages_*.json distgpu_warmup_*.json)
+    (cd "$OUT" && tar -czf distgpu.tar.gz worker_*.log stages_*.json distgpu_*.json cpu_*.json results_*.jsonl \
+      redis.log distgpu.err && rm -f worker_*.log stages_*.json distgpu_warmup_*.json cpu_before.json \
+      cpu_after.json results_*.jsonl)
     ;;
   dist-probe)
     # Where a judgement's time goes when several GPUs of one host judge at once (issue 20): waves of

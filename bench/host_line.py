@@ -5,9 +5,11 @@ Fresh processes go through the CUDA steps a profile job takes (the harness's own
 step behind a barrier of its own: all processes start a step together, and the step's span (from the
 barrier to the last process's end) divided by the number of processes is what one process costs the
 host when the step is serialised host-wide, and about the single process's time when it is not.
-Steps: `init` (torch.cuda.init: cuInit), `cupti` (timing.start_device_profiler), `context` (the first
+Steps: `driver` (the driver's cuInit alone, through ctypes), `init` (the rest of torch.cuda.init: the
+runtime's start and torch's own set-up), `cupti` (timing.start_device_profiler), `context` (the first
 allocation), `blas` (warm_blas and the timing calibration's set-up), `poison` (seven checks' worth of
-poison_free_memory then release_poison), `kernels` (200 small kernels, a control that should not
+poison_free_memory then release_poison: the harness's as it is, refilled in place unless
+CUDA_AGENT_POISON_REFILL=0 is a variant), `kernels` (200 small kernels, a control that should not
 queue), `save` (six 4 MiB outputs written with torch.save), `stop` (the profiler's stop), and the
 process's `exit` (its context's teardown; timed by the parent from the child's last mark).
 
@@ -33,7 +35,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from context_contention import parse_variant  # noqa: E402  (the same variant syntax)
 
-STEPS = ["init", "cupti", "context", "blas", "poison", "kernels", "save", "stop"]
+STEPS = ["driver", "init", "cupti", "context", "blas", "poison", "kernels", "save", "stop"]
 
 CHILD = r"""
 import json, os, sys, time
@@ -45,6 +47,9 @@ from cuda_agent_harness.guards import warm_blas
 barrier, steps = sys.argv[1], sys.argv[2].split(",")
 state = {}
 
+def driver():
+    import ctypes
+    assert ctypes.CDLL("libcuda.so.1").cuInit(0) == 0
 def init(): torch.cuda.init()
 def cupti(): state["profiler"] = timing.start_device_profiler()
 def context():

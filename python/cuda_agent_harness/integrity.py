@@ -36,6 +36,7 @@ CUDA_POISON_CAP = 8 * GIB          # at most this much of the large pool, and a 
 CUDA_POISON_FLOOR = 512 << 20      # the large block: this much plus a few times what the job needs,
 CUDA_POISON_PER_HINT_BYTE = 4      # so that eight judgements at once leave the GPU room for their work
 CUDA_SMALL_POISON = 64 << 20       # the small pool (blocks <= 1 MiB) is separate: poison some of it too
+CUDA_POISON_HOLD = GIB             # a job keeps this much unused cache between checks, to refill it
 CPU_POISON_CAP = 32 << 20        # glibc's largest mmap threshold: bigger chunks go back to the OS
 DIGEST_CHUNK_BYTES = 64 << 20
 
@@ -416,9 +417,14 @@ def poison_free_memory(device: str, hint_bytes: int = 0, fill: float = math.nan)
     one sized by the job's need (`cuda_poison_bytes`: 512 MiB plus 4 × `hint_bytes`, the inputs and
     outputs of a call; at most a quarter of free memory and 8 GiB), then one of exactly the size of
     every free block left in partly used segments (read from the allocator's snapshot, so every
-    fragment is taken without probing), then 64 MiB more of the small pool; all are freed again. They
-    stay cached, so the candidate's next allocations on this stream are carved out of NaN (the
-    candidate job gives them back after each check: `release_poison`).
+    fragment is taken without probing), then the small pool up to 64 MiB of poison; all are freed again.
+    They stay cached, so the candidate's next allocations on this stream are carved out of NaN.
+    Refilled in place instead (the next check's poisoning, after `release_poison` kept the cache): when
+    the cache already holds a free large block of the job's need and every free block of it is one this
+    stream can be handed (none of another stream's segment, none waiting for another stream's events),
+    nothing goes back and every free block is filled again — the same NaN everywhere an allocation can
+    land, without the driver's calls (about 70 allocations and frees per check) that every CUDA process
+    on the host waits in line for (issue 20). CUDA_AGENT_POISON_REFILL=0: afresh every time.
     CPU: best effort. Chunks of many sizes (64 B to 1 MiB, and one of `hint_bytes`, at most 32 MiB) are
     filled with NaN and freed; malloc hands recently freed chunks out first, but returns chunks above its
     mmap threshold to the OS (fresh pages read as zeros, which fail a check as surely as NaN), and its own
@@ -444,15 +450,27 @@ def _free_blocks() -> list[tuple[str, int]]:
     """(pool, size) of every free block of the caching allocator that an allocation on the current stream
     can be handed: inactive blocks of the current stream's segments (a block waiting for another stream's
     events, or of another stream's segment, is not handed out here)."""
+    return _cache_survey()[0]
+
+
+def _cache_survey() -> tuple[list[tuple[str, int]], bool]:
+    """The current stream's free blocks (as `_free_blocks`), and whether the cache holds free memory that
+    a fill on this stream cannot reach: an inactive block of another stream's segment, or a block whose
+    free waits for another stream's events (either could later be handed out holding old values)."""
     stream = torch.cuda.current_stream().cuda_stream
     device = torch.cuda.current_device()
-    blocks = []
+    blocks, unreachable = [], False
     for segment in torch.cuda.memory_snapshot():
-        if segment.get("device", device) != device or segment.get("stream", stream) != stream:
+        if segment.get("device", device) != device:
             continue
+        states = [b["state"] for b in segment["blocks"]]
+        if segment.get("stream", stream) != stream:
+            unreachable = unreachable or any(state != "active_allocated" for state in states)
+            continue
+        unreachable = unreachable or any(state not in ("inactive", "active_allocated") for state in states)
         pool = "small" if segment.get("segment_type") == "small" else "large"
         blocks += [(pool, b["size"]) for b in segment["blocks"] if b["state"] == "inactive"]
-    return blocks
+    return blocks, unreachable
 
 
 def _requests(blocks: list[tuple[str, int]]) -> list[int]:
@@ -471,11 +489,13 @@ def _requests(blocks: list[tuple[str, int]]) -> list[int]:
     return sorted(sizes, reverse=True)
 
 
-def _fill_free_blocks(fill: float) -> list[torch.Tensor]:
-    """Poison blocks for every free block of the allocator's cache (read from its snapshot)."""
+def _fill_free_blocks(fill: float, blocks: list[tuple[str, int]] | None = None) -> list[torch.Tensor]:
+    """Poison blocks for every free block of the allocator's cache (read from its snapshot, or `blocks`
+    when the caller has just read them)."""
     taken: list[torch.Tensor] = []
     for _ in range(SNAPSHOT_PASSES):
-        sizes = _requests(_free_blocks())
+        sizes = _requests(blocks if blocks is not None else _free_blocks())
+        blocks = None
         if not sizes:
             break
         taken += [_poison_block(size, "cuda", fill) for size in sizes]
@@ -493,10 +513,19 @@ def cuda_poison_bytes(free: int, hint_bytes: int) -> int:
 
 
 def release_poison(device: str) -> None:
-    """Gives the cached poison (and every other fully free block) back to the device after a check, so
-    that the GPU's memory is not held by a job that is saving or comparing."""
-    if device == "cuda":
-        torch.cuda.empty_cache()  # nothing to give back without the caching allocator
+    """After a check: gives the cache back to the device when it holds more than CUDA_POISON_HOLD unused
+    (a large job's poison, or the candidate's freed intermediates), so that the GPU's memory is not held by
+    a job that is saving; the usual poison (512 MiB and the small pool's 64 MiB) stays cached for the next
+    check to refill in place (`poison_free_memory`). With CUDA_AGENT_POISON_REFILL=0 everything goes back."""
+    if device != "cuda":
+        return  # nothing to give back without the caching allocator
+    if not poison_refill() or torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > CUDA_POISON_HOLD:
+        torch.cuda.empty_cache()
+
+
+def poison_refill() -> bool:
+    """Whether one check's poison is refilled in place for the next (CUDA_AGENT_POISON_REFILL, not 0)."""
+    return os.environ.get("CUDA_AGENT_POISON_REFILL") != "0"
 
 
 def _poison_cuda(fill: float, hint_bytes: int) -> int:
@@ -505,11 +534,24 @@ def _poison_cuda(fill: float, hint_bytes: int) -> int:
         # cudaMalloc, and the sanitizer itself watches reads of uninitialised memory.
         return 0
     torch.cuda.synchronize()
-    torch.cuda.empty_cache()  # releases the fully free segments; partly used ones keep their fragments
-    free, _ = torch.cuda.mem_get_info()
-    blocks = [_poison_block(cuda_poison_bytes(free, hint_bytes), "cuda", fill)]
-    blocks += _fill_free_blocks(fill)
-    blocks += [_poison_block(1 << 20, "cuda", fill) for _ in range(CUDA_SMALL_POISON >> 20)]
+    blocks: list[torch.Tensor] = []
+    free_blocks, unreachable = _cache_survey()
+    largest = max((size for pool, size in free_blocks if pool == "large"), default=0)
+    wanted = min(CUDA_POISON_FLOOR + CUDA_POISON_PER_HINT_BYTE * max(0, hint_bytes), CUDA_POISON_CAP)
+    if unreachable or largest < wanted or not poison_refill():
+        # Afresh: the fully free segments go back (partly used ones keep their fragments, filled below),
+        # then the large block is allocated.
+        torch.cuda.empty_cache()
+        free, _ = torch.cuda.mem_get_info()
+        blocks.append(_poison_block(cuda_poison_bytes(free, hint_bytes), "cuda", fill))
+        free_blocks = None
+    # Else refilled in place: the cache holds a large block as big as the job needs and no free memory
+    # the fill cannot reach; the fill takes every free block again without asking the driver for any.
+    filled = _fill_free_blocks(fill, free_blocks)
+    small = sum(b.numel() * 4 for b in filled if b.numel() * 4 <= SMALL_REQUEST_MAX)
+    blocks += filled
+    top_up = -(-max(0, CUDA_SMALL_POISON - small) // (1 << 20))  # whole MiB of the small pool
+    blocks += [_poison_block(1 << 20, "cuda", fill) for _ in range(top_up)]
     torch.cuda.synchronize()
     total = sum(b.numel() * 4 for b in blocks)
     del blocks

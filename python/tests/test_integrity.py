@@ -200,13 +200,97 @@ def test_the_cuda_poison_is_sized_by_what_the_job_needs():
 
 @pytest.mark.gpu
 def test_released_poison_goes_back_to_the_device():
-    release_poison("cuda")
+    """A poison above CUDA_POISON_HOLD (4.5 GiB here) goes back after the check, refill or not."""
+    torch.cuda.empty_cache()
     before = torch.cuda.memory_reserved()
     poisoned = poison_free_memory("cuda", hint_bytes=GIB)
     assert poisoned >= 4 * GIB
     assert torch.cuda.memory_reserved() >= before + 4 * GIB
     release_poison("cuda")
     assert torch.cuda.memory_reserved() <= before + (64 << 20)
+
+
+def _segments_made_and_freed() -> tuple[int, int]:
+    stats = torch.cuda.memory_stats()
+    return stats["segment.all.allocated"], stats["segment.all.freed"]
+
+
+def _a_check_that_writes(sizes: list[int]) -> list[int]:
+    """What a check's forward does to the cache: allocations of these sizes (bytes) written with 1.0 and
+    freed again; returns their lengths (float32 elements)."""
+    written = [torch.full((size // 4,), 1.0, device="cuda") for size in sizes]
+    torch.cuda.synchronize()
+    return [t.numel() for t in written]
+
+
+CHECK_SIZES = [512, 4096, 100_000, 1 << 20, 3 << 20, 40 << 20, 200 << 20]
+
+
+@pytest.mark.gpu
+def test_the_next_checks_poison_is_refilled_in_place(monkeypatch):
+    """Between checks the job keeps its poison cached; the next poisoning fills the same blocks again
+    without a segment made or given back, and every allocation of a check's sizes reads NaN again."""
+    monkeypatch.delenv("CUDA_AGENT_POISON_REFILL", raising=False)
+    torch.cuda.empty_cache()  # whatever earlier tests left cached (another stream's segments would stop a refill)
+    poison_free_memory("cuda", hint_bytes=4 << 20)
+    lengths = _a_check_that_writes(CHECK_SIZES)
+    release_poison("cuda")
+    before = _segments_made_and_freed()
+    assert poison_free_memory("cuda", hint_bytes=4 << 20) > 512 << 20
+    assert _segments_made_and_freed() == before, "the refill asked the driver for memory"
+    again = [torch.empty(n, device="cuda") for n in lengths]
+    stale = [t.numel() * 4 for t in again if not torch.isnan(t).all().item()]
+    assert not stale, f"allocations of these sizes (bytes) held the last check's values: {stale}"
+    del again
+    release_poison("cuda")
+
+
+@pytest.mark.gpu
+def test_the_poison_starts_afresh_when_switched_off_or_when_it_cannot_reach_a_free_block(monkeypatch):
+    monkeypatch.setenv("CUDA_AGENT_POISON_REFILL", "0")
+    release_poison("cuda")
+    poison_free_memory("cuda")
+    _a_check_that_writes(CHECK_SIZES)
+    release_poison("cuda")
+    assert torch.cuda.memory_reserved() <= (64 << 20) + torch.cuda.memory_allocated()  # all given back
+    made, _ = _segments_made_and_freed()
+    poison_free_memory("cuda")
+    assert _segments_made_and_freed()[0] > made
+
+    # Refill on, but a free block of another stream's segment: the fill cannot reach it, so the
+    # fully free segments go back first (as afresh) and nothing of the other stream stays cached.
+    monkeypatch.delenv("CUDA_AGENT_POISON_REFILL")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        on_side = torch.full(((8 << 20) // 4,), 1.0, device="cuda")
+    side.synchronize()
+    del on_side
+    _, freed = _segments_made_and_freed()
+    poison_free_memory("cuda")
+    assert _segments_made_and_freed()[1] > freed
+    side_segments = [s for s in torch.cuda.memory_snapshot() if s.get("stream") == side.cuda_stream]
+    assert not side_segments, "another stream's free segment stayed cached unpoisoned"
+    release_poison("cuda")
+
+
+@pytest.mark.gpu
+def test_a_block_freed_while_another_stream_used_it_is_poisoned_too(monkeypatch):
+    """A block whose free waited for another stream's work (record_stream) is not free when the job
+    decides how to poison; whichever way it goes, an allocation of its size must read NaN."""
+    monkeypatch.delenv("CUDA_AGENT_POISON_REFILL", raising=False)
+    torch.cuda.empty_cache()
+    poison_free_memory("cuda")
+    side = torch.cuda.Stream()
+    used = torch.full(((4 << 20) // 4,), 1.0, device="cuda")
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(50_000_000)  # keeps the side stream busy while `used` is freed
+        used.record_stream(side)
+    del used
+    poison_free_memory("cuda")
+    again = torch.empty((4 << 20) // 4, device="cuda")
+    assert torch.isnan(again).all().item()
+    del again
+    release_poison("cuda")
 
 
 def test_poison_requests_take_each_free_block_whole():

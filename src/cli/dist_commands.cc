@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <iostream>
 #include <mutex>
 #include <sstream>
@@ -192,6 +193,10 @@ const std::vector<OptionSpec>& SubmitSpecs() {
        {"noop", false,
         "(bench) the no-op benchmark mode: workers answer without judging, so the "
         "times are the queue's alone",
+        ""},
+       {"results", true,
+        "(bench) a JSONL file for every job's whole result (stages, jobs, evidence), in the "
+        "order they came back",
         ""}});
   return specs;
 }
@@ -304,6 +309,13 @@ int QueueBench(const Args& args) {
   std::vector<double> latency_ms;
   std::map<std::string, int> outcomes;
   std::mutex mu;
+  std::ofstream results;
+  if (!a.Get("results").empty()) {
+    results.open(a.Get("results"), std::ios::trunc);
+    if (!results)
+      return UsageError("queue bench", "--results: cannot write " + a.Get("results"),
+                        SubmitSpecs());
+  }
   std::atomic<int> next{0};
   auto t0 = std::chrono::steady_clock::now();
   std::vector<std::thread> threads;
@@ -329,6 +341,7 @@ int QueueBench(const Args& args) {
         std::lock_guard<std::mutex> lock(mu);
         latency_ms.push_back(ms);
         ++outcomes[key];
+        if (results.is_open()) results << r.ToJson().dump() << "\n" << std::flush;
       }
     });
   }
@@ -374,7 +387,7 @@ int QueueCommand(const Args& args) {
       "       cuda-agent queue dead --redis URL [--device cuda|cpu] [--count N]\n"
       "       cuda-agent queue submit --redis URL --task TASK --candidate DIR [judge options]\n"
       "       cuda-agent queue bench --redis URL --task TASK --candidate DIR [--count N] "
-      "[--concurrency C] [--noop]\n";
+      "[--concurrency C] [--noop] [--results FILE.jsonl]\n";
   if (args.empty()) {
     std::cerr << "cuda-agent queue: expected status, dead, submit or bench\n" << usage;
     return kExitUsage;

@@ -368,3 +368,23 @@ def test_a_cuda_worker_runs_its_consumers_per_gpu(binary, redis, tmp_path):
         proc.terminate()
         proc.wait(timeout=30)
     assert proc.returncode == 0, log.read_text()
+
+
+def test_queue_bench_writes_every_jobs_whole_result_when_asked(binary, redis, workers, tmp_path):
+    workers.append(Worker(binary, redis.url, tmp_path / "w.log", consumers=2))
+    results = tmp_path / "results.jsonl"
+    bench = [str(binary), "queue", "bench", "--redis", redis.url, "--task", TASK, "--candidate",
+             str(CANDIDATES / "cpu_correct"), "--device", "cpu", "--noop", "--count", "4", "--concurrency", "2",
+             "--json"]
+    proc = subprocess.run([*bench, "--results", str(results)], capture_output=True, text=True, timeout=120,
+                          env=env(), cwd=REPO)
+    assert json.loads(proc.stdout)["jobs"] == 4, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert len(rows) == 4
+    assert all(r["error_kind"] == "noop" for r in rows)
+    assert len({r["env"]["queue"]["job_id"] for r in rows}) == 4  # every job's own result
+
+    unwritable = tmp_path / "no-such-folder" / "results.jsonl"
+    proc = subprocess.run([*bench, "--results", str(unwritable)], capture_output=True, text=True, timeout=60,
+                          env=env(), cwd=REPO)
+    assert proc.returncode != 0 and "--results: cannot write" in proc.stderr and str(unwritable) in proc.stderr
