@@ -508,8 +508,13 @@ def cuda_poison_bytes(free: int, hint_bytes: int) -> int:
     before), never more than a quarter of free memory or 8 GiB. A block of free/4 in every job once
     ran a GPU out of memory with eight judgements at once: each process keeps its poison cached
     through the check."""
-    need = CUDA_POISON_FLOOR + CUDA_POISON_PER_HINT_BYTE * max(0, hint_bytes)
-    return max(1, min(need, free // 4, CUDA_POISON_CAP))
+    return max(1, min(_poison_need(hint_bytes), free // 4))
+
+
+def _poison_need(hint_bytes: int) -> int:
+    """The large block a job needs, before free memory is asked: 512 MiB plus 4 × `hint_bytes`, at most
+    8 GiB."""
+    return min(CUDA_POISON_FLOOR + CUDA_POISON_PER_HINT_BYTE * max(0, hint_bytes), CUDA_POISON_CAP)
 
 
 def release_poison(device: str) -> None:
@@ -537,8 +542,7 @@ def _poison_cuda(fill: float, hint_bytes: int) -> int:
     blocks: list[torch.Tensor] = []
     free_blocks, unreachable = _cache_survey()
     largest = max((size for pool, size in free_blocks if pool == "large"), default=0)
-    wanted = min(CUDA_POISON_FLOOR + CUDA_POISON_PER_HINT_BYTE * max(0, hint_bytes), CUDA_POISON_CAP)
-    if unreachable or largest < wanted or not poison_refill():
+    if unreachable or largest < _poison_need(hint_bytes) or not poison_refill():
         # Afresh: the fully free segments go back (partly used ones keep their fragments, filled below),
         # then the large block is allocated.
         torch.cuda.empty_cache()
