@@ -61,6 +61,25 @@ def test_example_candidates(path):
 
 
 LEGITIMATE = {
+    # Real-world idioms (docs/realworld.md): reshapes as data movement, a weight read as a number, a
+    # setter the forward never calls.
+    "to_float32_on_the_gpu": model('return cuda_extension.f(x.to(device="cuda", dtype=torch.float32).contiguous())'),
+    "reshape_and_flatten": model("return cuda_extension.f(x.reshape(4, -1), self.conv.weight.flatten(1))",
+                                 init="self.conv = nn.Conv2d(3, 8, 3)"),
+    "parameter_item": model("s = self.alpha.item()\nreturn cuda_extension.f(x, s * 2.0)",
+                            init="self.alpha = nn.Parameter(torch.ones(1))"),
+    "dead_setter": HEAD + textwrap.dedent("""
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+
+            def set_weights(self, w):
+                self.conv.weight.copy_(w)
+
+            def forward(self, x):
+                return cuda_extension.f(x, self.conv.weight)
+        """),
     "linear_declared_for_state_dict": model(
         "return cuda_extension.linear_gelu(x, self.linear.weight, self.linear.bias)",
         init="self.linear = nn.Linear(4, 4)"),
@@ -150,6 +169,79 @@ LEGITIMATE = {
             def forward(self, x: Tensor) -> Tensor:
                 return cuda_extension.gelu(x, INV_SQRT2, BLOCK)
         """),
+    # Issue 46: idioms of real KernelBench solutions that must pass.
+    "extension_through_self_attribute": model(
+        "y = self.ext.relu_scale(x, self.scale)\nreturn self.ext.finish(y.view(-1)).view(x.shape)",
+        init="self.ext = cuda_extension"),
+    "extension_through_local_names": model(
+        "ext = self.ext\nrelu = self.relu\ny = relu(ext.scale(x, self.scale))\nreturn y.view(x.shape)",
+        init="self.ext = cuda_extension\nself.relu = cuda_extension.relu"),
+    "extension_function_as_attribute": model(
+        "y = self.relu(x)\nreturn y.view(x.shape)",
+        init="self.relu = cuda_extension.relu"),
+    "extension_module_level_aliases": HEAD + textwrap.dedent("""
+        elementwise_add = cuda_extension
+        relu = cuda_extension.relu
+        class ModelNew(nn.Module):
+            custom = cuda_extension
+            def __init__(self):
+                super(ModelNew, self).__init__()
+                self.elementwise_add = elementwise_add
+                self.swish_add_bias = cuda_extension
+            def forward(self, a, b):
+                c = self.elementwise_add.elementwise_add_cuda(a, b)
+                d = self.swish_add_bias.swish_add_bias_cuda(c, b)
+                return relu(self.custom.f(elementwise_add.g(d)))
+        """),
+    "extension_imported_under_another_name": HEAD + textwrap.dedent("""
+        import cuda_extension as ops
+        from cuda_extension import gelu
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                ext = cuda_extension
+                return gelu(ops.f(ext.g(x)))
+        """),
+    "data_movement": model(
+        """
+        x = x.cuda().contiguous()
+        device = x.device
+        w = self.weight.to(x.device)
+        b = self.bias.to(device, non_blocking=True).contiguous(memory_format=torch.contiguous_format)
+        y = cuda_extension.f(x.to("cuda"), w.to(device=x.device), b.to(self.device), x.cuda(0))
+        return y.to(torch.device("cuda:0")).cuda(non_blocking=True)
+        """,
+        init="self.weight = nn.Parameter(torch.empty(4, 4))\nself.bias = nn.Parameter(torch.zeros(4))\n"
+             "self.device = torch.device('cuda')"),
+    "unused_functional_import": model("return cuda_extension.f(x)",
+                                      header=HEAD + "import torch.nn.functional as F\n"
+                                                    "from torch.nn import functional\n"),
+    "nn_class_references": model(
+        """
+        assert isinstance(self.conv, nn.Conv2d) and not isinstance(self.conv, Linear)
+        if type(self.conv) is not nn.Conv2d:
+            raise TypeError("expected a Conv2d")
+        return cuda_extension.conv(x, self.conv.weight)
+        """,
+        init="self.conv = nn.Conv2d(3, 8, 3)", header=HEAD + "from torch.nn import Linear\n"),
+    "current_stream_and_checks": model(
+        """
+        assert x.is_cuda, "x must be a CUDA tensor"
+        if not x.is_contiguous() or x.numel() == 0:
+            raise ValueError("bad input")
+        stream = torch.cuda.current_stream().cuda_stream
+        out = x.new_empty(x.shape)
+        return cuda_extension.f(x, out, x.size(-1), stream)
+        """),
+    "lists_of_outputs": model(
+        """
+        outs = [x]
+        for i, t in enumerate(self.weights):
+            if i > 0 and i != len(self.weights) - 1:
+                outs.append(cuda_extension.step(outs[-1], t))
+        outs.extend([cuda_extension.f(x)])
+        return outs.pop()
+        """,
+        init="self.weights = nn.ParameterList([nn.Parameter(torch.empty(4)) for _ in range(3)])"),
 }
 
 
@@ -169,8 +261,110 @@ HACKS = {
     "torch_function": ("torch_compute", model("return torch.relu(x) * self.scale")),
     "torch_matmul_value": ("torch_compute", model("return cuda_extension.apply(torch.matmul, x)")),
     "tensor_method": ("tensor_compute", model("return x.relu()")),
-    "contiguous_copy": ("tensor_compute", model("return cuda_extension.f(x.contiguous())")),
-    "reshape_may_copy": ("tensor_compute", model("return cuda_extension.f(x.reshape(-1))")),
+    "contiguous_then_arithmetic": ("tensor_compute", model("y = x.contiguous()\nreturn cuda_extension.f(y * 2)")),
+    "reshape_then_arithmetic": ("tensor_compute", model("return cuda_extension.f(x.reshape(4, -1) + 1)")),
+    "input_item": ("tensor_compute", model("return cuda_extension.f(x, x.item())")),
+    "input_element_item": ("tensor_compute", model("return cuda_extension.f(x[0].item())")),
+    "parameter_item_times_output": ("tensor_compute", model("return cuda_extension.f(x) * self.alpha.item()",
+                                                            init="self.alpha = nn.Parameter(torch.ones(1))")),
+    # A method never called by the file but by Python itself is checked like forward.
+    "dunder_computes": ("tensor_compute", HEAD + textwrap.dedent("""
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(4))
+
+            def __repr__(self):
+                return str(self.w * 2)
+
+            def forward(self, x):
+                return cuda_extension.f(x, self.w)
+        """)),
+    # A method the forward calls is checked with the forward's taint, however it is named.
+    "called_setter_computes": ("tensor_compute", HEAD + textwrap.dedent("""
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(torch.ones(4))
+
+            def scaled(self, x):
+                return x * 2
+
+            def forward(self, x):
+                return cuda_extension.f(self.scaled(x), self.w)
+        """)),
+    # Data movement may not change precision, take its dtype from another tensor or leave the GPU.
+    "to_half": ("tensor_compute", model("return cuda_extension.f(x.to(torch.float16))")),
+    "to_float32_without_a_device": ("tensor_compute", model("return cuda_extension.f(x.to(dtype=torch.float32))")),
+    "to_dtype_keyword": ("tensor_compute", model("return cuda_extension.f(x.to(device=x.device, dtype=torch.half))")),
+    "to_device_and_dtype": ("tensor_compute", model("return cuda_extension.f(x.to(x.device, torch.float16))")),
+    "to_other_tensor": ("tensor_compute", model("return cuda_extension.f(x.to(self.w))",
+                                                init="self.w = nn.Parameter(torch.empty(2, 2))")),
+    "to_dtype_named_device": ("tensor_compute", model("device = torch.float16\nreturn cuda_extension.f(x.to(device))")),
+    "to_host": ("tensor_compute", model("return cuda_extension.f(x.to('cpu'))")),
+    "to_device_of_an_object": ("tensor_compute", model(
+        "d = [Holder(), x][0]\nreturn cuda_extension.f(x.to(d.device))",
+        extra="class Holder:\n    device = torch.float16\n")),
+    "to_host_device": ("tensor_compute", model("return cuda_extension.f(x.to(torch.device('cpu')))")),
+    "to_copy": ("tensor_compute", model("return cuda_extension.f(x.to(x.device, copy=True))")),
+    "half": ("tensor_compute", model("return cuda_extension.f(x.half())")),
+    "float": ("tensor_compute", model("return cuda_extension.f(x.contiguous().float())")),
+    "cpu": ("tensor_compute", model("return cuda_extension.f(x.cpu())")),
+    # An alias of the extension may not hide torch: the alias is only trusted when it is the extension.
+    "attribute_alias_of_torch_function": ("nn_module_call", model("return self.f(x)", init="self.f = torch.relu")),
+    "attribute_alias_of_nn_layer": ("nn_module_call", model("return self.f(x)", init="self.f = nn.ReLU()")),
+    "attribute_alias_reassigned": ("nn_module_call", model("return self.f(x)",
+                                                           init="self.f = cuda_extension.f\nself.f = torch.relu")),
+    "module_alias_of_functional": ("torch_functional", model("return g(x)",
+                                                             extra="import torch.nn.functional as F\ng = F.relu\n")),
+    "module_alias_rebound": ("torch_compute", model("return ext.relu(x)", extra="ext = cuda_extension\next = torch\n")),
+    "init_default_replaces_alias": ("nn_module_call", HEAD + textwrap.dedent("""
+        class ModelNew(nn.Module):
+            def __init__(self, ext=torch):
+                super().__init__()
+                self.ext = ext
+            def forward(self, x):
+                return self.ext.relu(x)
+        """)),
+    "init_local_shadows_alias": ("nn_module_call", model("return self.ext.relu(x)", init="ext = torch\nself.ext = ext",
+                                                         extra="ext = cuda_extension\n")),
+    "class_attribute_shadows_alias": ("nn_module_call", HEAD + textwrap.dedent("""
+        class ModelNew(nn.Module):
+            cuda_extension = torch
+            ops = cuda_extension
+            def forward(self, x):
+                return self.ops.relu(x)
+        """)),
+    "import_in_a_function_rebinds_a_name": ("torch_compute", HEAD + textwrap.dedent("""
+        def unused():
+            import cuda_extension as torch
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return torch.relu(x)
+        """)),
+    "local_extension_name_rebound": ("torch_compute", model("g = self.f\ng = torch.relu\nreturn g(x)",
+                                                            init="self.f = cuda_extension.f")),
+    "local_rebinds_extension_alias": ("unknown_call", model("f = x.relu\nreturn f()", extra="f = cuda_extension.f\n")),
+    "extension_patched_through_self": ("torch_patching", model(
+        "return self.ext.f(x)", init="self.ext = cuda_extension\nself.ext.f = torch.relu")),
+    "extension_patched_through_local": ("torch_patching", model(
+        "return self.ext.f(x)", init="self.ext = cuda_extension\ne = self.ext\ne.f = torch.relu")),
+    "torch_module_as_value": ("torch_compute", model("return helper(torch, x)",
+                                                     extra="def helper(t, x):\n    return t.relu(x)\n")),
+    "object_default_of_scalar_parameter": ("tensor_compute", HEAD + textwrap.dedent("""
+        class ModelNew(nn.Module):
+            def forward(self, x, t: int = torch):
+                return t.relu(x)
+        """)),
+    "nn_class_called_through_alias": ("torch_compute", model("layer = nn.Linear\nreturn layer(4, 4)(x)")),
+    "nn_class_forward": ("torch_compute", model("return nn.Linear.forward(self.l, x)",
+                                                init="self.l = nn.Linear(4, 4)")),
+    "cache_through_local_alias": ("module_state", model("c = self.cache\nc[0] = cuda_extension.f(x)\nreturn c[0]",
+                                                        init="self.cache = {}")),
+    "tensor_through_a_list": ("tensor_compute", model("outs = []\nouts.append(x)\n"
+                                                      "return cuda_extension.f(outs[0] * 2)")),
+    "tensor_through_a_dict": ("tensor_compute", model("d = {}\nd['a'] = x\nreturn cuda_extension.f(-d['a'])")),
+    "list_sort_compares_tensors": ("tensor_compute", model("ys = [x, cuda_extension.f(x)]\nys.sort()\nreturn ys[0]")),
     "arithmetic_on_result": ("tensor_compute", model("return cuda_extension.relu(x) * self.scale")),
     "arithmetic_on_input": ("tensor_compute", model("return cuda_extension.f(x + 0)")),
     "matmul_operator": ("tensor_compute", model("return cuda_extension.f(x @ self.w)", init="self.w = nn.Parameter(torch.empty(2, 2))")),
@@ -336,6 +530,9 @@ def test_checking_is_fast_on_a_large_file():
      "getCurrentCUDAStream()"),
     (model("self.last = cuda_extension.f(x)\nreturn self.last"), "module_state", "set attributes in __init__"),
     (HEAD + "import threading\nclass ModelNew(nn.Module):\n    pass\n", "host_thread", "inside forward"),
+    (model("return cuda_extension.f(x.half())"), "tensor_compute", ".to(device)"),
+    (model("return cuda_extension.f(x.to(torch.float16))"), "tensor_compute", "convert dtypes in your kernel"),
+    (model("return cuda_extension.f(x.clone())"), "tensor_compute", ".contiguous()/.cuda()/.to(device)"),
 ])
 def test_refusals_of_legitimate_idioms_name_the_allowed_way(source, rule, allowed):
     messages = [v.message for v in check_source(source) if v.rule == rule]

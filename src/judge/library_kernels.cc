@@ -1,4 +1,4 @@
-// library_kernels.cc — name patterns of cuBLAS/cuDNN kernels.
+// library_kernels.cc — name patterns of cuBLAS/cuDNN kernels and of torch's copy and fill kernels.
 #include "judge/library_kernels.h"
 
 #include <algorithm>
@@ -28,6 +28,17 @@ bool IsLibraryKernel(const std::string& name) {
       "fprop|"
       "dgrad|wgrad|im2col|cask|^(sm[0-9]+|ampere|volta|turing|hopper|maxwell|blackwell)_)");
   return std::regex_search(lower, kLibrary);
+}
+
+bool IsTorchCopyKernel(const std::string& name) {
+  // Only torch's own kernels (at::native::...); the names as the profiler demangles them, e.g.
+  // "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, ...>(...)"
+  // and "void at::native::elementwise_kernel<128, 4, ...direct_copy_kernel_cuda(...)...>(...)".
+  // copy_kernel counts only as a whole word: index_copy_kernel and masked_copy are gathers and
+  // scatters, not copies.
+  if (name.find("at::native::") == std::string::npos) return false;
+  static const std::regex kCopy("(FillFunctor|direct_copy_kernel|(^|[^A-Za-z0-9_])copy_kernel)");
+  return std::regex_search(name, kCopy);
 }
 
 bool IsReducedPrecisionLibraryKernel(const std::string& name) {

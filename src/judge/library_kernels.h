@@ -1,6 +1,7 @@
-// library_kernels.h — recognising cuBLAS/cuDNN kernels by the names the profiler shows, for the
-// kernel audit (HACKS C1, C3) and the precision check (B11). Only the candidate's own kernels
-// (judged by the built extension's contents, build/binary_inspector.h) and these may run.
+// library_kernels.h — recognising cuBLAS/cuDNN kernels (and torch's copy and fill kernels) by the
+// names the profiler shows, for the kernel audit (HACKS C1, C3) and the precision check (B11). Only
+// the candidate's own kernels (judged by the built extension's contents, build/binary_inspector.h)
+// and these may run.
 #pragma once
 
 #include <string>
@@ -11,6 +12,12 @@ namespace cuda_agent {
 // "ampere_sgemm_128x64_nn", "cudnn::cnn::implicit_convolve_sgemm<...>", "cutlass::Kernel<...>").
 // PyTorch's own kernels (at::, c10::, triton) never are.
 bool IsLibraryKernel(const std::string& name);
+
+// IsTorchCopyKernel: one of PyTorch's own copy or fill kernels, which move or set data without
+// computing: fills (at::native::FillFunctor, what torch::zeros/ones/full and zero_/fill_ launch)
+// and plain copies (at::native::direct_copy_kernel_cuda, copy_kernel: contiguous(), to(device)).
+// The kernel audit counts them with memcpys and memsets, never as the candidate's own work.
+bool IsTorchCopyKernel(const std::string& name);
 
 // IsReducedPrecisionLibraryKernel: a library kernel name that says it computes on TF32, half,
 // bfloat16, int8 or fp8 inputs ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n...", "...h1688gemm...").

@@ -1,5 +1,5 @@
-// library_kernels_test.cc — which kernel names count as cuBLAS/cuDNN, and which say reduced
-// precision.
+// library_kernels_test.cc — which kernel names count as cuBLAS/cuDNN, which as torch's copies and
+// fills, and which say reduced precision.
 #include "judge/library_kernels.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +28,42 @@ TEST(LibraryKernelsTest, TorchKernelsAndPlainNamesAreNot) {
   EXPECT_FALSE(IsLibraryKernel("triton_poi_fused_relu_0"));
   EXPECT_FALSE(IsLibraryKernel("relu_scale_kernel(float const*, float*, float, long)"));
   EXPECT_FALSE(IsLibraryKernel("void c10::cuda::fill_kernel<float>(float*, long)"));
+}
+
+// torch::zeros/full (fill_, zero_) and contiguous()/to(device) launch torch's fill and copy
+// kernels: the audit counts them as copies, like memcpys and memsets, not as foreign compute.
+TEST(LibraryKernelsTest, TorchFillAndCopyKernelsAreCopies) {
+  EXPECT_TRUE(IsTorchCopyKernel(
+      "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+      "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+      "at::detail::Array<char*, 1>)"));
+  EXPECT_TRUE(IsTorchCopyKernel(
+      "void at::native::elementwise_kernel<128, 4, "
+      "at::native::gpu_kernel_impl_nocast<at::native::direct_copy_kernel_cuda(at::"
+      "TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda()#7}::operator()() "
+      "const::{lambda(float)#1}>(at::TensorIteratorBase&, ...)::{lambda(int)#1}>(int, ...)"));
+  EXPECT_TRUE(IsTorchCopyKernel(
+      "void at::native::unrolled_elementwise_kernel<at::native::copy_kernel_cuda(at::"
+      "TensorIterator&, bool)::{lambda()#1}::operator()() const::{lambda(float)#1}, "
+      "at::detail::Array<char*, 2> >(int, ...)"));
+  // Compute kernels of torch are not copies, even when a copy is part of their name.
+  EXPECT_FALSE(IsTorchCopyKernel(
+      "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous "
+      "namespace)::launch_clamp_scalar(at::TensorIteratorBase&, c10::Scalar, c10::Scalar, "
+      "at::native::detail::ClampLimits)::{lambda()#1}, at::detail::Array<char*, 2> >(int, ...)"));
+  EXPECT_FALSE(IsTorchCopyKernel(
+      "void at::native::index_elementwise_kernel<128, 4, "
+      "at::native::gpu_index_kernel<at::native::index_copy_kernel_impl<float>(...)>(int, ...)"));
+  EXPECT_FALSE(IsTorchCopyKernel(
+      "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 2, "
+      "128, 1>(...)"));
+  // Only torch's own kernels: a foreign kernel named like a fill is foreign.
+  EXPECT_FALSE(IsTorchCopyKernel("void FillFunctor_kernel(float*, long)"));
+  EXPECT_FALSE(IsTorchCopyKernel("copy_kernel(float const*, float*, long)"));
+  EXPECT_FALSE(IsLibraryKernel(
+      "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+      "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+      "at::detail::Array<char*, 1>)"));
 }
 
 TEST(PrecisionTest, LibraryKernelNamesThatSayReducedPrecision) {

@@ -5,14 +5,17 @@ The published rule is "no torch operations in model_new.py beyond tensor creatio
 the custom ops". Read as an allowlist, per part of the file:
 
 - everywhere: imports only of torch, torch.nn, cuda_extension, math, typing, numbers and __future__; no
-  dynamic code (exec, eval, getattr, dunder attributes), no try/except, no patching of torch or any
-  imported module, no torch.nn.functional, torch.compile/jit, torch.ops/_C/library, side streams,
-  threads, profiler or global-flag calls; classes derive only from nn.Module or classes of this file;
+  dynamic code (exec, eval, getattr, dunder attributes), no try/except, no patching of torch, of
+  cuda_extension or of any imported module, no use of torch.nn.functional (an unused import is fine),
+  torch.compile/jit, torch.ops/_C/library, side streams, threads, profiler or global-flag calls;
+  classes derive only from nn.Module or classes of this file;
 - `__init__` may build anything from torch: parameters and buffers (nn.Linear declared so the
   state_dict matches is fine), since the reference state_dict is loaded over them;
-- everything else (forward, helpers it calls, module-level code) may call only cuda_extension, tensor
-  creation (torch.empty*/zeros*/ones*/full*), metadata (shape, size(), dim(), dtype, ...) and pure views
-  (view, unsqueeze, squeeze, transpose, permute, narrow, select, ...), and functions of this file.
+- everything else (forward, helpers it calls, module-level code) may call only cuda_extension (also
+  through an alias: ext = cuda_extension, self.ext = ext, self.f = cuda_extension.f), tensor creation
+  (torch.empty*/zeros*/ones*/full*), metadata (shape, size(), dim(), dtype, ...), pure views (view,
+  unsqueeze, squeeze, transpose, permute, narrow, select, ...), data movement to the GPU
+  (contiguous(), cuda(), to(x.device)), and functions of this file.
 
 Which values are tensors is decided by a small taint analysis: forward's parameters (except those
 annotated int/float/bool/str), tensor attributes of self (parameters, buffers, submodules and anything

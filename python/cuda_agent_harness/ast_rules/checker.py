@@ -10,7 +10,8 @@ from .classes import ClassRules
 from .compute import Body
 from .dynamic import DynamicCodeRules
 from .imports import ImportRules
-from .syntax import annotation_is_scalar, function_params, is_main_guard, self_attr, target_names
+from .syntax import (annotation_is_scalar, function_params, is_extension_path, is_main_guard, module_bindings,
+                     root_name, self_attr, snippet, target_names)
 from .table import RULE_ORDER, Violation
 from .torch_paths import TorchPathRules
 from .vocabulary import FORWARD, INIT
@@ -63,6 +64,7 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
         self.collect_module_bindings()
         self.universal(self.tree)
         self.classify_classes()
+        self.check_extension_patching()
         self.analyse_module_level()
         for cls in self.classes.values():
             self.check_class(cls)
@@ -73,19 +75,28 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
             if id(node) not in self.skipped:
                 yield node
 
+    def add_alias(self, name: str, path: str) -> None:
+        """Records `name` -> `path`. A name that imports bind to the extension in one place and to
+        something else in another (`import cuda_extension as torch` inside a function) keeps the other
+        meaning: calls through it are judged as what they may be, never passed as custom ops."""
+        old = self.aliases.get(name)
+        if old is not None and old != path and is_extension_path(path):
+            return
+        self.aliases[name] = path
+
     def collect_module_bindings(self) -> None:
         for node in self.walk(self.tree):
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.asname:
-                        self.aliases[alias.asname] = alias.name
+                        self.add_alias(alias.asname, alias.name)
                     else:
                         top = alias.name.split(".", 1)[0]
-                        self.aliases[top] = top
+                        self.add_alias(top, top)
             elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
                 for alias in node.names:
                     if alias.name != "*":
-                        self.aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                        self.add_alias(alias.asname or alias.name, f"{node.module}.{alias.name}")
         for node in self.tree.body:
             if isinstance(node, ast.FunctionDef):
                 self.functions[node.name] = node
@@ -100,9 +111,16 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
                 for target in targets:
                     for name in target_names(target):
                         if path and isinstance(target, ast.Name):
-                            self.aliases[name] = path   # T = torch.Tensor: T is torch.Tensor
+                            self.add_alias(name, path)   # T = torch.Tensor: T is torch.Tensor
                         else:
                             self.module_names.add(name)
+        # `ext = cuda_extension` and `f = cuda_extension.f` make calls through ext and f custom op calls:
+        # only while the name is bound once, so that no other binding of it passes for the extension.
+        bindings = module_bindings(self.tree, self.skipped)
+        for name, path in list(self.aliases.items()):
+            if is_extension_path(path) and bindings[name] > 1:
+                del self.aliases[name]
+                self.module_names.add(name)
 
     # -- rules that hold everywhere ---------------------------------------------------------------
 
@@ -144,6 +162,51 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
                 names.add(node.name)
         return names
 
+    def check_extension_patching(self) -> None:
+        """Assigning to an attribute of cuda_extension through any name or attribute that holds it
+        (`self.ext.relu = torch.relu`, `e = self.ext; e.f = g`) replaces what calls through the
+        extension run: torch_patching, like assigning to cuda_extension itself."""
+        ext_attrs = {attr for kinds in self.attr_kinds.values() for attr, kind in kinds.items()
+                     if kind == "extension"}
+        names: set[str] = set()
+
+        def holds_extension(node: ast.expr) -> bool:
+            root = root_name(node)
+            if root in names or self_attr(node) in ext_attrs:
+                return True
+            return is_extension_path(self.dotted(node) or "")
+
+        # Names bound to the extension anywhere (in any scope: a superset is fine here), found with a
+        # worklist over `name = <expr rooted at another name>` so that long alias chains stay linear.
+        dependents: dict[str, list[ast.expr]] = {}
+        pending: list[ast.expr] = []
+        for node in self.walk(self.tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if holds_extension(node.value):
+                        pending.append(target)
+                    root = root_name(node.value)
+                    if root is not None:
+                        dependents.setdefault(root, []).append(target)
+        while pending:
+            for name in target_names(pending.pop()):
+                if name not in names:
+                    names.add(name)
+                    pending.extend(dependents.get(name, []))
+        for node in self.walk(self.tree):
+            if not isinstance(node, (ast.Attribute, ast.Subscript)) or isinstance(node.ctx, ast.Load):
+                continue
+            base = node.value
+            while True:
+                if holds_extension(base):
+                    self.report("torch_patching", node, f"assigning `{snippet(node)}` changes the "
+                                                        "cuda_extension module that calls through it run")
+                    break
+                if not isinstance(base, (ast.Attribute, ast.Subscript)):
+                    break
+                base = base.value
+
     # -- profiles ------------------------------------------------------------------------------------
 
     def analyse_module_level(self) -> None:
@@ -179,7 +242,10 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
                                                 for d in item.decorator_list):
                 self.analyse(item, cls, FORWARD, frozenset(a.arg for a in params))
             elif item.name not in called:
-                self.analyse(item, cls, FORWARD, frozenset())
+                # Never called nor referenced: dead code (a setter the forward never uses) is checked
+                # like __init__; a dunder Python may call implicitly (__repr__, __eq__) like forward.
+                dunder = item.name.startswith("__") and item.name.endswith("__")
+                self.analyse(item, cls, FORWARD if dunder else INIT, frozenset())
 
     def analyse(self, func: ast.FunctionDef, cls: ast.ClassDef | None, profile: str,
                 tainted: frozenset) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import function_params, self_attr, snippet, target_names
+from .syntax import (function_params, is_cuda_device_literal, is_extension_path, names_bound_in,
+                     params_with_object_defaults, root_name, self_attr, snippet, target_names)
 
 FORBIDDEN_DUNDER_METHODS = {"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__del__",
                             "__call__", "__new__", "__init_subclass__", "__class_getitem__", "__set_name__",
@@ -75,12 +76,17 @@ class ClassRules:
     def classify_classes(self) -> None:
         for name, cls in self.classes.items():
             kinds: dict[str, str] = {}
+            # Names the class body binds are class attributes, not the module's aliases.
+            shadowing = names_bound_in(item for item in cls.body
+                                       if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)))
+            shadowing |= {item.name for item in cls.body if isinstance(item, (ast.FunctionDef,
+                                                                              ast.AsyncFunctionDef))}
             for item in cls.body:
                 if isinstance(item, (ast.Assign, ast.AnnAssign)) and item.value is not None:
                     targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                     for target in targets:
                         for attr in target_names(target):
-                            self.merge_kind(kinds, attr, self.value_kind(item.value, set()))
+                            self.merge_kind(kinds, attr, self.value_kind(item.value, set(), shadowing))
             init = self.method(cls, "__init__")
             if init is not None:
                 self.classify_init(init, kinds, cls, set())
@@ -94,7 +100,9 @@ class ClassRules:
 
     @staticmethod
     def merge_kind(kinds: dict[str, str], attr: str, kind: str) -> None:
-        order = ["scalar", "container", "unknown", "tensor", "module", "local"]
+        """An attribute assigned several kinds of values takes the most dangerous one: a device or an
+        extension assigned anything else is no longer trusted as such."""
+        order = ["device", "scalar", "extension", "container", "unknown", "tensor", "module", "local"]
         old = kinds.get(attr)
         if old is None or order.index(kind.split(":")[0]) > order.index(old.split(":")[0]):
             kinds[attr] = kind
@@ -104,14 +112,17 @@ class ClassRules:
         """Reads `self.X = value` (and register_buffer/register_parameter) in __init__ and the helpers it
         calls through self."""
         seen.add(func.name)
-        scalar_locals = {a.arg for a in function_params(func.args)} - {"self"}
+        scalar_locals = {a.arg for a in function_params(func.args)} - {"self"} - \
+            params_with_object_defaults(func.args)
+        # Names bound inside the method shadow the module's aliases (`ext = torch.relu; self.f = ext`).
+        shadowing = scalar_locals | names_bound_in(func.body)
         for node in ast.walk(func):
             if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for target in targets:
                     attr = self_attr(target)
                     if attr:
-                        self.merge_kind(kinds, attr, self.value_kind(node.value, scalar_locals))
+                        self.merge_kind(kinds, attr, self.value_kind(node.value, scalar_locals, shadowing))
                     elif isinstance(target, (ast.Tuple, ast.List)):
                         for element in target.elts:
                             if self_attr(element):
@@ -128,11 +139,17 @@ class ClassRules:
                     if helper is not None:
                         self.classify_init(helper, kinds, cls, seen)
 
-    def value_kind(self, value: ast.expr, scalar_names: set[str]) -> str:
+    def value_kind(self, value: ast.expr, scalar_names: set[str], shadowing: set[str] = frozenset()) -> str:
         """What `self.X = value` in __init__ stores: scalar, container, tensor, module (a torch.nn
-        layer), local:<Class> (an instance of a class of this file) or unknown."""
+        layer), local:<Class> (an instance of a class of this file), extension (cuda_extension or one
+        of its functions, also through a module-level alias: calls through it are custom op calls),
+        device (torch.device("cuda")) or unknown. `shadowing`: names the method binds
+        itself, which are not the module's aliases."""
         if isinstance(value, ast.Constant):
             return "scalar"
+        if isinstance(value, (ast.Name, ast.Attribute)) and root_name(value) not in shadowing:
+            if is_extension_path(self.dotted(value)):
+                return "extension"
         if isinstance(value, ast.Name):
             return "scalar" if value.id in scalar_names else "unknown"
         if isinstance(value, (ast.BinOp, ast.UnaryOp, ast.BoolOp, ast.Compare, ast.IfExp)):
@@ -160,6 +177,8 @@ class ClassRules:
             if path:
                 if path.startswith("math."):
                     return "scalar"
+                if path == "torch.device" and is_cuda_device_literal(value):
+                    return "device"
                 if path.startswith("torch.nn.") and path.split(".")[-1][:1].isupper() and \
                         path != "torch.nn.Parameter" and path != "torch.nn.parameter.Parameter":
                     return "module"

@@ -5,18 +5,35 @@ forward)."""
 from __future__ import annotations
 
 import ast
+import collections
 from typing import TYPE_CHECKING
 
 from .dynamic import DYNAMIC_BUILTINS
-from .syntax import function_params, root_name, self_attr, snippet, target_names
-from .torch_paths import TORCH_CALLS_ALLOWED, TORCH_VALUES_ALLOWED, torch_path_rule
-from .vocabulary import (BUILTINS_ON_TENSORS, FORWARD, INIT, MODULE_CONFIG_ATTRS, SAFE_BUILTINS, STATE_BUILTINS,
-                         TENSOR_CREATION_METHODS, TENSOR_METADATA_ATTRS, TENSOR_METADATA_METHODS,
-                         TENSOR_VIEW_METHODS)
+from .syntax import (function_params, is_cuda_device_literal, is_cuda_string, is_extension_path,
+                     params_with_object_defaults, root_name, self_attr, snippet, target_names)
+from .torch_paths import TORCH_CALLS_ALLOWED, TORCH_VALUES_ALLOWED, is_nn_class, torch_path_rule
+from .vocabulary import (BUILTINS_ON_TENSORS, CONTAINER_FILL_METHODS, FORWARD, INIT, LIST_METHODS,
+                         MODULE_CONFIG_ATTRS, SAFE_BUILTINS, STATE_BUILTINS, TENSOR_CREATION_METHODS,
+                         TENSOR_METADATA_ATTRS, TENSOR_METADATA_METHODS, TENSOR_MOVE_METHODS,
+                         TENSOR_PRECISION_METHODS, TENSOR_RESHAPE_METHODS, TENSOR_VIEW_METHODS)
 
 
 if TYPE_CHECKING:
     from .checker import Checker
+
+
+def binding_pairs(node: ast.AST) -> list[tuple[ast.expr, ast.expr]]:
+    """(target, value) of each binding a node makes: assignments (augmented and annotated too), `:=`,
+    `for` targets over their iterable, `with ... as` names."""
+    if isinstance(node, ast.Assign):
+        return [(t, node.value) for t in node.targets]
+    if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and node.value is not None:
+        return [(node.target, node.value)]
+    if isinstance(node, (ast.For, ast.comprehension)):
+        return [(node.target, node.iter)]
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return [(node.optional_vars, node.context_expr)]
+    return []
 
 
 class Body:
@@ -32,19 +49,40 @@ class Body:
         self.locals: set[str] = set()
         self.local_aliases: dict[str, str] = {}
         self.local_functions: dict[str, ast.FunctionDef] = {}
+        self.extension_locals: set[str] = set()   # ext = self.ext, f = self.f: the extension
 
     def run(self) -> None:
+        if isinstance(self.func, (ast.FunctionDef, ast.Lambda)):
+            # A parameter with an object as its default may hold torch itself or one of its functions.
+            self.tainted |= params_with_object_defaults(self.func.args) - {"self"}
         self.memo: dict[int, bool] | None = None
         body_nodes = self.own_nodes()
+        self.nodes = body_nodes
+        # name -> the values of its plain assignments `name = value`, and how often it is bound at all.
+        self.assigned: dict[str, list[ast.expr]] = collections.defaultdict(list)
+        self.store_counts: collections.Counter = collections.Counter()
+        for node in body_nodes:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                self.store_counts[node.id] += 1
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                self.assigned[node.targets[0].id].append(node.value)
         self.call_targets: set[int] = set()
         self.inner_chain: set[int] = set()   # attributes that are the base of a longer attribute
+        self.attribute_bases: set[int] = set()   # names used as `name.attr` or aliased (T = torch)
         for node in body_nodes:
             if isinstance(node, ast.Call):
                 self.call_targets.add(id(node.func))
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
                 self.inner_chain.add(id(node.value))
+            if isinstance(node, ast.Attribute):
+                self.attribute_bases.add(id(node.value))
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Name) and \
+                    all(isinstance(t, ast.Name) for t in node.targets):
+                self.attribute_bases.add(id(node.value))  # T = torch: an alias the rules resolve
         self.collect_locals(body_nodes)
+        self.collect_extension_locals()
         self.propagate(body_nodes)
+        self.state_aliases = self.collect_state_aliases(body_nodes)
         self.memo = {}  # the taint is final from here on
         if self.profile == INIT:
             self.visit_init(body_nodes)
@@ -81,12 +119,18 @@ class Body:
             elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
                 self.locals.add(node.name)
         if not isinstance(self.func, ast.Module):
+            stores = self.store_counts
+            params = {a.arg for a in function_params(self.func.args)} \
+                if isinstance(self.func, (ast.FunctionDef, ast.Lambda)) else set()
             for node in nodes:
                 if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
                         isinstance(node.targets[0], ast.Name):
-                    path = self.c.dotted(node.value, self.local_aliases)
+                    name = node.targets[0].id
+                    path = self.dotted(node.value)
+                    if path and is_extension_path(path) and (stores[name] > 1 or name in params):
+                        continue  # bound to something else too: not the extension
                     if path:
-                        self.local_aliases[node.targets[0].id] = path
+                        self.local_aliases[name] = path
 
     def propagate(self, nodes: list[ast.AST]) -> None:
         """Flow-insensitive taint: a name assigned a tainted value anywhere is tainted everywhere."""
@@ -94,28 +138,97 @@ class Body:
         while changed:
             changed = False
             for node in nodes:
-                pairs: list[tuple[ast.expr, ast.expr]] = []
-                if isinstance(node, ast.Assign):
-                    pairs = [(t, node.value) for t in node.targets]
-                elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and node.value is not None:
-                    pairs = [(node.target, node.value)]
-                elif isinstance(node, (ast.For, ast.comprehension)):
-                    pairs = [(node.target, node.iter)]
-                elif isinstance(node, ast.NamedExpr):
-                    pairs = [(node.target, node.value)]
-                elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-                    pairs = [(node.optional_vars, node.context_expr)]
-                elif isinstance(node, ast.Lambda):
+                if isinstance(node, (ast.For, ast.comprehension)):
+                    pairs = self.loop_pairs(node.target, node.iter)
+                else:
+                    pairs = binding_pairs(node)
+                if isinstance(node, ast.Lambda):
                     for a in function_params(node.args):
                         if a.arg not in self.tainted:
                             self.tainted.add(a.arg)
                             changed = True
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr in CONTAINER_FILL_METHODS:
+                    # outs.append(t), d.update(k=t): the container holds a tensor from here on.
+                    receiver = node.func.value
+                    if isinstance(receiver, ast.Name) and receiver.id in self.locals:
+                        pairs = [(receiver, a) for a in [*node.args, *[k.value for k in node.keywords]]]
                 for target, value in pairs:
                     if self.is_tainted(value):
-                        for name in target_names(target):
+                        names = list(target_names(target))
+                        root = root_name(target)
+                        if isinstance(target, (ast.Subscript, ast.Attribute)) and root in self.locals and \
+                                root != "self":
+                            names.append(root)  # d[k] = t, s.field = t: d and s hold a tensor
+                        for name in names:
                             if name not in self.tainted:
                                 self.tainted.add(name)
                                 changed = True
+
+    def is_builtin(self, node: ast.expr, name: str) -> bool:
+        """`node` is the builtin `name`, not shadowed by a name of this file."""
+        return isinstance(node, ast.Name) and node.id == name and node.id not in self.locals and \
+            node.id not in self.c.aliases and node.id not in self.c.functions and \
+            node.id not in self.c.module_names and node.id not in self.c.classes
+
+    def loop_pairs(self, target: ast.expr, iterable: ast.expr) -> list[tuple[ast.expr, ast.expr]]:
+        """What a loop binds from what: `for i, t in enumerate(ts)` binds t from ts; i is a count."""
+        if isinstance(iterable, ast.Call) and self.is_builtin(iterable.func, "enumerate") and \
+                len(iterable.args) == 1 and not iterable.keywords and \
+                isinstance(target, (ast.Tuple, ast.List)) and len(target.elts) == 2:
+            return [(target.elts[1], iterable.args[0])]
+        return [(target, iterable)]
+
+    def dotted(self, node: ast.expr) -> str | None:
+        """The checker's dotted path with this body's aliases; a name the body binds to something
+        else does not resolve to a module-level alias of cuda_extension."""
+        path = self.c.dotted(node, self.local_aliases)
+        if is_extension_path(path):
+            root = root_name(node)
+            if root in self.locals and root not in self.local_aliases:
+                return None
+        return path
+
+    def collect_extension_locals(self) -> None:
+        """Local names bound only to the extension or one of its functions through self
+        (`ext = self.ext`, `f = self.f`): calls through them are custom op calls."""
+        def is_extension(value: ast.expr, seen: frozenset) -> bool:
+            return self.kind(value) == "extension" or is_extension_path(self.dotted(value))
+
+        names = {name for name, values in self.assigned.items()
+                 if all(isinstance(v, (ast.Name, ast.Attribute)) for v in values)}
+        changed = True
+        while changed:
+            changed = False
+            for name in names - self.extension_locals:
+                if self.name_bound_only_to(ast.Name(id=name, ctx=ast.Load()), frozenset(), is_extension):
+                    self.extension_locals.add(name)
+                    changed = True
+
+    def collect_state_aliases(self, nodes: list[ast.AST]) -> set[str]:
+        """Local names bound to a container (or an object of unknown kind) of self or of the module —
+        `c = self.cache`, `for row in TABLE` — through which a mutation is module_state too."""
+        aliases: set[str] = set()
+
+        def holds_state(value: ast.expr) -> bool:
+            root = root_name(value)
+            if root in aliases:
+                return True
+            if root == "self" and not isinstance(value, ast.Name):
+                return self.kind(value) in {"container", "unknown"}
+            return root is not None and root in self.c.module_names and root not in self.locals
+
+        changed = True
+        while changed:
+            changed = False
+            for node in nodes:
+                for target, value in binding_pairs(node):
+                    if holds_state(value):
+                        for name in target_names(target):
+                            if name not in aliases:
+                                aliases.add(name)
+                                changed = True
+        return aliases
 
     # -- taint
 
@@ -137,11 +250,15 @@ class Body:
         if isinstance(node, ast.Name):
             if node.id == "self" and self.cls is not None:
                 return f"local:{self.cls.name}"
+            if node.id in self.extension_locals:
+                return "extension"
             return "tensor" if node.id in self.tainted else "other"
         if not isinstance(node, ast.Attribute):
             return "tensor" if self.is_tainted(node) else "other"
         base = self.kind(node.value)
         attr = node.attr
+        if base == "extension":
+            return "extension"  # self.ext.f: a function of cuda_extension
         if base.startswith("local:"):
             cls = self.c.classes.get(base[6:])
             kind = self.attr_kind(attr, cls)
@@ -177,16 +294,20 @@ class Body:
             return kind in {"tensor", "module", "unknown"} or kind.startswith("local:")
         if isinstance(node, ast.Call):
             func = node.func
-            path = self.c.dotted(func, self.local_aliases)
+            path = self.dotted(func)
             if path:
-                if path.startswith("cuda_extension."):
+                if is_extension_path(path):
                     return True
                 if path.startswith("torch."):
                     return path.split(".")[-1] not in {"is_tensor", "is_floating_point", "is_complex",
                                                        "numel", "finfo", "iinfo", "device", "Size",
                                                        "get_default_dtype", "is_available"}
                 return False
+            if isinstance(func, (ast.Attribute, ast.Name)) and self.kind(func) == "extension":
+                return True  # self.ext.f(x), self.f(x), f(x) with f = self.f: a custom op's result
             if isinstance(func, ast.Attribute):
+                if self.is_parameter_scalar_read(node):
+                    return False
                 if self.is_tainted(func.value):
                     return func.attr not in TENSOR_METADATA_METHODS
                 return False
@@ -287,10 +408,15 @@ class Body:
                     self.report_tensor(node, f"`{snippet(node)}` is advanced indexing (a gather)")
             return
         # Store or Del.
+        root = root_name(node)
+        if root in self.state_aliases:
+            self.c.report("module_state", node, f"writing `{snippet(node)}` keeps state across calls")
+            return
         if self.is_tainted(node.value):
+            if self.name_bound_only_to(node.value, frozenset(), self.is_container_display, tainted_too=True):
+                return  # d = {}; d[k] = t: a local Python container, not a tensor
             self.report_tensor(node, f"writing into `{snippet(node.value)}` is an in-place tensor operation")
             return
-        root = root_name(node)
         if root == "self" or (root is not None and root not in self.locals):
             self.c.report("module_state", node, f"writing `{snippet(node)}` keeps state across calls")
 
@@ -308,7 +434,7 @@ class Body:
                 root = root_name(element)
                 if root in self.c.aliases and root not in self.locals:
                     continue  # torch_patching, reported by the universal rules
-                if root == "self" or root is None or root not in self.locals:
+                if root == "self" or root is None or root not in self.locals or root in self.state_aliases:
                     self.c.report("module_state", node, f"assigning `{snippet(element)}` outside "
                                                         "__init__ keeps state across calls; set attributes "
                                                         "in __init__ and compute every output anew")
@@ -325,9 +451,14 @@ class Body:
         path = self.local_aliases.get(node.id)
         if path is None and node.id not in self.locals:
             path = self.c.aliases.get(node.id)
-        if path and path.startswith("torch") and not torch_path_rule(path) and \
+        if path in {"torch", "torch.nn"} and id(node) not in self.attribute_bases:
+            # helper(torch, x) with `def helper(t, x): return t.relu(x)`: the module as a value hides
+            # every call made through it.
+            self.c.report("torch_compute", node, f"`{node.id}` ({path}) as a value hides the torch calls "
+                                                 "made through it; outside __init__ name only what you use")
+        elif path and path.startswith("torch") and not torch_path_rule(path) and \
                 path not in TORCH_VALUES_ALLOWED and path not in {"torch", "torch.nn"} and \
-                not self.is_call_target(node):
+                not is_nn_class(path) and not self.is_call_target(node):
             self.c.report("torch_compute", node, f"`{path}` may not be used outside __init__")
         if node.id in STATE_BUILTINS and node.id not in self.locals and node.id not in self.c.aliases:
             self.c.report("module_state", node, f"`{node.id}()` is how caches key tensors across calls")
@@ -336,19 +467,20 @@ class Body:
         return id(node) in self.call_targets
 
     def visit_attribute(self, node: ast.Attribute) -> None:
-        path = self.c.dotted(node, self.local_aliases)
+        path = self.dotted(node)
         if path is None or not path.startswith("torch"):
             return
         if self.is_call_target(node) or torch_path_rule(path):
             return
-        # Only the whole chain is judged (torch.float32, not torch).
-        if path in TORCH_VALUES_ALLOWED or id(node) in self.inner_chain:
+        # Only the whole chain is judged (torch.float32, not torch); a class of torch.nn may be referred
+        # to (isinstance(m, nn.Conv2d)), not called.
+        if path in TORCH_VALUES_ALLOWED or id(node) in self.inner_chain or is_nn_class(path):
             return
         self.c.report("torch_compute", node, f"`{path}` may not be used outside __init__")
 
     def visit_call(self, node: ast.Call) -> None:
         func = node.func
-        path = self.c.dotted(func, self.local_aliases)
+        path = self.dotted(func)
         tainted_args = [a for a in [*node.args, *[k.value for k in node.keywords]] if self.is_tainted(a)]
         if path is not None:
             self.check_path_call(node, path, tainted_args)
@@ -380,6 +512,8 @@ class Body:
         self.c.report("unknown_call", node, f"`{path}(...)` is not a call forward may make")
 
     def check_name_call(self, node: ast.Call, name: str, tainted_args: list) -> None:
+        if name in self.extension_locals:
+            return  # f = self.f; f(x): the custom op through another name
         if name in self.local_functions or (name in self.c.functions and name not in self.locals):
             self.follow_local_call(node, self.profile)
             return
@@ -406,6 +540,8 @@ class Body:
         if kind == "method":
             self.follow_local_call(node, self.profile)
             return
+        if kind == "extension":
+            return  # self.ext.f(x), self.f(x): the custom op through another name
         if kind.startswith("local:"):
             return  # an instance of a class of this file: its forward is checked on its own
         if kind == "module" or self.kind(receiver) == "module":
@@ -430,15 +566,31 @@ class Body:
         if self_attr(func) is not None and kind in {"tensor", "scalar", "unknown"}:
             self.c.report("unknown_call", node, f"`{snippet(func)}(...)` is not a call forward may make")
             return
+        root = root_name(receiver)
+        if root is not None and root in self.state_aliases:
+            self.c.report("module_state", node, f"`{snippet(func)}(...)` uses state kept across calls "
+                                                f"(`{root}` holds a container of self or of the module)")
+            return
+        if method in LIST_METHODS and self.name_bound_only_to(receiver, frozenset(), self.is_list_display,
+                                                             tainted_too=True):
+            return  # outs = [x]; outs.append(y): a local list of tensors, no tensor operation
+        if self.is_parameter_scalar_read(node):
+            return  # self.scale.item(): a weight's value as a number, for a kernel's argument
         if self.is_tainted(receiver):
             if method in TENSOR_METADATA_METHODS or method in TENSOR_VIEW_METHODS or \
-                    method in TENSOR_CREATION_METHODS:
+                    method in TENSOR_CREATION_METHODS or method in TENSOR_RESHAPE_METHODS:
+                return
+            if method in TENSOR_MOVE_METHODS and self.moves_data_only(node, method):
+                return
+            if method in TENSOR_MOVE_METHODS or method in TENSOR_PRECISION_METHODS:
+                self.report_tensor(node, f"`{snippet(node)}` converts values or moves them off the GPU "
+                                         "(allowed: .contiguous(), .cuda(), .to(device) with x.device, "
+                                         "\"cuda\" or torch.device(\"cuda\"); convert dtypes in your kernel)")
                 return
             self.report_tensor(node, f"`.{method}()` on `{snippet(receiver)}` runs a torch operator "
-                                     "(allowed: metadata such as size()/dim()/stride() and views such as "
-                                     "view()/unsqueeze()/transpose())")
+                                     "(allowed: metadata such as size()/dim()/stride(), views such as "
+                                     "view()/unsqueeze()/transpose(), and .contiguous()/.cuda()/.to(device))")
             return
-        root = root_name(receiver)
         if root is not None and root not in self.locals and root not in self.c.aliases and \
                 (root in self.c.module_names or root == "self"):
             self.c.report("module_state", node, f"`{snippet(func)}(...)` changes module-level state")
@@ -446,6 +598,118 @@ class Body:
         if root is not None and root in self.locals:
             return  # a method of a local value (a list's append, a shape's index)
         self.c.report("unknown_call", node, f"`{snippet(func)}(...)` is not a call forward may make")
+
+    def is_parameter_scalar_read(self, node: ast.Call) -> bool:
+        """`self.<weight>.item()` (or a submodule's weight): a parameter's or buffer's value read as a
+        number to pass to a kernel. An input's or a computed tensor's item() stays tensor_compute: values
+        read on the host are host computation the device clock never sees."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "item" and not node.args and not node.keywords):
+            return False
+        receiver = func.value
+        return isinstance(receiver, ast.Attribute) and root_name(receiver) == "self" and \
+            self.kind(receiver) == "tensor"
+
+    def moves_data_only(self, node: ast.Call, method: str) -> bool:
+        """x.contiguous(...), x.cuda([device], [non_blocking=...]) and x.to(device[, non_blocking=...])
+        move data without arithmetic; a dtype, another tensor or copy=True as to()'s argument do not
+        qualify (they convert values or clone). Whether a copy did the model's work is for the run-time
+        op guard and the kernel audit."""
+        if method == "contiguous":
+            return all(k.arg == "memory_format" for k in node.keywords) and len(node.args) <= 1
+        if any(k.arg not in {"device", "non_blocking", "dtype"} for k in node.keywords):
+            return False
+        # dtype=torch.float32 (the tasks' precision: a no-op there, an upcast elsewhere) converts to no
+        # lower precision; any other dtype is refused.
+        dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        if dtype is not None and (method != "to" or not self.is_float32(dtype)):
+            return False
+        devices = [*node.args, *[k.value for k in node.keywords if k.arg == "device"]]
+        if method == "cuda":
+            return len(node.args) <= 1 and all(self.is_gpu_device(d) or
+                                               (isinstance(d, ast.Constant) and type(d.value) is int)
+                                               for d in devices)
+        # to(): exactly one device, given positionally or as device=.
+        if len(devices) != 1 or len(node.args) > 1:
+            return False
+        return self.is_gpu_device(devices[0]) or self.is_tensor_device(devices[0])
+
+    def is_float32(self, node: ast.expr) -> bool:
+        return self.c.dotted(node, self.local_aliases) in {"torch.float32", "torch.float"}
+
+    def is_gpu_device(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """"cuda", "cuda:0", torch.device("cuda"...), self.device set to one in __init__, or a local name
+        bound only to such values: never the host."""
+        if is_cuda_string(node):
+            return True
+        if isinstance(node, ast.Call) and self.dotted(node.func) == "torch.device":
+            return is_cuda_device_literal(node)
+        if isinstance(node, ast.Attribute) and self.kind(node) == "device":
+            return True
+        return self.name_bound_only_to(node, seen, self.is_gpu_device)
+
+    def is_tensor_device(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """`t.device` of a tensor t, or a local name bound only to such values (the device the inputs
+        are on; a copy to the host is refused by the run-time op guard)."""
+        if isinstance(node, ast.Attribute) and node.attr == "device" and self.is_plain_tensor(node.value):
+            return True
+        return self.name_bound_only_to(node, seen, self.is_tensor_device)
+
+    def is_plain_tensor(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """Certainly a tensor, not merely a value the taint analysis cannot rule out (an object of a class
+        of this file fished out of a list): an input of forward, a tensor attribute of self (parameters,
+        buffers, a layer's weight), a custom op's result, tensor creation, a view or a move of one of
+        those, or a local bound only to such values."""
+        if isinstance(node, ast.Name):
+            if isinstance(self.func, ast.FunctionDef) and self.func.name == FORWARD and self.cls is not None \
+                    and node.id in {a.arg for a in function_params(self.func.args)[1:]} and \
+                    node.id in self.tainted:
+                # An input, unless the body rebinds it to something else (x = x.contiguous() is fine).
+                if node.id in seen:
+                    return True
+                assigned = self.assigned.get(node.id, [])
+                return len(assigned) == self.store_counts[node.id] and \
+                    all(self.is_plain_tensor(value, seen | {node.id}) for value in assigned)
+            return self.name_bound_only_to(node, seen, self.is_plain_tensor, tainted_too=True)
+        if isinstance(node, ast.Attribute):
+            return root_name(node) == "self" and self.kind(node) == "tensor"
+        if isinstance(node, ast.Call):
+            path = self.dotted(node.func)
+            if is_extension_path(path) or self.kind(node.func) == "extension":
+                return True
+            if path in TORCH_CALLS_ALLOWED and path.split(".")[-1].split("_")[0] in {"empty", "zeros", "ones",
+                                                                                     "full"}:
+                return True
+            if isinstance(node.func, ast.Attribute) and node.func.attr in (
+                    TENSOR_VIEW_METHODS | TENSOR_MOVE_METHODS | TENSOR_CREATION_METHODS):
+                return self.is_plain_tensor(node.func.value, seen)
+        return False
+
+    def is_list_display(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """[a, b], [f(t) for t in ts], list(...): a new Python list."""
+        if isinstance(node, (ast.List, ast.ListComp)):
+            return True
+        return isinstance(node, ast.Call) and self.is_builtin(node.func, "list")
+
+    def is_container_display(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """A new Python list or dict: [..], {..}, comprehensions, list(...), dict(...)."""
+        if isinstance(node, (ast.Dict, ast.DictComp)) or self.is_list_display(node, seen):
+            return True
+        return isinstance(node, ast.Call) and self.is_builtin(node.func, "dict")
+
+    def name_bound_only_to(self, node: ast.expr, seen: frozenset, test, tainted_too: bool = False) -> bool:
+        """A local name of this body (not a parameter) whose every binding is a plain assignment of a
+        value `test` accepts (and that holds no tensor, unless `tainted_too`)."""
+        if not isinstance(node, ast.Name) or node.id not in self.locals or node.id in seen or \
+                (node.id in self.tainted and not tainted_too):
+            return False
+        if isinstance(self.func, (ast.FunctionDef, ast.Lambda)) and \
+                node.id in {a.arg for a in function_params(self.func.args)}:
+            return False
+        assigned = self.assigned.get(node.id, [])
+        if not assigned or len(assigned) != self.store_counts[node.id]:
+            return False  # bound by a loop, a with, a tuple target, a walrus, a del ...
+        return all(test(value, seen | {node.id}) for value in assigned)
 
     def follow_local_call(self, node: ast.Call, profile: str) -> None:
         """Checks the called function of this file with the taint of the call's arguments."""

@@ -46,12 +46,17 @@ def module_rule(module: str) -> str | None:
     return MODULE_RULES.get(top, "forbidden_import")
 
 
+# Rules an import does not break by itself: the use of what it binds is reported (an unused
+# `import torch.nn.functional as F`, left over from the reference, is harmless; `F.relu(x)` is not).
+RULES_OF_USES = {"torch_functional"}
+
+
 class ImportRules:
     """The import checks of the Checker (a mixin: `report` comes from the Checker)."""
 
     def check_import(self, node: ast.AST, module: str) -> None:
         rule = module_rule(module)
-        if rule:
+        if rule and rule not in RULES_OF_USES:
             self.report(rule, node, f"import of {module} is not allowed: {RULE_HINTS[rule]}")
 
     def check_import_from(self, node: ast.ImportFrom) -> None:
@@ -60,7 +65,7 @@ class ImportRules:
             return
         module = node.module or ""
         rule = module_rule(module)
-        if rule:
+        if rule and rule not in RULES_OF_USES:
             self.check_import(node, module)
             return
         for alias in node.names:
@@ -78,6 +83,6 @@ class ImportRules:
                                 f"`from torch import {alias.name}`: only nn, Tensor, dtypes and tensor "
                                 "creation may be imported from torch")
             elif module.startswith("torch"):
-                rule = torch_path_rule(full)
-                if rule:
+                rule = torch_path_rule(full)  # from torch.nn.functional import relu: reported at each use
+                if rule and rule not in RULES_OF_USES:
                     self.report(rule, node, f"import of {full} is not allowed: {RULE_HINTS[rule]}")

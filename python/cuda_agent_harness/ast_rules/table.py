@@ -53,12 +53,15 @@ RULES: tuple[Rule, ...] = (
          "__getattr__, __call__, __new__, __del__ and similar hooks"),
     Rule("torch_patching",
          "Assigning to attributes of torch or another imported module replaces what the harness calls "
-         "(torch.cuda.synchronize = lambda: None) or flips global flags (allow_tf32) (A4, A8, B11).",
+         "(torch.cuda.synchronize = lambda: None) or flips global flags (allow_tf32) (A4, A8, B11); "
+         "assigning to a function of cuda_extension replaces the custom op with anything (C1).",
          "assignment, augmented assignment or del on an attribute of an imported module or a name bound "
-         "to a torch object"),
+         "to a torch object; on an attribute of cuda_extension through any name or attribute holding it "
+         "(self.ext.f = torch.relu)"),
     Rule("torch_functional",
          "torch.nn.functional is the reference's compute (C1).",
-         "any reference to torch.nn.functional (F.*, nn.functional.*)"),
+         "any use of torch.nn.functional (F.relu, nn.functional.gelu, g = F.relu); an unused import of it "
+         "is fine"),
     Rule("torch_compiler",
          "torch.compile and the JIT generate the kernels instead of the candidate (C1).",
          "torch.compile, torch.jit, torch._dynamo, torch._inductor, torch.fx, torch.export, torch.compiler"),
@@ -97,25 +100,30 @@ RULES: tuple[Rule, ...] = (
          "State kept across calls is a cache or a call counter (B4, A5): outputs keyed by id or content, "
          "behaviour that differs between warm-up and timing.",
          "global/nonlocal; assigning to self.* or to module-level names outside __init__; mutating "
-         "module-level or self containers; id()/hash()"),
+         "module-level or self containers, also through a local name bound to one; id()/hash()"),
     Rule("torch_compute",
          "Outside __init__, torch may only create tensors and describe them; everything else is the "
          "reference's compute (C1).",
          "a torch.* call or reference outside the allowlist (torch.empty/empty_like/empty_strided, "
-         "zeros*, ones*, full*, Size, device, finfo/iinfo, dtypes, no_grad)"),
+         "zeros*, ones*, full*, Size, device, finfo/iinfo, dtypes, no_grad, torch.cuda.current_stream; "
+         "torch.nn classes referred to but not called, as in isinstance(m, nn.Conv2d)); torch itself "
+         "passed as a value"),
     Rule("tensor_compute",
          "Tensor methods and operators run torch kernels (C1).",
          "on a tensor: arithmetic, comparisons, truth tests, in-place writes, indexing with tensors or "
          "lists, formatting, builtins other than len/isinstance/type, and methods other than metadata "
-         "(size, dim, numel, stride, is_contiguous, data_ptr ...) and views (view, unsqueeze, squeeze, "
-         "transpose, permute, narrow, select, chunk, split, unbind, detach ...)"),
+         "(size, dim, numel, stride, is_contiguous, data_ptr ...), views (view, unsqueeze, squeeze, "
+         "transpose, permute, narrow, select, chunk, split, unbind, detach ...) and data movement "
+         "(contiguous(), cuda(), to(device) with x.device, \"cuda\" or torch.device(\"cuda\")); "
+         "precision changes (to(dtype), half(), float() ...) and moves to the host"),
     Rule("nn_module_call",
          "Calling a torch.nn layer runs torch's implementation; declare it in __init__ for the state_dict "
          "and pass its .weight/.bias to your kernel (C1).",
          "calling a submodule that is not a class of this file, or its forward"),
     Rule("unknown_call",
-         "Outside __init__ only cuda_extension, tensor creation, metadata and functions of this file may be "
-         "called.",
+         "Outside __init__ only cuda_extension (also through an alias: ext = cuda_extension, "
+         "self.ext = cuda_extension, self.f = cuda_extension.f), tensor creation, metadata and functions "
+         "of this file may be called.",
          "a call of anything else"),
     Rule("unanalysable",
          "A file the rules cannot analyse (too large, nested too deeply) is rejected rather than trusted.",

@@ -15,7 +15,7 @@ uint8 bool complex64 cfloat complex128 cdouble float8_e4m3fn float8_e5m2""".spli
 TORCH_CALLS_ALLOWED = {f"torch.{n}" for n in """empty empty_like empty_strided zeros zeros_like ones ones_like
 full full_like is_tensor is_floating_point is_complex numel Size device finfo iinfo no_grad inference_mode
 get_default_dtype""".split()} | {f"torch.cuda.{n}" for n in """is_available current_device device_count
-get_device_properties get_device_capability""".split()}
+get_device_properties get_device_capability current_stream""".split()}
 
 # torch names forward may refer to without calling them (types, dtypes, memory formats).
 TORCH_VALUES_ALLOWED = TORCH_CALLS_ALLOWED | {f"torch.{n}" for n in TORCH_DTYPES} | {
@@ -23,6 +23,13 @@ TORCH_VALUES_ALLOWED = TORCH_CALLS_ALLOWED | {f"torch.{n}" for n in TORCH_DTYPES
 
 # Names `from torch import X` may bind (and torch.nn names are all fine to import).
 TORCH_IMPORTS_ALLOWED = {n.split(".", 1)[1] for n in TORCH_VALUES_ALLOWED if n.count(".") == 1} | {"nn"}
+
+
+def is_nn_class(path: str) -> bool:
+    """torch.nn.Conv2d, torch.nn.Module: a class of torch.nn. Referring to one (isinstance(m, nn.Conv2d))
+    computes nothing; calling one builds a layer, which forward may not do."""
+    parts = path.split(".")
+    return len(parts) == 3 and parts[:2] == ["torch", "nn"] and parts[2][:1].isupper()
 
 
 def torch_path_rule(path: str) -> str | None:

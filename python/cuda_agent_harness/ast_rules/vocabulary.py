@@ -5,9 +5,24 @@ TENSOR_METADATA_METHODS = set("""size dim ndimension numel nelement stride is_co
 get_device storage_offset is_floating_point is_complex is_signed is_same_size dim_order""".split())
 TENSOR_VIEW_METHODS = set("""view view_as unsqueeze squeeze transpose permute t narrow select unbind chunk
 split split_with_sizes tensor_split movedim moveaxis swapaxes swapdims detach diagonal""".split())
+# Reshapes: views where the strides allow, else a copy — data movement, as contiguous() is (the op guard
+# and the kernel audit decide at run time whether a copy ran).
+TENSOR_RESHAPE_METHODS = set("""reshape reshape_as flatten unflatten""".split())
 TENSOR_CREATION_METHODS = {"new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full"}
+# Data movement without arithmetic, allowed with a device argument only (compute.py moves_data_only).
+TENSOR_MOVE_METHODS = {"contiguous", "cuda", "to"}
+# Methods that change a tensor's precision or move it to the host: refused, with the allowed way named.
+TENSOR_PRECISION_METHODS = set("""half float double bfloat16 int long short char byte bool type type_as cpu
+""".split())
 TENSOR_METADATA_ATTRS = set("""shape dtype device ndim is_cuda is_cpu layout requires_grad is_leaf is_sparse
 is_quantized is_meta itemsize nbytes""".split())
+
+# Methods of a Python list that never look at its elements' values (sort, index, count, remove compare
+# them): allowed on a local list of tensors.
+LIST_METHODS = {"append", "extend", "insert", "pop", "clear", "reverse", "copy"}
+# Methods that put a value into a container: a container filled with a tensor holds a tensor.
+CONTAINER_FILL_METHODS = {"append", "extend", "insert", "add", "update", "setdefault", "appendleft",
+                          "extendleft"}
 
 # Attributes of a torch.nn layer that hold configuration (numbers, tuples, strings), not tensors.
 MODULE_CONFIG_ATTRS = set("""in_features out_features in_channels out_channels kernel_size stride padding

@@ -26,6 +26,8 @@ const std::unordered_set<std::string>& IncludeAllowlist() {
       "cooperative_groups.h device_launch_parameters.h vector_types.h vector_functions.h "
       "math_constants.h device_functions.h driver_types.h cooperative_groups/ cuda/ cub/ "
       "cublas_v2.h cudnn.h "
+      // cuFFT's header only declares: every cufft* name is refused by library_compute.
+      "cufft.h cufftXt.h "
       // The binding side.
       "pybind11/pybind11.h pybind11/stl.h torch/extension.h torch/types.h torch/python.h "
       "torch/torch.h torch/all.h torch/csrc/utils/pybind.h ATen/ATen.h ATen/Tensor.h "

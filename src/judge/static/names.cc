@@ -66,7 +66,8 @@ const std::unordered_map<std::string, IdentRule>& IdentRules() {
         "cuDevicePrimaryCtxReset cuDevicePrimaryCtxSetFlags");
     add(kDeviceState, Use::kName,
         "changes the current device for the rest of the process; for the call's device use "
-        "c10::cuda::CUDAGuard guard(x.device()), which restores it on return",
+        "c10::cuda::CUDAGuard guard(x.device()), which restores it on return, or "
+        "cudaSetDevice(x.get_device()) with an input tensor x",
         "cudaSetDevice cuCtxSetCurrent cuCtxPushCurrent cuCtxPopCurrent");
     add(kDynamicLoading, Use::kName, "loads code at run time",
         "dlopen dlmopen dlsym dlvsym GetProcAddress cuModuleGetFunction");
@@ -89,9 +90,12 @@ const std::unordered_map<std::string, IdentRule>& IdentRules() {
         "unlink unlinkat rmdir readlink symlink ftruncate dup2 dup3 memfd_create");
     add(kFileIo, Use::kCall, "accesses files",
         "open mkdir rename renameat remove link truncate dup pipe");
-    add(kPythonApi, Use::kName, "defines or embeds a Python module",
-        "PYBIND11_MODULE PYBIND11_EMBEDDED_MODULE PYBIND11_PLUGIN PyObject PyTypeObject "
-        "PyThreadState PyFrameObject PyCodeObject PyInterpreterState");
+    add(kPythonApi, Use::kName,
+        "defines or embeds a Python module; the workspace's binding.cpp defines cuda_extension: "
+        "register your functions with REGISTER_BINDING (../binding_registry.h)",
+        "PYBIND11_MODULE PYBIND11_EMBEDDED_MODULE PYBIND11_PLUGIN");
+    add(kPythonApi, Use::kName, "is the Python C API; binding files need only m.def",
+        "PyObject PyTypeObject PyThreadState PyFrameObject PyCodeObject PyInterpreterState");
     add(kTorchCompute, Use::kName, "registers operators in torch's dispatcher",
         "TORCH_LIBRARY TORCH_LIBRARY_IMPL TORCH_LIBRARY_FRAGMENT");
     return m;
@@ -202,6 +206,9 @@ void CheckName(SourceScan& s, const std::vector<Token>& T, const QualifiedName& 
     }
     return;
   }
+  // cudaSetDevice(x.get_device()) / (x.device().index()): the input's own device, a no-op on the
+  // current one (CheckSetDevice refuses it when x is not a tensor).
+  if (!qualified && !q.member && SetDeviceReceiver(T, q.first) != 0) return;
   auto it = IdentRules().find(last);
   if (it != IdentRules().end()) {
     const IdentRule& r = it->second;
@@ -242,7 +249,7 @@ void CheckName(SourceScan& s, const std::vector<Token>& T, const QualifiedName& 
       s.Emit(kTorchCompute, line,
              shown +
                  " is not an allowed torch API in C++ (allowed: Tensor and dtype types, "
-                 "torch::empty/empty_like/empty_strided, TensorOptions, the current stream, "
+                 "torch::empty*/zeros*/ones*/full*, TensorOptions, the current stream, "
                  "device guards, TORCH_CHECK); compute in your own kernels");
     }
   } else if (root == "aten" || root == "caffe2") {

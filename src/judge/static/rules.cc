@@ -20,18 +20,19 @@ const std::vector<StaticRuleInfo>& RuleTable() {
        "are "
        "the reference's kernels under another name (C1).",
        "a torch::/at::/c10:: name outside the allowlist (Tensor types, dtypes, torch::empty*, "
-       "TensorOptions, the current stream, device guards), TORCH_LIBRARY, an unqualified call such "
-       "as "
-       "relu(x) that argument-dependent lookup sends to ATen",
+       "torch::zeros*/ones*/full* (constant tensors), TensorOptions, the current stream, device "
+       "guards), TORCH_LIBRARY, an unqualified call such as relu(x) that argument-dependent lookup "
+       "sends to ATen",
        "C1"},
       {"tensor_compute",
-       "Tensor methods and operators run ATen kernels: x.contiguous(), x.to(), x * 2 and x[i] are "
-       "computation in torch, not in the candidate's kernels (C1).",
-       "a method call on a tensor other than metadata (sizes, strides, dtype, data_ptr, options "
-       "...) "
-       "and views (view, unsqueeze, squeeze, transpose, permute, narrow, select ...); arithmetic, "
-       "comparison or indexing with a tensor operand; any ATen compute method on an unknown "
-       "receiver",
+       "Tensor methods and operators run ATen kernels: x.to(torch::kHalf), x.sum(), x * 2 and x[i] "
+       "are computation in torch, not in the candidate's kernels (C1).",
+       "a method call on a tensor other than metadata (sizes, strides, dtype, data_ptr, options, "
+       "packed_accessor ...), views (view, view_as, unsqueeze, squeeze, transpose, permute, "
+       "narrow, select ...) and data movement (contiguous(), reshape(), flatten(), cuda(), "
+       "to(<CUDA device or x.device()>)); arithmetic, comparison or indexing with a tensor "
+       "operand (an integer subscript x[i] only to take a sub-tensor or its data_ptr() is a "
+       "view); any ATen compute method on an unknown receiver",
        "C1"},
       {"torch_namespace_alias",
        "Aliasing a torch namespace hides the torch:: prefix the scan relies on.",
@@ -84,7 +85,9 @@ const std::vector<StaticRuleInfo>& RuleTable() {
       {"device_state",
        "Device-wide settings outlive the call and change how other code (the harness, the next "
        "judgement) runs; per-kernel settings through cudaFuncSetAttribute are allowed (A8, D).",
-       "cudaDeviceReset, cudaSetDevice, cudaSetDeviceFlags, cudaDeviceSetCacheConfig, "
+       "cudaDeviceReset, cudaSetDevice (but to an input tensor's own device: "
+       "cudaSetDevice(x.get_device()), cudaSetDevice(x.device().index())), cudaSetDeviceFlags, "
+       "cudaDeviceSetCacheConfig, "
        "cudaDeviceSetSharedMemConfig, memory-pool attributes, context creation, CUDA IPC",
        "A8 D"},
       {"static_state",

@@ -42,6 +42,7 @@ std::vector<StaticViolation> SourceScan::Run() {
   }
   CheckTensorOperators(*this);
   CheckAdlCalls(*this);
+  CheckSetDevice(*this);
   CheckStatic(*this, code);
   CheckGlobals(*this);
   std::sort(found.begin(), found.end(),

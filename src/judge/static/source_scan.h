@@ -78,6 +78,8 @@ const std::unordered_set<std::string>& CommonMethodNames();
 const std::unordered_set<std::string>& TensorMetadataMethods();
 const std::unordered_set<std::string>& TensorViewMethods();
 const std::unordered_set<std::string>& AtenExtraFunctions();
+// IsTensorCreationFunction: empty*, zeros*, ones*, full* (after torch:: or at::).
+bool IsTensorCreationFunction(const std::string& name);
 // TorchNameAllowed says whether a qualified name rooted at torch/at/c10 (parts[0]) is allowed.
 bool TorchNameAllowed(const std::vector<std::string>& parts);
 void CheckNamespaceAliases(SourceScan& s);
@@ -90,6 +92,12 @@ void TrackTensors(SourceScan& s);
 void CheckMethods(SourceScan& s, const std::vector<Token>& T, const std::vector<bool>* use);
 void CheckTensorOperators(SourceScan& s);
 void CheckAdlCalls(SourceScan& s);
+// SetDeviceReceiver: T[i] starts cudaSetDevice(R.device().index()) or cudaSetDevice(R.get_device())
+// outside a directive; returns the index of R (checked to be a tensor by CheckSetDevice), or 0.
+size_t SetDeviceReceiver(const std::vector<Token>& T, size_t i);
+// CheckSetDevice: cudaSetDevice to the device of something that is not a tensor (names.cc lets
+// the tensor's own device through, to be decided here).
+void CheckSetDevice(SourceScan& s);
 
 // --- state.cc -----------------------------------------------------------------------------------
 // CheckStatic: static and thread_local variables that are not immutable.

@@ -1,7 +1,7 @@
 // tensors.cc — tensor_compute: which variables are tensors (declared as Tensor, or auto from one,
-// within their scope), and what may be done with them in C++ — metadata and views only; method
-// calls, operators and indexing run ATen. Also torch_compute by argument-dependent lookup: relu(x)
-// on a Tensor x calls at::relu.
+// within their scope), and what may be done with them in C++ — metadata, views and data movement
+// (contiguous(), cuda(), to(<CUDA device>)) only; other method calls, operators and indexing run
+// ATen. Also torch_compute by argument-dependent lookup: relu(x) on a Tensor x calls at::relu.
 #include <algorithm>
 #include <unordered_map>
 
@@ -22,8 +22,17 @@ size_t TensorTypeEnd(const SourceScan& s, size_t i) {
   return tensor ? q.last + 1 : 0;
 }
 
+// ReturnsTensor: a method whose result is a tensor when its receiver is one.
+bool ReturnsTensor(const std::string& m) {
+  static const auto* creation = new std::unordered_set<std::string>(
+      WordSet("new_empty new_empty_strided new_zeros new_ones new_full contiguous"));
+  return TensorViewMethods().count(m) || AtenComputeMethods().count(m) ||
+         CommonMethodNames().count(m) || creation->count(m);
+}
+
 // RhsIsTensor: does the expression s.code[begin, end) (the initialiser of an auto variable)
-// yield a tensor? Only chains rooted at a tensor variable or torch::empty* are followed.
+// yield a tensor? Only chains rooted at a tensor variable or a torch:: creation function
+// (empty*, zeros*, ones*, full*) are followed.
 template <typename IsLive>
 bool RhsIsTensor(const SourceScan& s, size_t begin, size_t end, const IsLive& is_live) {
   const std::vector<Token>& T = s.code;
@@ -37,7 +46,7 @@ bool RhsIsTensor(const SourceScan& s, size_t begin, size_t end, const IsLive& is
     QualifiedName q = ChainAt(T, pos);
     const std::string& last = q.parts.back();
     if (q.parts.size() < 2 || !IsTorchRoot(q.parts.front())) return false;
-    if (!(last == "empty" || last == "empty_like" || last == "empty_strided")) return false;
+    if (!IsTensorCreationFunction(last)) return false;
     pos = q.last + 1;
     if (pos >= end || !T[pos].IsPunct("(")) return false;
     pos = MatchClose(T, pos) + 1;
@@ -58,8 +67,7 @@ bool RhsIsTensor(const SourceScan& s, size_t begin, size_t end, const IsLive& is
     pos = name + 1;
     if (pos < end && T[pos].IsPunct("<")) pos = SkipAngles(T, pos);
     if (pos < end && T[pos].IsPunct("(")) pos = MatchClose(T, pos) + 1;
-    tensor = TensorViewMethods().count(m) || AtenComputeMethods().count(m) ||
-             CommonMethodNames().count(m);
+    tensor = ReturnsTensor(m);
   }
   return tensor;
 }
@@ -103,18 +111,165 @@ bool ReceiverIsTensor(const SourceScan& s, const std::vector<Token>& T,
   const Token& before = T[name - 1];
   if (before.IsPunct(".") || before.IsPunct("->") || (before.IsIdent("template") && name >= 2)) {
     size_t dot = before.IsIdent("template") ? name - 2 : name - 1;
-    bool returns_tensor = TensorViewMethods().count(m) || AtenComputeMethods().count(m) ||
-                          CommonMethodNames().count(m);
-    return returns_tensor && dot > 0 && ReceiverIsTensor(s, T, use, dot - 1, budget - 1);
+    return ReturnsTensor(m) && dot > 0 && ReceiverIsTensor(s, T, use, dot - 1, budget - 1);
   }
   if (before.IsPunct("::")) {
     size_t first = name;
     while (first >= 2 && T[first - 1].IsPunct("::") && T[first - 2].IsIdent()) first -= 2;
     QualifiedName q = ChainAt(T, first);
-    return q.parts.size() >= 2 && IsTorchRoot(q.parts.front()) &&
-           (m == "empty" || m == "empty_like" || m == "empty_strided");
+    return q.parts.size() >= 2 && IsTorchRoot(q.parts.front()) && IsTensorCreationFunction(m);
   }
   return false;
+}
+
+// ChainIsTensor: the expression starting at T[begin] is a tensor variable or a torch:: creation
+// call followed by at least one method call, every one of which returns a tensor
+// (x.contiguous(), torch::zeros_like(x).view(-1)).
+bool ChainIsTensor(const SourceScan& s, const std::vector<Token>& T, size_t begin) {
+  if (begin >= T.size() || !T[begin].IsIdent()) return false;
+  size_t pos = begin + 1;
+  if (s.tensor_use[begin] && !s.declaration[begin]) {
+    if (begin > 0 && (T[begin - 1].IsPunct(".") || T[begin - 1].IsPunct("->"))) return false;
+  } else if (StartsChain(T, begin)) {
+    QualifiedName q = ChainAt(T, begin);
+    if (q.parts.size() < 2 || !IsTorchRoot(q.parts.front()) ||
+        !IsTensorCreationFunction(q.parts.back())) {
+      return false;
+    }
+    pos = q.last + 1;
+    if (pos >= T.size() || !T[pos].IsPunct("(")) return false;
+    pos = MatchClose(T, pos) + 1;
+  } else {
+    return false;
+  }
+  bool called = false;
+  while (pos + 2 < T.size() && (T[pos].IsPunct(".") || T[pos].IsPunct("->")) &&
+         T[pos + 1].IsIdent()) {
+    const std::string& m = T[pos + 1].text;
+    size_t next = pos + 2;
+    if (T[next].IsPunct("<")) next = SkipAngles(T, next);
+    if (next >= T.size() || !T[next].IsPunct("(") || !ReturnsTensor(m)) return false;
+    pos = MatchClose(T, next) + 1;
+    called = true;
+  }
+  return called;
+}
+
+// IsCudaDevice: T[begin, end) names the CUDA device and nothing else: kCUDA (qualified or not),
+// DeviceType::CUDA, or Device(kCUDA[, index]) / Device("cuda..."). Never the CPU: moving data to
+// the host is how host computation hides from device time (host_roundtrip).
+bool IsCudaDevice(const SourceScan& s, const std::vector<Token>& T, size_t begin, size_t end) {
+  size_t k = begin;
+  if (k < end && T[k].IsPunct("::")) ++k;
+  if (k + 1 < end && T[k].IsIdent() && IsTorchRoot(T[k].text) && T[k + 1].IsPunct("::")) k += 2;
+  if (k >= end || !T[k].IsIdent()) return false;
+  const std::string& name = T[k].text;
+  if (k + 1 == end) return name == "kCUDA";
+  if (name == "DeviceType")
+    return k + 3 == end && T[k + 1].IsPunct("::") && T[k + 2].IsIdent("CUDA");
+  if (name != "Device" || !T[k + 1].IsPunct("(") || MatchClose(T, k + 1) != end - 1) return false;
+  // The constructor's first argument: the device type or its string.
+  size_t first = k + 2;
+  if (first < end && T[first].kind == TokenKind::kString) {
+    return StartsWith(s.src.Original(T[first]), "\"cuda");
+  }
+  size_t stop = first;
+  while (stop < end - 1 && !T[stop].IsPunct(",")) ++stop;
+  return IsCudaDevice(s, T, first, stop);
+}
+
+// MovesDataOnly: the method call T[name](...) moves or lays out data without computing:
+// contiguous(...), cuda(), and to() with a device — the CUDA device or `<tensor>.device()` — and
+// nothing else (a dtype, options or another tensor as to()'s argument converts values). Whether a
+// copy did the model's work is for the run-time layers: the op guard and the kernel audit (own
+// kernels must carry most of the device time).
+bool MovesDataOnly(const SourceScan& s, const std::vector<Token>& T, const std::vector<bool>* use,
+                   size_t name) {
+  if (name + 1 >= T.size() || !T[name + 1].IsPunct("(")) return false;
+  size_t close = MatchClose(T, name + 1);
+  if (close >= T.size()) return false;
+  const std::string& m = T[name].text;
+  // reshape/flatten/view_as are views where the strides allow and copies otherwise, like
+  // contiguous(): data movement (the kernel audit judges a copy that happens).
+  if (m == "contiguous" || m == "reshape" || m == "flatten" || m == "view_as") return true;
+  if (m == "cuda") return close == name + 2;
+  if (m != "to") return false;
+  size_t begin = name + 2;
+  for (size_t k = begin; k < close; ++k) {  // one argument
+    if (T[k].IsPunct(",")) return false;
+    if (T[k].IsPunct("(") || T[k].IsPunct("[") || T[k].IsPunct("{")) k = MatchClose(T, k);
+  }
+  if (IsCudaDevice(s, T, begin, close)) return true;
+  // x.to(y.device()) with y a tensor: y's device, whatever it is (a copy to the host is refused by
+  // the run-time op guard).
+  return use != nullptr && close >= begin + 5 && T[close - 1].IsPunct(")") &&
+         T[close - 2].IsPunct("(") && T[close - 3].IsIdent("device") &&
+         (T[close - 4].IsPunct(".") || T[close - 4].IsPunct("->")) &&
+         ReceiverIsTensor(s, T, *use, close - 5);
+}
+
+// IntegerSubscriptEnd: T[i] is a tensor followed by one or more subscripts [e] whose index is
+// an integer expression (literals, names that are not tensors, arithmetic: no call, member,
+// brace, string, `::` or nested subscript, so no mask, index tensor, Slice or initializer list).
+// Returns the index after the last `]`, or 0 when there is no such subscript. x[i] with an
+// integer i is select(): a view.
+size_t IntegerSubscriptEnd(const SourceScan& s, const std::vector<Token>& T, size_t i) {
+  size_t pos = i + 1;
+  bool any = false;
+  while (pos < T.size() && T[pos].IsPunct("[")) {
+    size_t close = MatchClose(T, pos);
+    if (close >= T.size() || close == pos + 1) return 0;
+    for (size_t k = pos + 1; k < close; ++k) {
+      const Token& t = T[k];
+      if (t.IsIdent()) {
+        if (s.tensor_use[k]) return 0;
+        continue;
+      }
+      if (t.kind == TokenKind::kNumber) continue;
+      static const auto* ops =
+          new std::unordered_set<std::string>(WordSet("+ - * / % ( ) << >> & | ^ ~"));
+      if (t.kind != TokenKind::kPunct || !ops->count(t.text)) return 0;
+      if (t.IsPunct("(") && k > pos + 1 && T[k - 1].IsIdent()) return 0;  // a call
+    }
+    pos = close + 1;
+    any = true;
+  }
+  return any ? pos : 0;
+}
+
+// IntegerSelectPassesOn: the tensor T[i] indexed by integers (ending before T[end]) only yields
+// a view to use further: a method call follows (checked as any method on a tensor), it
+// initialises a declared variable (auto xb = x[i];), or it is a whole argument of a call (f(x[i])).
+// Writes (x[i] = v, x[i] += v), arithmetic, comparisons and returns stay refused.
+bool IntegerSelectPassesOn(const SourceScan& s, const std::vector<Token>& T, size_t i, size_t end) {
+  if (end >= T.size() || i == 0) return false;
+  const Token& next = T[end];
+  if (next.IsPunct(".") || next.IsPunct("->")) return true;
+  const Token& prev = T[i - 1];
+  if ((next.IsPunct(";") || next.IsPunct(",")) && prev.IsPunct("=") && i >= 2 &&
+      s.declaration[i - 2]) {
+    return true;
+  }
+  if (!(next.IsPunct(",") || next.IsPunct(")")) || !(prev.IsPunct("(") || prev.IsPunct(","))) {
+    return false;
+  }
+  // The enclosing parenthesis must open a call: a name, a template's `>` or a launch's `>>>`.
+  size_t open = i - 1;
+  int nest = 0;
+  const size_t stop = i > kLookahead ? i - kLookahead : 0;
+  while (open > stop) {
+    const Token& t = T[open];
+    if (t.IsPunct(")") || t.IsPunct("]") || t.IsPunct("}")) ++nest;
+    if (t.IsPunct("(") || t.IsPunct("[") || t.IsPunct("{")) {
+      if (nest == 0) break;
+      --nest;
+    }
+    --open;
+  }
+  if (open == 0 || !T[open].IsPunct("(")) return false;
+  const Token& callee = T[open - 1];
+  return (callee.IsIdent() && !s.tensor_use[open - 1]) || callee.IsPunct(">") ||
+         callee.IsPunct(">>>") || callee.IsPunct(">>");
 }
 
 }  // namespace
@@ -199,6 +354,14 @@ void TrackTensors(SourceScan& s) {
   }
 }
 
+// What a tensor-valued receiver may do in C++, named by every tensor_compute message about a
+// method.
+constexpr const char* kAllowedOnTensors =
+    "allowed in C++: metadata (sizes, strides, dtype, data_ptr, packed_accessor ...), views "
+    "(view, reshape, flatten, x[i] with an integer i ...), "
+    "contiguous(), cuda(), to(x.device()), and torch::zeros/ones/full for a constant tensor; "
+    "convert dtypes and compute in your own kernels";
+
 // CheckMethods: method calls that run ATen operators. `use` marks tensor variables (null for
 // directive tokens, where only the ATen compute names on unknown receivers are checked).
 void CheckMethods(SourceScan& s, const std::vector<Token>& T, const std::vector<bool>* use) {
@@ -213,17 +376,17 @@ void CheckMethods(SourceScan& s, const std::vector<Token>& T, const std::vector<
       s.Emit(kPythonApi, T[name].line, "`.attr(...)` reaches Python objects from C++");
       continue;
     }
+    if (MovesDataOnly(s, T, use, name)) continue;
     bool tensor = use != nullptr && i > 0 && ReceiverIsTensor(s, T, *use, i - 1);
     if (tensor) {
       if (!TensorMetadataMethods().count(m) && !TensorViewMethods().count(m)) {
         s.Emit(kTensorCompute, T[name].line,
-               "`." + m +
-                   "()` on a tensor runs an ATen operator; only metadata (sizes, strides, "
-                   "dtype, data_ptr, options ...) and views are allowed in C++");
+               "`." + m + "()` on a tensor runs an ATen operator; " + kAllowedOnTensors);
       }
     } else if (AtenComputeMethods().count(m)) {
       s.Emit(kTensorCompute, T[name].line,
-             "`." + m + "()` is an ATen tensor operator; compute in your own kernels");
+             "`." + m + "()` is an ATen tensor operator; compute in your own kernels (" +
+                 kAllowedOnTensors + ")");
     }
   }
 }
@@ -239,9 +402,15 @@ void CheckTensorOperators(SourceScan& s) {
     if (i + 1 < T.size()) {
       const Token& next = T[i + 1];
       if (next.IsPunct("[")) {
-        s.Emit(kTensorCompute, T[i].line,
-               "indexing tensor `" + x + "` runs ATen operators; index data_ptr() in a kernel");
-        continue;
+        size_t end = IntegerSubscriptEnd(s, T, i);
+        if (end == 0 || !IntegerSelectPassesOn(s, T, i, end)) {
+          s.Emit(kTensorCompute, T[i].line,
+                 "indexing tensor `" + x +
+                     "` runs ATen operators (masks, index tensors, writes, arithmetic); index "
+                     "data_ptr() in a kernel (x[i] with an integer i is allowed to take a "
+                     "sub-tensor or its data_ptr())");
+          continue;
+        }
       }
       if (next.kind == TokenKind::kPunct && binary->count(next.text) && !next.IsPunct("~")) {
         s.Emit(kTensorCompute, T[i].line,
@@ -256,6 +425,25 @@ void CheckTensorOperators(SourceScan& s) {
       if (pointer_like && !(i >= 2 && IsOperandEnd(T[i - 2]))) continue;
       s.Emit(kTensorCompute, T[i].line,
              "`" + prev.text + " " + x + "` is tensor arithmetic in ATen; compute in a kernel");
+    }
+  }
+  // Operands that are tensor expressions rather than names: torch::zeros_like(x) + x.contiguous(),
+  // x.view(-1) * 2. (< and > are left out: they also close template arguments.)
+  for (size_t k = 1; k + 1 < T.size(); ++k) {
+    const Token& op = T[k];
+    if (op.kind != TokenKind::kPunct || !binary->count(op.text) || op.IsPunct("~") ||
+        op.IsPunct("<") || op.IsPunct(">")) {
+      continue;
+    }
+    bool left = (T[k - 1].IsPunct(")") || T[k - 1].IsPunct("]")) &&
+                ReceiverIsTensor(s, T, s.tensor_use, k - 1);
+    bool binary_use = IsOperandEnd(T[k - 1]) || !(op.IsPunct("*") || op.IsPunct("&"));
+    bool right = binary_use && ChainIsTensor(s, T, k + 1);
+    if (left || right) {
+      s.Emit(kTensorCompute, op.line,
+             "`" + op.text +
+                 "` on a tensor expression is tensor arithmetic in ATen; compute in a "
+                 "kernel");
     }
   }
 }
@@ -278,14 +466,47 @@ void CheckAdlCalls(SourceScan& s) {
     for (size_t k = i + 2; k < close && k + 1 < T.size(); ++k) {
       const Token& before = T[k - 1];
       const Token& after = T[k + 1];
+      size_t end = k + 1;  // past integer subscripts: relu(x[0]) is at::relu too
+      while (end < close && T[end].IsPunct("[")) end = MatchClose(T, end) + 1;
+      const Token& last = end < T.size() ? T[end] : after;
       bool whole_argument = (before.IsPunct("(") || before.IsPunct(",") || before.IsPunct("{")) &&
-                            (after.IsPunct(",") || after.IsPunct(")") || after.IsPunct("}"));
+                            (last.IsPunct(",") || last.IsPunct(")") || last.IsPunct("}"));
       if (s.tensor_use[k] && whole_argument) {
         s.Emit(kTorchCompute, T[i].line,
                "`" + f + "(" + T[k].text + ", ...)` on a tensor calls at::" + f +
                    " (argument-dependent lookup); compute in your own kernels");
         break;
       }
+    }
+  }
+}
+
+size_t SetDeviceReceiver(const std::vector<Token>& T, size_t i) {
+  if (i + 7 >= T.size() || !T[i].IsIdent("cudaSetDevice") || T[i].in_directive) return 0;
+  if (i > 0 && (T[i - 1].IsPunct(".") || T[i - 1].IsPunct("->") || T[i - 1].IsPunct("::"))) {
+    return 0;
+  }
+  if (!T[i + 1].IsPunct("(") || !T[i + 2].IsIdent() || !T[i + 3].IsPunct(".")) return 0;
+  auto empty_call = [&](size_t k) { return T[k + 1].IsPunct("(") && T[k + 2].IsPunct(")"); };
+  if (T[i + 4].IsIdent("get_device") && empty_call(i + 4) && T[i + 7].IsPunct(")")) return i + 2;
+  if (i + 11 < T.size() && T[i + 4].IsIdent("device") && empty_call(i + 4) &&
+      T[i + 7].IsPunct(".") && T[i + 8].IsIdent("index") && empty_call(i + 8) &&
+      T[i + 11].IsPunct(")")) {
+    return i + 2;
+  }
+  return 0;
+}
+
+void CheckSetDevice(SourceScan& s) {
+  const std::vector<Token>& T = s.code;
+  for (size_t i = 0; i < T.size(); ++i) {
+    size_t r = SetDeviceReceiver(T, i);
+    if (r != 0 && !s.tensor_use[r]) {
+      s.Emit(kDeviceState, T[i].line,
+             "`cudaSetDevice` to the device of `" + T[r].text +
+                 "`, which is not a tensor, changes the current device for the rest of the "
+                 "process; for the call's device use c10::cuda::CUDAGuard guard(x.device()), or "
+                 "cudaSetDevice(x.get_device()) with a tensor x");
     }
   }
 }

@@ -24,7 +24,7 @@ const std::unordered_set<std::string>& AtenComputeMethods() {
       "cauchy_ ccol_indices cdouble ceil_ cfloat chalf cholesky cholesky_inverse cholesky_solve "
       "clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clip clip_ clone coalesce "
       "col_indices "
-      "conj conj_physical conj_physical_ contiguous copy_ copysign copysign_ corrcoef cos_ cosh "
+      "conj conj_physical conj_physical_ copy_ copysign copysign_ corrcoef cos_ cosh "
       "cosh_ count_nonzero cov cpu crow_indices cuda cummax cummin cumprod cumprod_ cumsum cumsum_ "
       "deg2rad deg2rad_ dense_dim dequantize det detach_ diag diag_embed diagflat diagonal_scatter "
       "diff digamma digamma_ dim_order dist div_ divide divide_ dsplit eig eq eq_ equal erf erf_ "
@@ -45,7 +45,7 @@ const std::unordered_set<std::string>& AtenComputeMethods() {
       "maximum median minimum mm mode module_load msort mtia mul_ multinomial multiply multiply_ "
       "mv "
       "mvlgamma mvlgamma_ nan_to_num nan_to_num_ nanmean nanmedian nanquantile nansum narrow_copy "
-      "ne ne_ neg_ negative negative_ new_full new_ones new_tensor new_zeros nextafter nextafter_ "
+      "ne ne_ neg_ negative negative_ new_tensor nextafter nextafter_ "
       "nonzero nonzero_static normal_ not_equal not_equal_ numpy orgqr ormqr outer pin_memory "
       "pinverse polygamma polygamma_ positive pow_ prelu put_ q_per_channel_axis "
       "q_per_channel_scales q_per_channel_zero_points q_scale q_zero_point qr qscheme quantile "
@@ -85,9 +85,10 @@ const std::unordered_set<std::string>& TensorMetadataMethods() {
       "sym_stride sym_strides numel sym_numel dim ndimension dtype scalar_type device get_device "
       "is_cuda is_cpu is_contiguous is_non_overlapping_and_dense options defined element_size "
       "itemsize nbytes storage_offset layout is_floating_point is_complex is_signed requires_grad "
-      "is_same is_same_size use_count packed_accessor32 packed_accessor64 generic_packed_accessor "
+      "is_same is_same_size use_count packed_accessor packed_accessor32 packed_accessor64 "
+      "generic_packed_accessor "
       "accessor suggest_memory_format toString type has_storage is_sparse is_quantized is_meta "
-      "is_pinned new_empty new_empty_strided"));
+      "is_pinned new_empty new_empty_strided new_zeros new_ones new_full"));
   return *set;
 }
 
@@ -109,9 +110,18 @@ const std::unordered_set<std::string>& AtenExtraFunctions() {
       "batch_norm group_norm instance_norm rms_norm cat concat stack einsum dropout max_pool1d "
       "max_pool2d max_pool3d avg_pool1d avg_pool2d avg_pool3d adaptive_avg_pool2d "
       "adaptive_max_pool2d embedding bilinear cosine_similarity pairwise_distance cdist pad "
-      "constant_pad_nd zeros_like ones_like full_like rand_like randn_like "
+      "constant_pad_nd rand_like randn_like "
       "scaled_dot_product_attention"));
   return *set;
+}
+
+// Functions below torch::/at:: that create a tensor without reading any tensor's values: they
+// allocate it, and zeros/ones/full fill it with a constant (outputs, accumulators). A fill is not
+// the model's computation; the kernel audit counts torch's fill kernels as fills.
+bool IsTensorCreationFunction(const std::string& name) {
+  static const auto* set = new std::unordered_set<std::string>(
+      WordSet("empty empty_like empty_strided zeros zeros_like ones ones_like full full_like"));
+  return set->count(name) > 0;
 }
 
 namespace {
@@ -131,7 +141,8 @@ const std::unordered_set<std::string>& TorchAllowlist() {
       "NotImplementedError DeviceGuard OptionalDeviceGuard Dtype dtype device layout requires_grad "
       "memory_format elementSize toString isFloatingType isComplexType isIntegralType "
       "isReducedFloatingType typeMetaToScalarType scalarTypeToTypeMeta empty empty_like "
-      "empty_strided cuda::getCurrentCUDAStream cuda::getDefaultCUDAStream cuda::CUDAStream "
+      "empty_strided zeros zeros_like ones ones_like full full_like "
+      "cuda::getCurrentCUDAStream cuda::getDefaultCUDAStream cuda::CUDAStream "
       "cuda::CUDAGuard cuda::OptionalCUDAGuard cuda::getCurrentDeviceProperties "
       "cuda::getDeviceProperties cuda::current_device cuda::device_count "
       "cuda::getCurrentCUDABlasHandle cuda::warp_size cuda::CUDACachingAllocator::raw_alloc "
