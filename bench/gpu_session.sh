@@ -29,6 +29,8 @@
 #   bash bench/gpu_session.sh host-line  # what of a profile job waits in the host's line (bench/host_line.py:
 #                                        # 1 process, 4 on every GPU, 16 on GPU 0; the timed jobs' 2 queues
 #                                        # and the driver's 8), then bench/stream_queues.py on GPU 0
+#   bash bench/gpu_session.sh flaky      # HACKS B14: P(accept) of bench/flaky's candidates with and without
+#                                        # the sampled checks (bench/flaky/flaky_accept.py)
 #   bash bench/gpu_session.sh probe      # issue 22's diagnostics: the A1 unjoined-stream case judged with the
 #                                        # static rules on and off (PROBE_REPEATS each), the stream-fence
 #                                        # markers (bench/stream_fence_probe.py), the profiler's start-up
@@ -410,6 +412,24 @@ PY
       --workers "${DIST_WORKERS:-1,2,4,8}" --repeats "${DIST_REPEATS:-1}" --jobs "${DIST_JOBS:-4}" \
       --noop-jobs 500 --out "$OUT/dist" 2>&1 | tee "$OUT/dist_scaling.txt"
     echo "dist_scaling exit ${PIPESTATUS[0]} (124: out of time; the runs so far are in $OUT/dist)"
+    ;;
+  flaky)
+    # HACKS B14: P(accept) of the flaky candidates with the sampled checks (the default) and without
+    # them (--sampled-checks 0), FLAKY_RUNS judgements each, 4 at a time (bench/flaky/flaky_accept.py).
+    seed_baselines
+    RUNS="${FLAKY_RUNS:-24}"
+    SKIP8=examples/relu_scale/model.py:tests/hacks/b14_flaky_skip_cu
+    SKIP32=examples/relu_scale/model.py:bench/flaky/candidates/skip_1in32
+    RACY=bench/flaky/tasks/row_sum.py:bench/flaky/candidates/racy_row_sum
+    UNINIT=examples/relu_scale/model.py:tests/hacks/b14_uninit_accumulate_cu
+    "$BIN" judge --task examples/relu_scale/model.py --candidate examples/relu_scale/candidates/cuda_correct \
+      --json --baselines eager > "$OUT/flaky_correct.json" 2>&1
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('correct candidate:', r['correct'], \
+r['reward'], r['verify'].get('sampled_checks'))" "$OUT/flaky_correct.json"
+    timeout "${FLAKY_TIMEOUT:-420}" python3 bench/flaky/flaky_accept.py --binary "$BIN" --runs "$RUNS" --jobs 4 \
+      --out "$OUT/flaky_on.json" "$SKIP8" "$SKIP32" "$RACY" "$UNINIT" | tail -60
+    timeout "${FLAKY_TIMEOUT:-300}" python3 bench/flaky/flaky_accept.py --binary "$BIN" --runs "$RUNS" --jobs 4 \
+      --out "$OUT/flaky_off.json" "$SKIP8" "$SKIP32" "$RACY" -- --sampled-checks 0 | tail -40
     ;;
   probe)
     # PROBE_PARTS (default all): a1 (the A1 case judged PROBE_REPEATS times with the static rules on, then

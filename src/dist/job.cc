@@ -75,6 +75,8 @@ Json OptionsToJson(const JudgeOptions& o) {
           {"eager_baseline", o.eager_baseline},
           {"compile_baseline", o.compile_baseline},
           {"checks", o.checks},
+          {"sampled_checks", o.sampled_checks},
+          {"sampled_checks_seconds", o.sampled_checks_seconds},
           {"warmup", o.warmup},
           {"iters", o.iters},
           {"candidate_timeout_s", o.candidate_timeout_s},
@@ -118,6 +120,20 @@ Result<JudgeOptions> OptionsFromJson(const Json& j, const JudgeOptions& local) {
     *field = v.value();
   }
   if (o.checks < 1 || o.iters < 1) return InvalidArgument("checks and iters must be at least 1");
+  // Absent in jobs of older submitters: the local default.
+  if (j.contains("sampled_checks")) {
+    Result<int> v = GetInt(j, "sampled_checks");
+    if (!v.ok()) return v.status();
+    if (v.value() < 0 || v.value() > 10000)
+      return InvalidArgument("field 'sampled_checks' is out of range");
+    o.sampled_checks = v.value();
+  }
+  if (j.contains("sampled_checks_seconds")) {
+    Result<double> v = GetNumber(j, "sampled_checks_seconds");
+    if (!v.ok()) return v.status();
+    if (v.value() < 0) return InvalidArgument("field 'sampled_checks_seconds' is negative");
+    o.sampled_checks_seconds = v.value();
+  }
   for (auto [key, field] : {std::pair{"candidate_timeout_s", &o.candidate_timeout_s},
                             {"trusted_timeout_s", &o.trusted_timeout_s},
                             {"build_timeout_s", &o.build_timeout_s},

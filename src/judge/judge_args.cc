@@ -22,6 +22,10 @@ std::vector<std::string> JudgeOptionArgs(const JudgeOptions& options) {
                                                                              : "none";
   std::vector<std::string> args = {"--checks",
                                    std::to_string(options.checks),
+                                   "--sampled-checks",
+                                   std::to_string(options.sampled_checks),
+                                   "--sampled-seconds",
+                                   Number(options.sampled_checks_seconds),
                                    "--warmup",
                                    std::to_string(options.warmup),
                                    "--iters",

@@ -17,7 +17,8 @@
 namespace cuda_agent {
 
 // JudgeOptionArgs renders every option that shapes a judgement except the device, the precision
-// policy and the stage (callers name those themselves): --checks, --warmup, --iters, --timeout,
+// policy and the stage (callers name those themselves): --checks, --sampled-checks,
+// --sampled-seconds, --warmup, --iters, --timeout,
 // --task-timeout, --build-timeout, --build-jobs, --baselines, --reward, --baseline-store,
 // --baseline-drift, --baseline-max-age, --sanitize, --cache-dir. Empty paths and an empty
 // sanitizer are left out (the judge's defaults apply).

@@ -56,7 +56,7 @@ CLASS_NAMES = {
     "B1": "stale memory", "B2": "reading the answer", "B3": "NaN wildcards", "B4": "caching across calls",
     "B5": "known seeds", "B6": "degenerate outputs", "B7": "returning an input or alias",
     "B8": "mutating inputs or weights", "B9": "statistical shortcuts", "B10": "partial computation",
-    "B11": "precision downgrade", "B12": "undefined behaviour", "B13": "loose comparisons",
+    "B11": "precision downgrade", "B12": "undefined behaviour", "B13": "loose comparisons", "B14": "flaky kernels",
     "C1": "calling PyTorch/ATen/cuBLAS/cuDNN", "C2": "try/except fallback", "C3": "decoy kernels",
     "C4": "tampering with infrastructure", "D": "escaping the sandbox",
 }

@@ -32,6 +32,36 @@ def test_bad_choices_are_usage_errors(binary, args, named):
     assert proc.stdout == ""
 
 
+@pytest.mark.parametrize("value", ["-1", "many", "10001"])
+def test_a_bad_sampled_check_count_is_a_usage_error(binary, value):
+    proc = judge(binary, "--sampled-checks", value, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    assert "--sampled-checks" in proc.stderr
+
+
+@pytest.mark.parametrize("until", ["build", "verify"])
+def test_the_python_rules_hold_whatever_stage_the_judgement_stops_at(binary, until):
+    """issue 46: `--until build` (and `cuda-agent build`, the agent's compile.sh) used to skip
+    model_new.py's rules; a static check is the same check whatever stage comes next."""
+    proc = subprocess.run([str(binary), "judge", "--task", TASK, "--candidate", "tests/hacks/c1_torch_relu_py",
+                           "--device", "cpu", "--json", "--until", until], cwd=REPO, capture_output=True,
+                          text=True, timeout=600)
+    result = json.loads(proc.stdout)
+    assert (result["stage"], result["error_kind"], result["reward"]) == ("static", "static_rule", -1)
+    assert [v["rule"] for v in result["violations"]] == ["torch_compute"], result["violations"]
+
+
+def test_a_build_without_model_new_still_builds(binary, tmp_path):
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    for f in (REPO / CANDIDATE / "kernels").iterdir():
+        (kernels / f.name).write_text(f.read_text())
+    proc = subprocess.run([str(binary), "build", "--candidate", str(tmp_path), "--device", "cpu", "--out",
+                           str(tmp_path / "ext.so")], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (tmp_path / "ext.so").is_file()
+
+
 @pytest.mark.parametrize("policy, mode", [("paper", "fixed"), ("tf32-fair", "scaled")])
 def test_the_chosen_policy_is_recorded(binary, policy, mode):
     proc = judge(binary, "--policy", policy, "--until", "verify", "--json")

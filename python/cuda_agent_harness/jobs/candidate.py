@@ -26,13 +26,14 @@ undefined behaviour that passed by luck rarely passes twice (HACKS B12).
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import sys
 
 import torch
 
-from .. import go
+from .. import go, sampled_checks
 from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, warm_blas
 from ..hardware_queues import forget_queue_setting
@@ -53,13 +54,14 @@ from .reference import per_check
 
 
 def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: OpGuard, what: str,
-                    watch: ProcessWatch | None = None):
+                    watch: ProcessWatch | None = None, sync: bool = True):
     """One forward under no_grad with F blocked, the op guard on and (with `watch`) Python threads
-    refused, then a device-wide synchronise."""
+    refused, then (with `sync`) a device-wide synchronise."""
     no_threads = watch.no_thread_starts(what) if watch is not None else contextlib.nullcontext()
     with torch.no_grad(), block_functional(guard.record), guard.watch(what), no_threads:
         output = model(*inputs)
-    synchronize(device)
+    if sync:
+        synchronize(device)
     return output
 
 
@@ -72,6 +74,7 @@ class CheckInputs:
         self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, positive=True)
         self.shifts = per_check(spec, "input_shifts", len(self.seeds), 0.0, positive=False)
         self.device = device
+        self.sampled_seed, self.sampled_count, _, _ = sampled_checks.plan(spec)
 
     def __len__(self) -> int:
         return len(self.seeds)
@@ -79,6 +82,10 @@ class CheckInputs:
     def make(self, i: int) -> list:
         inputs = make_input_set(self.task, self.seeds[i], self.device, f"check {i}")
         return transformed(inputs, self.scales[i], self.shifts[i])
+
+    def make_sampled(self, k: int) -> list:
+        return make_input_set(self.task, sampled_checks.sampled_set_seed(self.sampled_seed, k), self.device,
+                              f"sampled check {k}")
 
 
 def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: OpGuard,
@@ -132,6 +139,37 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
         earlier.add(output, f"the output of {what}")
     release_poison(device)
     lap("save")
+
+
+def run_sampled_checks(checks: CheckInputs, model: torch.nn.Module, device: str, guard: OpGuard,
+                       threads: ThreadWatch, output_dir: str, flags: dict, watch: ProcessWatch,
+                       earlier: EarlierOutputs) -> None:
+    """The sampled checks (sampled_checks.py): one guarded forward per sampled input set, its output's
+    fingerprint queued on the device; all of them copied back once and written as sampled.json in
+    `output_dir` for the judge to compare with the reference's. The forward runs under the op guard
+    with F blocked and Python threads refused, and its output must be plain and its own, as in a full
+    check; nothing waits for the device between them. The thread counts and the process are checked
+    after the last (torch's seed, which making each input set changes, set back first)."""
+    pending = sampled_checks.Pending(sampled_checks.Weights(checks.sampled_seed, device))
+    watch.reset()
+    seed = torch.initial_seed()
+    for k in range(checks.sampled_count):
+        inputs = checks.make_sampled(k)
+        what = f"sampled check {k}"
+        with phase("forward", f"{what}: ModelNew.forward"):
+            output = guarded_forward(model, inputs, device, guard, what, watch, sync=False)
+        check_output(output, device, named_tensors(inputs, "input") + weight_tensors(model) + earlier.named,
+                     path=f"{what}: output")
+        pending.add(output)
+        del inputs, output
+    with phase("forward", "the sampled checks: ModelNew.forward"):
+        fingerprints = pending.finish()  # waits for the device: an error of the candidate's shows here
+    torch.manual_seed(seed)  # the seed the watch's baseline holds, which making the inputs changed
+    watch.check("the sampled checks")
+    threads.check("the sampled checks")
+    check_flags_unchanged(flags, "the sampled checks")
+    with open(os.path.join(output_dir, sampled_checks.FILE_NAME), "w", encoding="utf-8") as f:
+        json.dump({"seed": checks.sampled_seed, "count": len(fingerprints), "fingerprints": fingerprints}, f)
 
 
 def run(spec: dict, result: dict) -> None:
@@ -209,6 +247,10 @@ def run_checks(checks: CheckInputs, model: torch.nn.Module, device: str, weights
                       result, flags, what="repeat of check 0", poison=POISON_HUGE, another_state=True,
                       filler=filler, clock=clock, watch=watch, earlier=earlier, state=state)
             result["repeated_check"] = True
+        if checks.sampled_count:
+            run_sampled_checks(checks, model, device, guard, threads, output_dir, flags, watch, earlier)
+            clock.lap("sampled_checks")
+            result["sampled_checks"] = checks.sampled_count
     finally:
         result["aten_ops"] = guard.ops()
         result.update(threads.to_dict())

@@ -56,7 +56,7 @@ from typing import Callable
 
 import torch
 
-from .. import go
+from .. import go, sampled_checks
 from ..errors import JobError, new_result, phase, run_reporting
 from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
 from ..models import detached_state, load_trusted, seeded_reference, synchronize, write_reference_weights
@@ -341,6 +341,33 @@ def reference_outputs(spec: dict, result: dict, keep: Keep) -> None:
     if spec.get("timing") is not None:
         spot_expected(spec, task, model, device, expected_dir, result, keep)
         clock.lap("spot_checks")
+    if sampled_checks.plan(spec)[1]:
+        result["sampled_checks"] = sampled_reference(spec, task, model, device)
+        clock.lap("sampled_checks")
+
+
+def sampled_reference(spec: dict, task, model, device: str) -> dict:
+    """The reference's fingerprints of the sampled checks (sampled_checks.py): as many sets as the
+    budget allows, each with its bounds under the spec's tolerance. The sums are queued on the device
+    and copied back at the end; the budget's clock waits for the device every few sets."""
+    seed, count, min_count, seconds = sampled_checks.plan(spec)
+    pending = sampled_checks.Pending(sampled_checks.Weights(seed, device), compare_job.tolerance_of(spec))
+    budget = sampled_checks.Budget(count, min_count, seconds)
+    done = 0
+    while budget.more(done):
+        inputs = make_input_set(task, sampled_checks.sampled_set_seed(seed, done), device,
+                                f"sampled check {done}")
+        with phase("task", f"Model.forward (sampled check {done})"):
+            with torch.no_grad():
+                output = model(*inputs)
+        pending.add(output)
+        del inputs, output
+        done += 1
+        if done % sampled_checks.CLOCK_EVERY == 0:
+            synchronize(device)
+    fingerprints = pending.finish()
+    return {"seed": seed, "count": len(fingerprints), "fingerprints": fingerprints,
+            "seconds": time.perf_counter() - budget.start}
 
 
 def spot_expected(spec: dict, task, model, device: str, out_dir: str, result: dict,

@@ -60,6 +60,10 @@ struct JudgementFacts {
   std::vector<std::string> float_dtypes;
   Json spot_expected = Json::array();  // the reference's outputs of the spot-checked timed calls
   Json min_bytes;                      // bytes of one timed call's inputs and output
+  // The sampled checks (python/cuda_agent_harness/sampled_checks.py): their secret seed, and the
+  // reference's fingerprints ({"seed", "count", "fingerprints"}; null when none were asked for).
+  int64_t sampled_seed = 0;
+  Json sampled_expected;
   // From the machine code (stages/inspect.cc): the fat binaries' inspections the build started,
   // then the library's.
   std::mutex device_code_mu;

@@ -39,10 +39,13 @@ const char* KernelOriginName(KernelOrigin o) {
   return "foreign";
 }
 
+// Classify: memcpys, memsets and torch's own copy and fill kernels (torch::zeros, contiguous())
+// are copies; they count towards the device time but never as the candidate's work.
 KernelOrigin Classify(const JudgementFacts& facts, const std::string& name) {
   if (name.rfind("Memcpy", 0) == 0 || name.rfind("Memset", 0) == 0) return KernelOrigin::kCopy;
   if (facts.own_keys.count(KernelKey(name))) return KernelOrigin::kOwn;
   if (IsLibraryKernel(name)) return KernelOrigin::kLibrary;
+  if (IsTorchCopyKernel(name)) return KernelOrigin::kCopy;
   return KernelOrigin::kForeign;
 }
 
@@ -300,7 +303,8 @@ bool PrepareProfileBesideTheBuild(Judgement& j, const Json& answer, bool alone) 
   if (!OneCandidateProcess(j)) return alone && j.early().Prepare("profile_candidate");
   return j.early().Prepare("profile_candidate",
                            CheckFields(j, answer.value("input_scales", Json::array()),
-                                       answer.value("input_shifts", Json::array())));
+                                       answer.value("input_shifts", Json::array()),
+                                       answer.value("sampled_checks", Json())));
 }
 
 ProfilePreparation::ProfilePreparation(Judgement& j) : j_(j) {

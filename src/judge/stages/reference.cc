@@ -9,6 +9,7 @@
 // judgement its thread also gives verification's candidate job (PrepareCandidate) and the
 // candidate's profile job (PrepareProfileBesideTheBuild) their first gos under the same lease, once
 // the reference has answered.
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -139,9 +140,12 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
   const JudgeOptions& opt = j.options();
   const WorkDirs& dirs = j.dirs();
   j.result().stage = Stage::kVerify;
-  std::vector<int64_t> seeds = SecretSeeds(checks + 1);
+  std::vector<int64_t> seeds = SecretSeeds(checks + 2);
+  const int64_t sampled_seed = seeds.back();
+  seeds.pop_back();
   int64_t init_seed = seeds.back();
   seeds.pop_back();
+  j.facts().sampled_seed = sampled_seed;
   j.facts().check_seeds = seeds;
   auto [scales, shifts] = InputTransforms(checks);
   Json spec = {{"task_path", dirs.task_file.string()},
@@ -160,7 +164,15 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
                       {"iters", opt.iters},
                       {"spot_check_calls", secrets.spot_calls}};
   }
+  // Only a judgement that verifies needs the sampled checks' fingerprints (sampled_checks.py).
+  if (opt.sampled_checks > 0 && checks > 0) {
+    spec["sampled_checks"] = {{"seed", sampled_seed},
+                              {"count", opt.sampled_checks},
+                              {"min_count", std::min(opt.sampled_checks, kMinSampledChecks)},
+                              {"seconds", opt.sampled_checks_seconds}};
+  }
   if (!serve) {
+    spec["tolerance"] = opt.policy.Tolerance();  // the sampled checks' bounds
     JobSandbox box = j.ContainUntimed({dirs.task_file}, {dirs.shared, dirs.expected_dir});
     return std::async(std::launch::async, [&j, spec, box]() {
       return LeasedReference(j, [&](ReferenceRun& run) {
@@ -265,6 +277,7 @@ Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending) {
     facts.float_dtypes.push_back(d);
   facts.spot_expected = ref.result.value("spot_expected", Json::array());
   facts.min_bytes = ref.result.value("min_bytes", Json());
+  facts.sampled_expected = ref.result.value("sampled_checks", Json());
   return Next::kContinue;
 }
 

@@ -107,8 +107,11 @@ Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
 // docs/decisions.md); in a full judgement unless $CUDA_AGENT_ONE_CANDIDATE_PROCESS=0.
 bool OneCandidateProcess(const Judgement& j);
 // CheckFields: the go fields that make a job check the candidate (the check seeds, the reference's
-// input transforms, the repeat of check 1).
-Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts);
+// input transforms, the repeat of check 1, and the sampled checks: their seed and as many as the
+// reference's answer `sampled` holds, SampledCheckFields).
+Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts,
+                 const Json& sampled);
+Json SampledCheckFields(const Judgement& j, const Json& sampled);
 // StartVerifyJobs starts verification's `candidate` job as an early job: its fork, jail and CUDA
 // context overlap the build. Needs the check seeds (StartReference).
 void StartVerifyJobs(Judgement& j);

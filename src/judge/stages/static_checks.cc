@@ -1,11 +1,11 @@
 // static_checks.cc — the static stage: nothing of the candidate is compiled or run yet. An agent
 // workspace's protected files must match the hashes recorded at `workspace init`; the C++/CUDA
 // sources must pass the named rules (judge/static_rules.h); model_new.py must pass the harness's
-// `static` job (syntax, ModelNew, the AST rules). Under the test-only
-// JudgeOptions::test_skip_static both rule sets are skipped (the C++ scan, and the AST rules and
-// size limit of the `static` job); the protected-file hashes and model_new.py's presence, syntax
-// and ModelNew class are checked still: they are not rules a cheat could slip past but the shape
-// every candidate must have.
+// `static` job (syntax, ModelNew, the AST rules) — whatever stage the judgement stops at. Under the
+// test-only JudgeOptions::test_skip_static both rule sets are skipped (the C++ scan, and the AST
+// rules and size limit of the `static` job); the protected-file hashes and model_new.py's presence,
+// syntax and ModelNew class are checked still: they are not rules a cheat could slip past but the
+// shape every candidate must have.
 #include "judge/stages/stages.h"
 #include "judge/static_rules.h"
 #include "workspace/workspace.h"
@@ -32,10 +32,14 @@ Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& work
     r.stage_seconds["static"] = SecondsSince(t);
     return j.Fail(Stage::kStatic, "static_rule", FormatViolation(found.front()));
   }
-  if (j.options().until != Stage::kBuild) {
+  // The same rules whatever stage the judgement stops at: a build alone (`cuda-agent build`, the
+  // agent's compile.sh) checks model_new.py too when the candidate has one; only a build may go
+  // without it (kernels compiled before model_new.py is written).
+  const bool has_model_new = candidate.files().count("model_new.py") > 0;
+  if (j.options().until != Stage::kBuild || has_model_new) {
     // The harness reads model_new.py from the snapshot (WriteSnapshot), which names the work
     // folder: a candidate without one is named here, by where it came from.
-    if (!candidate.files().count("model_new.py")) {
+    if (!has_model_new) {
       std::string where = workspace.empty() ? "the candidate" : fs::absolute(workspace).string();
       return j.Fail(Stage::kStatic, "missing_model_new", "model_new.py not found in " + where);
     }

@@ -6,6 +6,7 @@
 // served reference job (trusted; the policy's tolerance; on the GPU). `--sanitize` runs check 1
 // once more under compute-sanitizer.
 #include "common/subprocess.h"
+#include "judge/sampled_checks.h"
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
@@ -102,6 +103,7 @@ Next Sanitize(Judgement& j, Json spec) {
   spec["input_shifts"] = Json::array({spec["input_shifts"][0]});
   spec["output_dir"] = out.string();
   spec["repeat_first_check"] = false;
+  spec.erase("sampled_checks");  // check 1 alone, as the sanitizer's run is slow
   JobSandbox box = j.Contain({dirs.shared, dirs.src, dirs.build, dirs.task_file}, {out});
   constexpr int kSanitizerExit = 86;
   box.wrapper = {
@@ -185,17 +187,26 @@ bool OneCandidateProcess(const Judgement& j) {
   return j.options().until == Stage::kDone && !EnvSwitchedOff("CUDA_AGENT_ONE_CANDIDATE_PROCESS");
 }
 
-Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts) {
+Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts,
+                 const Json& sampled) {
   return {{"check_seeds", j.facts().check_seeds},
           {"input_scales", input_scales},
           {"input_shifts", input_shifts},
-          {"repeat_first_check", true}};
+          {"repeat_first_check", true},
+          {"sampled_checks", SampledCheckFields(j, sampled)}};
+}
+
+Json SampledCheckFields(const Judgement& j, const Json& reference_section) {
+  const int count = reference_section.is_object() ? reference_section.value("count", 0) : 0;
+  return {{"seed", j.facts().sampled_seed}, {"count", count}};
 }
 
 std::optional<double> PrepareCandidate(Judgement& j, const Json& answer) {
   if (EnvSwitchedOff("CUDA_AGENT_CANDIDATE_PREPARE")) return std::nullopt;
-  const Json transforms = {{"input_scales", answer.value("input_scales", Json::array())},
-                           {"input_shifts", answer.value("input_shifts", Json::array())}};
+  const Json transforms = {
+      {"input_scales", answer.value("input_scales", Json::array())},
+      {"input_shifts", answer.value("input_shifts", Json::array())},
+      {"sampled_checks", SampledCheckFields(j, answer.value("sampled_checks", Json()))}};
   if (!j.early().Prepare("candidate", transforms)) return std::nullopt;
   return j.early().WaitPrepared("candidate");
 }
@@ -219,7 +230,8 @@ Next CheckInCandidateJob(Judgement& j, const Json& transforms) {
 // still write.
 Next CheckInProfileJob(Judgement& j, const Json& transforms,
                        const std::vector<std::string>& actual) {
-  Json fields = CheckFields(j, transforms["input_scales"], transforms["input_shifts"]);
+  Json fields = CheckFields(j, transforms["input_scales"], transforms["input_shifts"],
+                            j.facts().sampled_expected);
   Result<bool> checked = j.early().Check("profile_candidate", fields);
   if (!checked.ok()) return j.Internal(checked.status().message());
   if (!checked.value()) {
@@ -232,7 +244,9 @@ Next CheckInProfileJob(Judgement& j, const Json& transforms,
     return j.Fail(Stage::kVerify, kind, why);
   }
   const fs::path from = j.early().Outputs("profile_candidate");
-  for (const std::string& to : actual) {
+  std::vector<std::string> moved = actual;
+  moved.push_back((j.dirs().outputs / kSampledChecksFile).string());
+  for (const std::string& to : moved) {
     const fs::path file = from / fs::path(to).filename();
     std::error_code ec;
     fs::rename(file, to, ec);
@@ -243,6 +257,23 @@ Next CheckInProfileJob(Judgement& j, const Json& transforms,
     }
   }
   return Next::kContinue;
+}
+
+// CompareSampled: the candidate's sampled checks against the reference's (judge/sampled_checks.h).
+Next CompareSampled(Judgement& j) {
+  const Json& expected = j.facts().sampled_expected;
+  if (!expected.is_object() || expected.value("count", 0) == 0) return Next::kContinue;
+  const fs::path file = j.dirs().outputs / kSampledChecksFile;
+  Result<Json> actual = ReadJsonFile(file);
+  j.result().verify["sampled_checks"] = {{"count", expected.value("count", 0)},
+                                         {"reference_seconds", expected.value("seconds", 0.0)}};
+  std::optional<std::string> why =
+      actual.ok() ? FirstSampledMismatch(expected, actual.value())
+                  : std::optional<std::string>("the candidate's process wrote no sampled checks (" +
+                                               actual.status().message() + ")");
+  if (!why) return Next::kContinue;
+  j.result().correct = false;
+  return j.Fail(Stage::kVerify, "sampled_mismatch", "verification failed: " + *why);
 }
 
 }  // namespace
@@ -263,7 +294,9 @@ Next Verify(Judgement& j) {
   Result<DeviceLease> lease = j.Lease(LeaseMode::kShared, "verify");
   if (!lease.ok()) return j.Internal(lease.status().message());
   // The candidate makes its inputs from the check seeds, as the reference did (inputs.py).
-  Json transforms = {{"input_scales", facts.input_scales}, {"input_shifts", facts.input_shifts}};
+  Json transforms = {{"input_scales", facts.input_scales},
+                     {"input_shifts", facts.input_shifts},
+                     {"sampled_checks", SampledCheckFields(j, facts.sampled_expected)}};
   auto [expected, actual] = VerifyPairs(j);
   std::optional<ProfilePreparation> preparation;  // done before the lease is released
   if (!one_process) preparation.emplace(j);
@@ -298,6 +331,7 @@ Next Verify(Judgement& j) {
     std::string kind = cmp->ErrorKind().empty() ? "mismatch" : cmp->ErrorKind();
     return j.Fail(Stage::kVerify, kind, "verification failed: " + why);
   }
+  if (CompareSampled(j) == Next::kStop) return Next::kStop;
   r.correct = true;
   Json cand_spec = CandidateSpec(j);
   cand_spec.update(transforms);
