@@ -3,6 +3,7 @@
 #include "cli/commands.h"
 
 #include <iostream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -13,6 +14,7 @@
 #include "judge/judge.h"
 #include "sandbox/sandbox.h"
 #include "synth/synth.h"
+#include "workspace/single_file.h"
 #include "workspace/workspace.h"
 
 namespace cuda_agent {
@@ -26,13 +28,21 @@ int UsageError(const std::string& command, const std::string& message,
 const std::vector<OptionSpec>& JudgeSpecs() {
   static const std::vector<OptionSpec> specs = {
       {"task", true, "task: FILE.py, SUITE_DIR#NAME or DATA.jsonl#ID", ""},
-      {"candidate", true, "candidate folder (kernels/, model_new.py) or workspace", ""},
+      {"candidate", true,
+       "candidate folder (kernels/, model_new.py) or workspace; judge also takes a KernelBench "
+       "single-file solution (FILE.py with load_inline)",
+       ""},
       {"device", true, "cuda or cpu", "cuda"},
       {"json", false, "print the JudgeResult as JSON", ""},
       {"until", true, "stop after: build, verify or profile", "profile"},
       {"baselines", true, "baselines to time: eager,compile | eager | compile | none",
        "eager,compile"},
       {"checks", true, "verification input sets", "5"},
+      {"sampled-checks", true,
+       "most sampled checks (fresh input sets compared by checksums; flaky kernels; 0: none)",
+       "128"},
+      {"sampled-seconds", true, "the reference's time for sampled checks beyond the first 16",
+       "0.25"},
       {"warmup", true, "warm-up calls before timing", "5"},
       {"iters", true, "timed calls", "20"},
       {"timeout", true, "seconds for each process that runs candidate code", "180"},
@@ -91,6 +101,15 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   }
   opt.eager_baseline = baselines.find("eager") != std::string::npos;
   opt.compile_baseline = baselines.find("compile") != std::string::npos;
+  Result<int> sampled = ParseIntFlag(a, "sampled-checks");
+  if (!sampled.ok()) return sampled.status();
+  if (sampled.value() < 0 || sampled.value() > 10000)
+    return InvalidArgument("--sampled-checks must be between 0 and 10000");
+  opt.sampled_checks = sampled.value();
+  Result<double> sampled_s = ParseDoubleFlag(a, "sampled-seconds", /*allow_zero=*/true);
+  if (!sampled_s.ok()) return sampled_s.status();
+  if (sampled_s.value() < 0) return InvalidArgument("--sampled-seconds must be >= 0");
+  opt.sampled_checks_seconds = sampled_s.value();
   for (auto [name, field] : {std::pair{"checks", &opt.checks},
                              {"warmup", &opt.warmup},
                              {"iters", &opt.iters},
@@ -176,6 +195,33 @@ int Emit(const JudgeResult& result, bool json) {
   return ExitStatusFor(result);
 }
 
+// JudgeSingleFile judges KernelBench's single-file solution `file`: converted into a candidate
+// (workspace/single_file.h), then judged as any candidate; a refused file is a verdict of -1 at
+// the static stage with the converter's reason. The conversion is in candidate.single_file.
+int JudgeSingleFile(const HarnessEnv& env, const Task& task, const fs::path& file,
+                    const JudgeOptions& opt, const std::string& device, bool json) {
+  Result<SingleFileCandidate> converted = CandidateFromSingleFile(env, file);
+  if (!converted.ok()) {
+    std::cerr << "cuda-agent judge: " << converted.status().message() << "\n";
+    return kExitInternal;
+  }
+  const SingleFileConversion& conversion = converted->conversion;
+  JudgeResult result;
+  if (conversion.ok) {
+    result = Judge(env).Run(&task, converted->candidate, opt, file);
+  } else {
+    result.device = device;
+    result.candidate = {{"dir", file.string()}, {"hash", Candidate().hash()}};
+    result.Fail(Stage::kStatic, "single_file", conversion.error);
+    if (opt.test_skip_static) result.MarkStaticSkipped();
+  }
+  result.candidate["single_file"] = SingleFileJson(file, conversion);
+  if (!json) {
+    for (const std::string& note : conversion.notes) std::cerr << "note: " << note << "\n";
+  }
+  return Emit(result, json);
+}
+
 }  // namespace
 
 int JudgeCommand(const Args& given) {
@@ -190,8 +236,11 @@ int JudgeCommand(const Args& given) {
   if (a->Get("task").empty()) return UsageError("judge", "--task is required", specs);
   if (a->Get("candidate").empty()) return UsageError("judge", "--candidate is required", specs);
   fs::path candidate = a->Get("candidate");
-  if (!fs::is_directory(candidate))
-    return UsageError("judge", "candidate folder not found: " + candidate.string(), specs);
+  // KernelBench's single-file solution (load_inline): converted first (workspace/single_file.h).
+  std::optional<fs::path> single_file = SingleFileOf(candidate);
+  if (!single_file && !fs::is_directory(candidate))
+    return UsageError("judge", "candidate folder or .py file not found: " + candidate.string(),
+                      specs);
   Result<JudgeOptions> opt = OptionsFromArgs(a.value());
   if (!opt.ok()) return UsageError("judge", opt.status().message(), specs);
   opt->test_skip_static = skip_static.value();
@@ -213,6 +262,10 @@ int JudgeCommand(const Args& given) {
   if (!env.ok()) {
     std::cerr << "cuda-agent judge: " << env.status().message() << "\n";
     return kExitInternal;
+  }
+  if (single_file) {
+    return JudgeSingleFile(env.value(), task.value(), *single_file, opt.value(), a->Get("device"),
+                           a->Has("json"));
   }
   JudgeResult result = Judge(env.value()).Run(&task.value(), candidate, opt.value());
   return Emit(result, a->Has("json"));
@@ -249,13 +302,56 @@ int BuildCommand(const Args& args) {
   return status == kExitVerdict && result.reward.value_or(0) == -1 ? kExitBuildFailed : status;
 }
 
+namespace {
+
+// `workspace import FILE.py DIR`: KernelBench's single-file solution converted into DIR's
+// kernels/ and model_new.py (workspace/single_file.h); a refused file writes nothing (exit 1).
+int WorkspaceImport(const Args& args) {
+  static const std::vector<OptionSpec> specs = {};
+  Result<ParsedArgs> a = ParseArgs(specs, args);
+  if (!a.ok()) return UsageError("workspace import", a.status().message(), specs);
+  if (a->positional().size() != 2)
+    return UsageError("workspace import", "expected FILE.py and DIR", specs);
+  fs::path file = a->positional()[0];
+  fs::path dir = a->positional()[1];
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec) || file.extension() != ".py")
+    return UsageError("workspace import", "not a .py file: " + file.string(), specs);
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec))
+    return UsageError("workspace import", "not a folder: " + dir.string(), specs);
+  Result<HarnessEnv> env = HarnessEnv::Discover();
+  if (!env.ok()) {
+    std::cerr << "cuda-agent workspace: " << env.status().message() << "\n";
+    return kExitInternal;
+  }
+  Result<SingleFileConversion> c = ConvertSingleFile(env.value(), file, dir);
+  if (!c.ok()) {
+    std::cerr << "cuda-agent workspace import: " << c.status().message() << "\n";
+    return kExitInternal;
+  }
+  if (!c->ok) {
+    std::cerr << "cuda-agent workspace import: refused: " << c->error << "\n";
+    return kExitBuildFailed;
+  }
+  for (const std::string& rel : c->files) std::cout << (dir / rel).string() << "\n";
+  for (const std::string& note : c->notes) std::cerr << "note: " << note << "\n";
+  return 0;
+}
+
+}  // namespace
+
 int WorkspaceCommand(const Args& args) {
   static const std::vector<OptionSpec> specs = {
       {"task", true, "task: FILE.py, SUITE_DIR#NAME or DATA.jsonl#ID", ""},
       {"device", true, "cuda or cpu", "cuda"},
   };
+  if (!args.empty() && args[0] == "import") {
+    return WorkspaceImport(Args(args.begin() + 1, args.end()));
+  }
   if (args.empty() || args[0] != "init") {
-    return UsageError("workspace", "usage: cuda-agent workspace init --task TASK [--device D] DIR",
+    return UsageError("workspace",
+                      "usage: cuda-agent workspace init --task TASK [--device D] DIR | workspace "
+                      "import FILE.py DIR",
                       specs);
   }
   Result<ParsedArgs> a = ParseArgs(specs, Args(args.begin() + 1, args.end()));

@@ -28,6 +28,7 @@ commands:
              cuda-agent profile --ncu --task TASK --candidate DIR [--device cuda|cpu] [--json]
   workspace  make an agent workspace for a task
              cuda-agent workspace init --task TASK [--device cuda|cpu] DIR
+             cuda-agent workspace import FILE.py DIR   (a KernelBench load_inline solution)
   baselines  time the eager and torch.compile versions of a suite's tasks (stored, resumable)
              cuda-agent baselines SUITE [--levels 1,2,3] [--jobs N] [--force] [--device cuda|cpu] [--json]
              cuda-agent baselines export [--out FILE.jsonl] | baselines import FILE.jsonl
