@@ -73,8 +73,8 @@ Result<SingleFileCandidate> CandidateFromSingleFile(const HarnessEnv& env, const
     out.conversion = std::move(conversion).value();
     if (out.conversion.ok) {
       Result<Candidate> candidate = Candidate::FromFolder(dir.value());
-      if (candidate.ok()) out.candidate = std::move(candidate).value();
       status = candidate.status();
+      if (candidate.ok()) out.candidate = std::move(candidate).value();
     }
   }
   fs::remove_all(dir.value(), ec);
