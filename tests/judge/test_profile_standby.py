@@ -19,7 +19,8 @@ CANDIDATE = REPO / "examples/relu_scale/candidates/cpu_correct"
 
 # Right in its first six calls — the checks: five and the repeat — and wrong after them (the warm-up and
 # timed calls), when {cheat_when} held as the model was built: always, or only where a file of the
-# standby's job folder (its cwd) could give the judgement's secrets away. The spot checks must catch it.
+# standby's job folder (its cwd) could give the judgement's secrets away. The spot checks must catch it
+# (the sampled checks, which come first and would catch it there, are switched off in these tests).
 # The count lives in a default argument, where the model's state check does not look.
 TIMING_ONLY_CHEAT = """
 import os, sys
@@ -52,7 +53,7 @@ def judge(binary, cache, candidate, *extra, standby="1", testing=False):
         env["CUDA_AGENT_TESTING"] = "1"
     proc = subprocess.run([str(binary), "judge", "--task", str(TASK), "--candidate", str(candidate),
                            "--device", "cpu", "--cache-dir", str(cache), "--json", "--baselines", "none",
-                           "--warmup", "1", "--iters", "4", *extra],
+                           "--warmup", "1", "--iters", "4", "--sampled-checks", "0", *extra],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout)
