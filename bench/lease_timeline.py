@@ -8,10 +8,10 @@
 
 plus the timings' mean hold, the median hold of each lease's purpose (reference, verify,
 profile_candidate, ...), the batches: runs of exclusive holds with no shared one between
-(docs/benchmarks.md, "The device's time line at 8 concurrent"), the shared leases' mean overlap
+(docs/decisions/leases.md), the shared leases' mean overlap
 (how many were held at once while any was: their holds' sum over drain + shared) and the seconds
 the device was held per timing (exclusive + drain + shared, per exclusive hold: what bounds judged
-per GPU-hour; docs/decisions.md, 2026-11-26 fifth session). Used by bench/judge_latency.py's
+per GPU-hour; docs/decisions/leases.md). Used by bench/judge_latency.py's
 throughput phase; `python3 bench/lease_timeline.py throughput_judgements.jsonl` reads a phase's
 records again.
 """

@@ -50,7 +50,7 @@ if [ "$what" = all ] || [ "$what" = odr ]; then
     sort)
   if [ -n "$found" ]; then
     echo "$found"
-    echo "one type per name: rename one of them (the one-definition rule; docs/decisions.md, tenth session)"
+    echo "one type per name: rename one of them (the one-definition rule; docs/decisions/ci.md)"
     status=1
   fi
 fi

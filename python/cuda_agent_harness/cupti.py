@@ -1,7 +1,7 @@
 """The device's activity record, read from CUPTI's activity API directly (ctypes), for the profile job.
 
 torch.profiler reaches the same records through kineto, whose set-up costs 3.5–4.7 CPU-seconds in
-every fresh process on an H100 (bench/cupti_start.py); enabling CUPTI's activity kinds directly
+every fresh process on an H100 (docs/decisions/timing.md); enabling CUPTI's activity kinds directly
 takes 0.01–0.03 s and records the same device activities. What the judge needs of them is small:
 every kernel, memcpy and memset, with its start, end, stream and name. So this module enables those
 three kinds and nothing else (no API callbacks, no CPU ops), and the profile job marks its timed

@@ -2,8 +2,8 @@
 
 The job that ran the candidate (its verification's checks, its profile's spot-checked timed calls)
 writes each output with `save_output`; the served reference reads it with `load_output` after that
-job has ended. Three things make this cheap for outputs of hundreds of MiB (docs/decisions.md,
-2026-11-26 eighth session), none of them a change of what is compared:
+job has ended. Three things make this cheap for outputs of hundreds of MiB (docs/decisions/processes.md),
+none of them a change of what is compared:
 
 - A CUDA tensor is copied into pinned host memory. torch's host allocator keeps the block when the
   copy is freed, so the next check's output of the same size reuses it: no page faults on fresh

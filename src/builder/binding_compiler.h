@@ -5,8 +5,8 @@
 // Why: g++ instantiates, in every binding file, the templates that torch's and pybind11's headers'
 // inline code uses, even with a precompiled header; that alone is ≈ 3 s of a binding edit's 7–10 s.
 // clang keeps those instantiations in its precompiled header (-fpch-instantiate-templates), so a
-// binding file's front end takes well under a second (docs/decisions.md, 2026-11-27 thirteenth
-// session). clang and g++ objects link together (both with libstdc++, the same C++ ABI; pybind11 3
+// binding file's front end takes well under a second (docs/decisions/binding-compilers.md).
+// clang and g++ objects link together (both with libstdc++, the same C++ ABI; pybind11 3
 // gives both the same internals id). Any clang failure — an error, a crash, a timeout, a construct
 // only g++ accepts — is answered by compiling the file with g++ as before, whose verdict and errors
 // are the ones reported, so no binding that g++ accepts is refused.

@@ -9,7 +9,7 @@
 // a busy device first waits without holding new shared leases back, until K timings wait, the
 // oldest has waited T seconds, or a batch is already queued; then the waiting timings go one after
 // another before any new shared lease. Shared work then starts beside the running shared work
-// instead of draining once per timing (docs/decisions.md, 2026-11-26 fifth session).
+// instead of draining once per timing (docs/decisions/leases.md).
 //
 //   Result<DeviceLease> l = DeviceLease::Acquire(LeaseKey(Device::kCuda), LeaseMode::kExclusive);
 //   ... time the candidate ...;   // released when `l` goes away

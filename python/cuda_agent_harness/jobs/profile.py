@@ -27,7 +27,7 @@ with "unjoined_stream" (A1; timing.StreamFences). The result's `call_kernels` (d
 call) and `kernels` (all of them with their time) are what the judge's kernel audit reads (C3).
 
 With "check_seeds" in its go (the judge's one process for a candidate's verification and its timing,
-docs/decisions.md) the candidate's job also verifies it: after `then`, given under the verification's
+docs/decisions/processes.md) the candidate's job also verifies it: after `then`, given under the verification's
 shared lease, it runs the `candidate` job's checks on the model it then times (candidate.run_checks:
 the same guards, outputs output_{i}.pt in output_dir, their record in result["verification"]), waits
 for the third go, `time` (go.wait_for_time), and only then times. Its input sets were made before any

@@ -81,7 +81,7 @@ KEEP_BYTES = 2 << 30
 # of the reference's stage, which then ended after the build); on the device it takes none, and the
 # comparison, which runs on the device, no copy back. At most 1 GiB: 8 judgements at once on an
 # 80 GB H100 peaked at 60–72 GB with the 14 cases of bench/judge_latency.py, 75–78 GB when the
-# reference kept up to 2 GiB there (docs/benchmarks.md, 2026-11-27 eleventh session).
+# reference kept up to 2 GiB there (docs/decisions/processes.md).
 KEEP_DEVICE_BYTES = 1 << 30
 
 

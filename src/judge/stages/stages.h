@@ -104,7 +104,7 @@ Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
 
 // OneCandidateProcess: the candidate's checks run in its profile job, which times it next, instead
 // of a `candidate` job of their own (one CUDA process for the candidate per judgement, not two:
-// docs/decisions.md); in a full judgement unless $CUDA_AGENT_ONE_CANDIDATE_PROCESS=0.
+// docs/decisions/processes.md); in a full judgement unless $CUDA_AGENT_ONE_CANDIDATE_PROCESS=0.
 bool OneCandidateProcess(const Judgement& j);
 // CheckFields: the go fields that make a job check the candidate (the check seeds, the reference's
 // input transforms, the repeat of check 1, and the sampled checks: their seed and as many as the
