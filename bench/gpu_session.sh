@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_session.sh — everything one GPU lease should run, in one command, results under $OUT.
 #
-#   bash bench/gpu_session.sh judge      # GPU judge scenarios + per-stage judge times
+#   bash bench/gpu_session.sh judge      # GPU judge scenarios, a smoke judgement, the workspace's own commands
 #   bash bench/gpu_session.sh baselines L1,L2  # eager/compile baselines for the chosen tasks
 #   bash bench/gpu_session.sh corpus     # the hack corpus and CUDA judge cases (4 at a time), GPU harness tests
 #   bash bench/gpu_session.sh matrix     # the defence-in-depth matrix's GPU cells (docs/hacks.md): every CUDA
@@ -10,11 +10,6 @@
 #   bash bench/gpu_session.sh bench      # baselines for all of .gpu/kernelbench_all, then `cuda-agent bench`
 #                                        # over bench/candidates/kernelbench.py's candidates (resumable)
 #   bash bench/gpu_session.sh latency PHASES  # bench/judge_latency.py (issue 5) with those phases
-#   bash bench/gpu_session.sh standby    # issue 22's step with standby profile jobs on and off: judge_latency's
-#                                        # warmup, then `ours` alternately with CUDA_AGENT_PROFILE_STANDBY=1 and
-#                                        # =0 (STANDBY_REPEATS rounds), then `cv` with them on; on a fresh
-#                                        # machine the warmup alone takes ~4 min (it re-measures the
-#                                        # committed baselines), so 2 rounds do not fit one 10-min call
 #   bash bench/gpu_session.sh throughput # issue 22's throughput at 8 concurrent: judge_latency's warmup, then
 #                                        # THROUGHPUT_RUNS (default 2) throughput phases of THROUGHPUT_JOBS
 #                                        # (32) judgements each, with the device's lease time line
@@ -31,10 +26,8 @@
 #                                        # and the driver's 8), then bench/stream_queues.py on GPU 0
 #   bash bench/gpu_session.sh flaky      # HACKS B14: P(accept) of bench/flaky's candidates with and without
 #                                        # the sampled checks (bench/flaky/flaky_accept.py)
-#   bash bench/gpu_session.sh probe      # issue 22's diagnostics: the A1 unjoined-stream case judged with the
-#                                        # static rules on and off (PROBE_REPEATS each), the stream-fence
-#                                        # markers (bench/stream_fence_probe.py), the profiler's start-up
-#                                        # (bench/profiler_start.py), serve's overhead (bench/server_overhead.py)
+#   bash bench/gpu_session.sh serve-overhead  # serve's overhead per tool call (bench/server_overhead.py), one
+#                                        # client process per core up to 32
 #   bash bench/gpu_session.sh ncu        # `cuda-agent profile --ncu` on the examples' cuda_correct
 #                                        # candidates (JSON, text, raw CSV) + tests/ncu (issue 22), ≤ 180 s
 #   bash bench/gpu_session.sh serve      # issue 19's row: 8 concurrent sessions through serve vs
@@ -139,10 +132,6 @@ PY
     cp -r examples/relu_scale/candidates/cuda_published_layout/* /tmp/ws/
     (cd /tmp/ws && bash utils/compile.sh && python3 -m utils.verification && python3 -m utils.profiling) \
       2>&1 | tee "$OUT/workspace_flow.txt"
-    echo "== per-stage judge times"
-    timeout 150 python3 bench/judge_stages.py --device cuda --repeats 2 \
-      --only cuda_correct --out "$OUT/stages.json" --markdown "$OUT/stages.md"
-    cat "$OUT/stages.md"
     ;;
   sandbox)
     "$BIN" sandbox info | tee "$OUT/sandbox_info.txt"
@@ -291,42 +280,6 @@ print(sys.argv[1], len(w), 'steps, p50 %.2f s' % s.median(w))" "$OUT/ours_${arm}
     done
     export_baselines
     ;;
-  standby)
-    # Records under $LATENCY_DIR/{on,off} (a later lease of the same warm machine resumes them); the
-    # step records carry the JudgeResults' jobs (profile_candidate says `standby: true` when claimed).
-    LATENCY_DIR="${LATENCY_DIR:-/tmp/judge-latency}"
-    mkdir -p "$LATENCY_DIR/on" "$LATENCY_DIR/off"
-    seed_baselines
-    latency() {  # ARM PHASES [ARGS...]
-      local arm=$1 phases=$2; shift 2
-      CUDA_AGENT_PROFILE_STANDBY=$([ "$arm" = on ] && echo 1 || echo 0) timeout "${STANDBY_STEP_TIMEOUT:-300}" \
-        python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out "$LATENCY_DIR/$arm" \
-        --phases "$phases" "$@" 2>&1 | tee -a "$OUT/standby.log"
-    }
-    # Smoke: three judgements of one example; the later ones must claim a standby, else stop here.
-    for i in 1 2 3; do
-      CUDA_AGENT_PROFILE_STANDBY=1 "$BIN" judge --task examples/relu_scale/model.py --device cuda --json \
-        --candidate examples/relu_scale/candidates/cuda_correct > "$OUT/standby_smoke_$i.json" 2> "$OUT/standby_smoke_$i.err"
-      python3 - "$OUT/standby_smoke_$i.json" <<'PY' | tee -a "$OUT/standby.log"
-import json, sys
-r = json.load(open(sys.argv[1]))
-job = [j for j in r.get("jobs", []) if j["name"] == "profile_candidate"]
-print("smoke:", r.get("reward"), r.get("reason", "")[:160], "| total", round(r.get("stage_seconds", {}).get("total", 0), 2),
-      "| profile job", job[0] if job else None)
-PY
-    done
-    if ! grep -q '"standby": true' "$OUT/standby_smoke_3.json"; then
-      echo "no standby claimed: stopping"; tail -30 "$OUT/standby_smoke_3.err"; tail -30 /tmp/cuda-agent-*/forkserver-*.log
-      exit 1
-    fi
-    latency on warmup
-    for rep in $(seq 1 "${STANDBY_REPEATS:-2}"); do
-      latency on ours --repeats "$rep"
-      latency off ours --repeats "$rep"
-    done
-    [ "${STANDBY_CV:-1}" = 1 ] && latency on cv --cv-runs "${STANDBY_CV_RUNS:-10}"
-    tar -C "$LATENCY_DIR" -czf "$OUT/standby.tar.gz" --exclude='*.so' .
-    ;;
   rl)
     # `serve` needs its HTTP plug-in and cpp-httplib next to the binary (scripts/bundle.sh).
     export LD_LIBRARY_PATH="$PWD/dist/bin${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -431,47 +384,12 @@ r['reward'], r['verify'].get('sampled_checks'))" "$OUT/flaky_correct.json"
     timeout "${FLAKY_TIMEOUT:-300}" python3 bench/flaky/flaky_accept.py --binary "$BIN" --runs "$RUNS" --jobs 4 \
       --out "$OUT/flaky_off.json" "$SKIP8" "$SKIP32" "$RACY" -- --sampled-checks 0 | tail -40
     ;;
-  probe)
-    # PROBE_PARTS (default all): a1 (the A1 case judged PROBE_REPEATS times with the static rules on, then
-    # off), fences (bench/stream_fence_probe.py), profiler (bench/profiler_start.py), serve
-    # (bench/server_overhead.py).
-    PARTS=",${PROBE_PARTS:-a1,fences,profiler,serve},"
-    CASE=tests/hacks/a1_unjoined_stream_cu
-    if [[ $PARTS == *,a1,* ]]; then
-      echo "== A1: $CASE judged with the static rules on, then off"
-      for mode in on off; do
-        for i in $(seq 1 "${PROBE_REPEATS:-4}"); do
-          if [ "$mode" = on ]; then
-            "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" --baselines eager \
-              --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
-          else
-            CUDA_AGENT_TESTING=1 "$BIN" judge --device cuda --task examples/relu_scale/model.py --candidate "$CASE" \
-              --baselines eager --test-skip-static --json > "$OUT/a1_static_${mode}_$i.json" 2>/dev/null
-          fi
-          python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], 'reward', r.get('reward'), 'kind', r.get('error_kind'), '|', r.get('reason','')[:200])" \
-            "$OUT/a1_static_${mode}_$i.json" "static $mode #$i"
-        done
-      done
-    fi
-    if [[ $PARTS == *,fences,* ]]; then
-      echo "== stream-fence witnesses (bench/stream_fence_probe.py)"
-      "$BIN" build --device cuda --candidate "$CASE" --out /tmp/a1.so > "$OUT/a1_build.txt" 2>&1
-      timeout 200 python3 bench/stream_fence_probe.py --ext /tmp/a1.so --numel 65536 1048576 4194304 16777216 \
-        --calls 40 | tee "$OUT/fence_probe.jsonl"
-    fi
-    if [[ $PARTS == *,profiler,* ]]; then
-      echo "== profiler start-up (bench/profiler_start.py)"
-      timeout 200 python3 bench/profiler_start.py --repeats "${PROBE_PROFILER_REPEATS:-3}" | tee "$OUT/profiler_start.jsonl"
-    fi
-    if [[ $PARTS == *,serve,* ]]; then
-      # One client process per core up to 32: 8 Python processes may cap the clients near the 25,000
-      # calls/s the server reached on a 32-core host (docs/benchmarks.md, third session).
-      CLIENTS=$(( $(nproc) < 32 ? $(nproc) : 32 ))
-      echo "== serve's overhead per call (bench/server_overhead.py), $(nproc) cores, $CLIENTS client processes"
-      timeout 240 python3 bench/server_overhead.py --bin "$BIN" --repeat 3 --processes "$CLIENTS" \
-        --json "$OUT/server_overhead.json" \
-        2>&1 | tail -30
-    fi
+  serve-overhead)
+    # One client process per core up to 32: 8 Python processes cap the clients near 25,000 calls/s.
+    CLIENTS=$(( $(nproc) < 32 ? $(nproc) : 32 ))
+    echo "== serve's overhead per call (bench/server_overhead.py), $(nproc) cores, $CLIENTS client processes"
+    timeout 240 python3 bench/server_overhead.py --bin "$BIN" --repeat 3 --processes "$CLIENTS" \
+      --json "$OUT/server_overhead.json" 2>&1 | tail -30
     ;;
   dist-gpu)
     # Judged per hour against GPUs on one host (issue 20's GPU rows): one `cuda-agent worker --device
@@ -559,7 +477,7 @@ PY
     ;;
   host-line)
     # Issue 20: each CUDA step of a profile job behind a barrier; the step's span / processes is one
-    # process's share of the host's one line of driver work (docs/benchmarks.md, seventeenth session).
+    # process's share of the host's one line of driver work (docs/benchmarks.md, docs/decisions/host-scaling.md).
     NGPU=$(nvidia-smi -L | wc -l); PER=$(printf '4,%.0s' $(seq 1 "$NGPU")); PER=${PER%,}
     timeout 480 python3 bench/host_line.py --layouts 1 "$PER" 16 --variants CUDA_DEVICE_MAX_CONNECTIONS=2 - \
       --repeats 2 --json "$OUT/host_line.json"
