@@ -88,7 +88,8 @@ def test_code_cites_docs_and_bench_scripts_that_exist():
     bad = []
     for name in tracked("src", "python", "bench", "scripts", "tests", "configs", "templates", ".ci",
                         "cmake", "CMakeLists.txt"):
-        if name.startswith("bench/results/") or name.endswith((".json", ".jsonl")):
+        if (name.startswith("bench/results/") or name.endswith((".json", ".jsonl"))
+                or ROOT / name == Path(__file__).resolve()):  # this file names missing ones on purpose
             continue
         try:
             text = (ROOT / name).read_text(encoding="utf-8")
