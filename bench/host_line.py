@@ -8,8 +8,7 @@ host when the step is serialised host-wide, and about the single process's time 
 Steps: `driver` (the driver's cuInit alone, through ctypes), `init` (the rest of torch.cuda.init: the
 runtime's start and torch's own set-up), `cupti` (timing.start_device_profiler), `context` (the first
 allocation), `blas` (warm_blas and the timing calibration's set-up), `poison` (seven checks' worth of
-poison_free_memory then release_poison: the harness's as it is, refilled in place unless
-CUDA_AGENT_POISON_REFILL=0 is a variant), `kernels` (200 small kernels, a control that should not
+poison_free_memory then release_poison: the harness's as it is, refilled in place), `kernels` (200 small kernels, a control that should not
 queue), `save` (six 4 MiB outputs written with torch.save), `stop` (the profiler's stop), and the
 process's `exit` (its context's teardown; timed by the parent from the child's last mark).
 

@@ -195,9 +195,8 @@ def warm_blas(device: str) -> None:
     workspace for the current stream, the library's start-up), before any candidate code: otherwise a
     candidate's first GEMM pays for it inside the verification or the timing's warm-up, both on a
     judgement's path (H100: a first 1024x8192x8192 GEMM in a fresh process 84-249 ms, 31-46 ms after
-    this; the kernel the shape needs is still loaded on its first use). Only on CUDA; off with
-    CUDA_AGENT_BLAS_WARM=0 (for measuring)."""
-    if device != "cuda" or os.environ.get("CUDA_AGENT_BLAS_WARM") == "0":
+    this; the kernel the shape needs is still loaded on its first use). Only on CUDA."""
+    if device != "cuda":
         return
     a = torch.ones(64, 64, device="cuda")
     torch.mm(a, a)

@@ -7,7 +7,7 @@ queues (channels; eight by default) are much of that work: per process with 16 s
 H100s, the context costs the host's line 0.04 s with one queue, 0.05 with two, 0.10 with eight, and its
 teardown 0.07, 0.07 and 0.10 s (bench/host_line.py, bench/context_contention.py). The judge sets
 CUDA_DEVICE_MAX_CONNECTIONS per job (src/judge/stages/judgement.h, ContainUntimed and ContainTimed;
-CUDA_AGENT_UNTIMED_QUEUES, CUDA_AGENT_TIMED_QUEUES). With two, two streams a candidate runs side by
+the judge's --timed-queues). With two, two streams a candidate runs side by
 side while it is timed each have a queue of their own (bench/stream_queues.py); a third shares one.
 
 The driver reads the variable when it makes the context. Every job then removes it

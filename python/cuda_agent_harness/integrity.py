@@ -424,7 +424,7 @@ def poison_free_memory(device: str, hint_bytes: int = 0, fill: float = math.nan)
     stream can be handed (none of another stream's segment, none waiting for another stream's events),
     nothing goes back and every free block is filled again — the same NaN everywhere an allocation can
     land, without the driver's calls (about 70 allocations and frees per check) that every CUDA process
-    on the host waits in line for (issue 20). CUDA_AGENT_POISON_REFILL=0: afresh every time.
+    on the host waits in line for (issue 20).
     CPU: best effort. Chunks of many sizes (64 B to 1 MiB, and one of `hint_bytes`, at most 32 MiB) are
     filled with NaN and freed; malloc hands recently freed chunks out first, but returns chunks above its
     mmap threshold to the OS (fresh pages read as zeros, which fail a check as surely as NaN), and its own
@@ -521,16 +521,11 @@ def release_poison(device: str) -> None:
     """After a check: gives the cache back to the device when it holds more than CUDA_POISON_HOLD unused
     (a large job's poison, or the candidate's freed intermediates), so that the GPU's memory is not held by
     a job that is saving; the usual poison (512 MiB and the small pool's 64 MiB) stays cached for the next
-    check to refill in place (`poison_free_memory`). With CUDA_AGENT_POISON_REFILL=0 everything goes back."""
+    check to refill in place (`poison_free_memory`)."""
     if device != "cuda":
         return  # nothing to give back without the caching allocator
-    if not poison_refill() or torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > CUDA_POISON_HOLD:
+    if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() > CUDA_POISON_HOLD:
         torch.cuda.empty_cache()
-
-
-def poison_refill() -> bool:
-    """Whether one check's poison is refilled in place for the next (CUDA_AGENT_POISON_REFILL, not 0)."""
-    return os.environ.get("CUDA_AGENT_POISON_REFILL") != "0"
 
 
 def _poison_cuda(fill: float, hint_bytes: int) -> int:
@@ -542,7 +537,7 @@ def _poison_cuda(fill: float, hint_bytes: int) -> int:
     blocks: list[torch.Tensor] = []
     free_blocks, unreachable = _cache_survey()
     largest = max((size for pool, size in free_blocks if pool == "large"), default=0)
-    if unreachable or largest < _poison_need(hint_bytes) or not poison_refill():
+    if unreachable or largest < _poison_need(hint_bytes):
         # Afresh: the fully free segments go back (partly used ones keep their fragments, filled below),
         # then the large block is allocated.
         torch.cuda.empty_cache()

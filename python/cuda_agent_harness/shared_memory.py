@@ -2,7 +2,7 @@
 
 Shared memory is not cleared between kernels: a kernel that reads slots it never wrote (HACKS B12)
 computes with whatever an earlier kernel left there, and passes while that happens to be harmless.
-Before the repeat of check 0 the judge writes 3.0e38 into all of it (unless $CUDA_AGENT_SMEM_FILL=0):
+Before the repeat of check 0 the judge writes 3.0e38 into all of it:
 a kernel of our own (PTX, loaded through the CUDA driver API that torch already initialised). Where a
 block's shared memory lies in the SM's unified L1/shared array depends on the carveout the launch
 runs under, so the kernel runs once per carveout size the GPU has (8 KB … the SM's whole shared
@@ -15,7 +15,6 @@ and the result says why (`shared_memory_fill_note`).
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
 
 import torch
@@ -67,9 +66,6 @@ class SharedMemoryFiller:
 
     def __init__(self):
         self.error = None
-        if os.environ.get("CUDA_AGENT_SMEM_FILL") == "0":
-            self.error = "the fill kernel is switched off ($CUDA_AGENT_SMEM_FILL=0)"
-            return
         try:
             self._load()
         except Exception as exc:  # noqa: BLE001 - any failure means: fall back to the softmax

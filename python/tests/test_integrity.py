@@ -230,7 +230,6 @@ CHECK_SIZES = [512, 4096, 100_000, 1 << 20, 3 << 20, 40 << 20, 200 << 20]
 def test_the_next_checks_poison_is_refilled_in_place(monkeypatch):
     """Between checks the job keeps its poison cached; the next poisoning fills the same blocks again
     without a segment made or given back, and every allocation of a check's sizes reads NaN again."""
-    monkeypatch.delenv("CUDA_AGENT_POISON_REFILL", raising=False)
     torch.cuda.empty_cache()  # whatever earlier tests left cached (another stream's segments would stop a refill)
     poison_free_memory("cuda", hint_bytes=4 << 20)
     lengths = _a_check_that_writes(CHECK_SIZES)
@@ -246,20 +245,10 @@ def test_the_next_checks_poison_is_refilled_in_place(monkeypatch):
 
 
 @pytest.mark.gpu
-def test_the_poison_starts_afresh_when_switched_off_or_when_it_cannot_reach_a_free_block(monkeypatch):
-    monkeypatch.setenv("CUDA_AGENT_POISON_REFILL", "0")
+def test_the_poison_starts_afresh_when_it_cannot_reach_a_free_block(monkeypatch):
     release_poison("cuda")
-    poison_free_memory("cuda")
-    _a_check_that_writes(CHECK_SIZES)
-    release_poison("cuda")
-    assert torch.cuda.memory_reserved() <= (64 << 20) + torch.cuda.memory_allocated()  # all given back
-    made, _ = _segments_made_and_freed()
-    poison_free_memory("cuda")
-    assert _segments_made_and_freed()[0] > made
-
-    # Refill on, but a free block of another stream's segment: the fill cannot reach it, so the
-    # fully free segments go back first (as afresh) and nothing of the other stream stays cached.
-    monkeypatch.delenv("CUDA_AGENT_POISON_REFILL")
+    # A free block of another stream's segment: the fill cannot reach it, so the fully free
+    # segments go back first (afresh) and nothing of the other stream stays cached.
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         on_side = torch.full(((8 << 20) // 4,), 1.0, device="cuda")
@@ -277,7 +266,6 @@ def test_the_poison_starts_afresh_when_switched_off_or_when_it_cannot_reach_a_fr
 def test_a_block_freed_while_another_stream_used_it_is_poisoned_too(monkeypatch):
     """A block whose free waited for another stream's work (record_stream) is not free when the job
     decides how to poison; whichever way it goes, an allocation of its size must read NaN."""
-    monkeypatch.delenv("CUDA_AGENT_POISON_REFILL", raising=False)
     torch.cuda.empty_cache()
     poison_free_memory("cuda")
     side = torch.cuda.Stream()

@@ -28,12 +28,12 @@ std::optional<BindingClang> Probe(const std::string& path) {
 }
 
 std::optional<BindingClang> Discover(const std::string& setting) {
-  if (setting == "0") return std::nullopt;
-  if (!setting.empty()) {
+  if (setting == "off") return std::nullopt;
+  if (setting != "auto") {
     Result<std::string> path = FindExecutable(setting);
     std::optional<BindingClang> clang = path.ok() ? Probe(path.value()) : std::nullopt;
     if (!clang) {
-      LogWarn("CUDA_AGENT_BINDING_CLANG=" + setting +
+      LogWarn("--binding-clang " + setting +
               " is not a clang++ of version 11 or newer; binding files are compiled with g++");
     }
     return clang;
@@ -62,9 +62,7 @@ int ParseClangMajor(const std::string& version_line) {
   return major;
 }
 
-std::optional<BindingClang> FindBindingClang() {
-  const char* value = std::getenv("CUDA_AGENT_BINDING_CLANG");
-  const std::string setting = value != nullptr ? value : "";
+std::optional<BindingClang> FindBindingClang(const std::string& setting) {
   static std::mutex mutex;
   static std::map<std::string, std::optional<BindingClang>> found;
   std::lock_guard<std::mutex> lock(mutex);

@@ -28,12 +28,12 @@ struct BindingClang {
   int major = 0;
 };
 
-// FindBindingClang: the clang++ that compiles binding files, or nothing.
-// CUDA_AGENT_BINDING_CLANG=0: nothing (g++ only, for measuring one against the other); =PATH: that
-// executable; unset: the newest clang++-N on $PATH (N from 30 down to 11), else clang++. Older than
-// clang 11 (no -fpch-instantiate-templates) or one whose --version fails: nothing. Asked once per
-// value of the variable in a process.
-std::optional<BindingClang> FindBindingClang();
+// FindBindingClang: the clang++ that compiles binding files, or nothing. `setting` is the judge's
+// --binding-clang: "off": nothing (g++ only); "auto": the newest clang++-N on $PATH (N from 30 down
+// to 11), else clang++; anything else: that executable. Older than clang 11 (no
+// -fpch-instantiate-templates) or one whose --version fails: nothing. Asked once per setting in a
+// process.
+std::optional<BindingClang> FindBindingClang(const std::string& setting = "auto");
 
 // ParseClangMajor: the major version in a `clang++ --version` first line ("Ubuntu clang version
 // 16.0.6 (15)" → 16), 0 when it names none.

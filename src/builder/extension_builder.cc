@@ -165,7 +165,7 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
   std::optional<BindingClang> clang;
   // A candidate's binding file goes to clang once clang's precompiled header is ready (until then,
   // and for the fixed binding.cpp, compiled once per toolchain, g++).
-  if (step.variant != PchVariant::kNone) clang = FindBindingClang();
+  if (step.variant != PchVariant::kNone) clang = FindBindingClang(req.binding_clang);
   if (clang && rel != kBindingSource) {
     std::vector<std::string> argv = {clang->path,  "-c",    BindingOptimization(tc.device),
                                      "-std=c++20", "-fPIC", "-w"};
@@ -246,14 +246,6 @@ Result<RunResult> RunTool(const BuildRequest& req, RunOptions opt, const fs::pat
   if (!run.ok()) return run.status();
   return std::move(run->process);
 }
-
-// nvcc's host and device chains run side by side (builder/nvcc_plan.h) unless
-// CUDA_AGENT_NVCC_SPLIT=0, which runs nvcc itself (for measuring one against the other).
-bool SplitNvccEnabled() { return !EnvSwitchedOff("CUDA_AGENT_NVCC_SPLIT"); }
-
-// The link goes against stubs of torch's libraries (builder/link_stubs.h) unless
-// CUDA_AGENT_LINK_STUBS=0, which links against the libraries themselves (for measuring).
-bool LinkStubsEnabled() { return !EnvSwitchedOff("CUDA_AGENT_LINK_STUBS"); }
 
 // CleanUp removes a split compile's intermediate files and passes its result on.
 Result<RunResult> CleanUp(const fs::path& keep, Result<RunResult> result) {
@@ -445,7 +437,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       opt.timeout_seconds = req.timeout_seconds;
       opt.max_output_bytes = 256 * 1024;
       std::optional<Result<RunResult>> split;
-      if (step.cuda && SplitNvccEnabled()) split = CompileCudaSplit(req, step, opt, log);
+      if (step.cuda && req.split_nvcc) split = CompileCudaSplit(req, step, opt, log);
       const bool clang = !step.fallback_argv.empty();
       Result<RunResult> run = split ? std::move(*split)
                                     : log.Timed(source + (clang ? ": clang" : ": compile"),
@@ -517,7 +509,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   // Against stubs of the libraries where it can (builder/link_stubs.h), the real ones' folders in
   // the rpath either way.
   std::optional<fs::path> stubs =
-      LinkStubsEnabled() ? LinkStubs(req.cache_dir, libraries, tc.library_dirs) : std::nullopt;
+      LinkStubs(req.cache_dir, libraries, tc.library_dirs);
   if (stubs) link.argv.push_back("-L" + stubs->string());
   for (const auto& dir : tc.library_dirs) {
     if (!stubs) link.argv.push_back("-L" + dir);

@@ -36,6 +36,11 @@ struct BuildRequest {
   const Sandbox* sandbox = nullptr;
   SandboxPolicy policy;
   bool fast_math = false;  // nvcc --use_fast_math (the published flags; the `paper` policy)
+  // The clang++ for torch-style binding files: auto, off or a path (builder/binding_compiler.h).
+  std::string binding_clang = "auto";
+  // nvcc's host and device chains run side by side (builder/nvcc_plan.h); false: nvcc runs itself,
+  // what the split is checked against (nvcc_plan_test.cc).
+  bool split_nvcc = true;
   // Called with each .cu file's fat binary (its device code, copied into out_dir/.device_code) as
   // soon as nvcc's device chain made it, while the file's host side still compiles (only where the
   // chains run apart: builder/nvcc_plan.h); from the build's threads, several at once.

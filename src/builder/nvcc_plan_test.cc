@@ -134,15 +134,13 @@ class SplitBuild : public ::testing::Test {
     if (!fs::exists(fs::path(cuda_home_) / "bin" / "nvcc")) {
       GTEST_SKIP() << "no nvcc under " << cuda_home_;
     }
-    unsetenv("CUDA_AGENT_NVCC_SPLIT");
   }
-  void TearDown() override { unsetenv("CUDA_AGENT_NVCC_SPLIT"); }
 
   // Builds binding.cpp (empty) and kernels/k.cu; no torch libraries are linked here, so a build
   // whose objects compiled ends in "link failed".
   BuildReport Build(const fs::path& root, const std::string& kernel, std::string cuda_home = "",
                     bool sandboxed = true,
-                    std::function<void(const fs::path&)> on_device_code = {}) {
+                    std::function<void(const fs::path&)> on_device_code = {}, bool split = true) {
     EXPECT_TRUE(
         WriteFileAtomic(root / "src" / "binding.cpp", "int binding_marker() { return 1; }\n").ok());
     EXPECT_TRUE(WriteFileAtomic(root / "src" / "kernels" / "k.cu", kernel).ok());
@@ -157,6 +155,7 @@ class SplitBuild : public ::testing::Test {
     // host uid).
     if (sandboxed) req.sandbox = &Sandbox::Default();
     req.on_device_code = std::move(on_device_code);
+    req.split_nvcc = split;
     return BuildExtension(req, tc);
   }
 
@@ -205,9 +204,8 @@ TEST_F(SplitBuild, CompilesTheSameObjectAsNvccItself) {
   EXPECT_FALSE(fs::exists(split_dir.path() / "out" / ".nvcc" / "kernels_k.cu"))
       << "the chains' intermediate files are removed";
 
-  setenv("CUDA_AGENT_NVCC_SPLIT", "0", 1);
   TestDir plain_dir("plain-build");
-  BuildReport plain = Build(plain_dir.path(), kKernel);
+  BuildReport plain = Build(plain_dir.path(), kKernel, "", true, {}, /*split=*/false);
   EXPECT_EQ(plain.objects_compiled, 2) << plain.failure << plain.log_tail;
   EXPECT_EQ(plain.objects_split, 0);
 
@@ -239,9 +237,8 @@ TEST_F(SplitBuild, RecordsWhereTheBuildTimeGoes) {
             std::max(host.start_s + host.seconds, device.start_s + device.seconds) - 1e-6);
   EXPECT_GE(steps["link"].start_s, steps["kernels/k.cu: host compile"].start_s);
 
-  setenv("CUDA_AGENT_NVCC_SPLIT", "0", 1);
   TestDir plain_dir("plain-steps");
-  BuildReport plain = Build(plain_dir.path(), kKernel);
+  BuildReport plain = Build(plain_dir.path(), kKernel, "", true, {}, /*split=*/false);
   std::set<std::string> plain_names;
   for (const BuildStep& step : plain.steps) plain_names.insert(step.name);
   EXPECT_TRUE(plain_names.count("kernels/k.cu: compile")) << plain.failure;

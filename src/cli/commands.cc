@@ -26,45 +26,24 @@ int UsageError(const std::string& command, const std::string& message,
 }
 
 const std::vector<OptionSpec>& JudgeSpecs() {
-  static const std::vector<OptionSpec> specs = {
-      {"task", true, "task: FILE.py, SUITE_DIR#NAME or DATA.jsonl#ID", ""},
-      {"candidate", true,
-       "candidate folder (kernels/, model_new.py) or workspace; judge also takes a KernelBench "
-       "single-file solution (FILE.py with load_inline)",
-       ""},
-      {"device", true, "cuda or cpu", "cuda"},
-      {"json", false, "print the JudgeResult as JSON", ""},
-      {"until", true, "stop after: build, verify or profile", "profile"},
-      {"baselines", true, "baselines to time: eager,compile | eager | compile | none",
-       "eager,compile"},
-      {"checks", true, "verification input sets", "5"},
-      {"sampled-checks", true,
-       "most sampled checks (fresh input sets compared by checksums; flaky kernels; 0: none)",
-       "128"},
-      {"sampled-seconds", true, "the reference's time for sampled checks beyond the first 16",
-       "0.25"},
-      {"warmup", true, "warm-up calls before timing", "5"},
-      {"iters", true, "timed calls", "20"},
-      {"timeout", true, "seconds for each process that runs candidate code", "180"},
-      {"task-timeout", true, "seconds for reference and baseline processes", "900"},
-      {"build-timeout", true, "seconds for each compiler invocation", "600"},
-      {"build-jobs", true, "parallel compilations (0: all CPUs)", "0"},
-      {"reward", true, "reward schedule", "paper"},
-      {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)",
-       "strict"},
-      {"baseline-store", true,
-       "SQLite file of stored baseline times, or none (default: <cache-dir>/store.sqlite)", ""},
-      {"baseline-drift", true,
-       "relative change of the device calibration that re-measures stored baselines", "0.10"},
-      {"baseline-max-age", true, "hours after which stored baselines are re-measured (0: never)",
-       "24"},
-      {"sanitize", true,
-       "CUDA: rerun check 1 under compute-sanitizer: memcheck | racecheck | initcheck | synccheck",
-       ""},
-      {"cache-dir", true, "objects, toolchain and work folders", ""},
-      {"keep-work", false, "keep the judgement's work folder", ""},
-      {"out", true, "(build) where to write cuda_extension.so", ""},
-  };
+  static const std::vector<OptionSpec> specs = [] {
+    std::vector<OptionSpec> all = {
+        {"task", true, "task: FILE.py, SUITE_DIR#NAME or DATA.jsonl#ID", ""},
+        {"candidate", true,
+         "candidate folder (kernels/, model_new.py) or workspace; judge also takes a KernelBench "
+         "single-file solution (FILE.py with load_inline)",
+         ""},
+        {"json", false, "print the JudgeResult as JSON", ""},
+        {"out", true, "(build) where to write cuda_extension.so", ""},
+    };
+    // The judgement's own options (judge/judge_options.h), defaults and help from their table.
+    const JudgeOptions defaults;
+    for (const JudgeOptionField& f : JudgeOptionTable()) {
+      all.push_back({f.flag, f.kind != OptionKind::kSwitch, f.help,
+                     JudgeOptionText(defaults, f.flag)});
+    }
+    return all;
+  }();
   return specs;
 }
 
@@ -83,74 +62,13 @@ std::vector<OptionSpec> WithJudgeSpecs(const std::vector<OptionSpec>& own) {
 
 Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   JudgeOptions opt;
-  Result<Device> device = ParseDevice(a.Get("device"));
-  if (!device.ok()) return device.status();
-  opt.device = device.value();
-  // Commands without --until (solve) judge to the end.
-  std::string until = a.Get("until").empty() ? "profile" : a.Get("until");
-  Result<Stage> stage = ParseStage(until);
-  if (!stage.ok() || (stage.value() != Stage::kBuild && stage.value() != Stage::kVerify &&
-                      stage.value() != Stage::kProfile)) {
-    return InvalidArgument("--until expects build, verify or profile, got '" + until + "'");
+  for (const JudgeOptionField& f : JudgeOptionTable()) {
+    // Given, mirrored from the environment, or a command's own default (bench's, say); empty: the
+    // option's default (a command without the flag, as solve has no --until, keeps it too).
+    const std::string text = f.kind == OptionKind::kSwitch ? (a.Has(f.flag) ? "1" : "") : a.Get(f.flag);
+    if (text.empty()) continue;
+    if (Status s = SetJudgeOption(opt, f.flag, text); !s.ok()) return s;
   }
-  opt.until = stage.value() == Stage::kProfile ? Stage::kDone : stage.value();
-  std::string baselines = a.Get("baselines");
-  if (baselines != "eager,compile" && baselines != "compile,eager" && baselines != "eager" &&
-      baselines != "compile" && baselines != "none") {
-    return InvalidArgument("--baselines expects eager,compile | eager | compile | none");
-  }
-  opt.eager_baseline = baselines.find("eager") != std::string::npos;
-  opt.compile_baseline = baselines.find("compile") != std::string::npos;
-  Result<int> sampled = ParseIntFlag(a, "sampled-checks");
-  if (!sampled.ok()) return sampled.status();
-  if (sampled.value() < 0 || sampled.value() > 10000)
-    return InvalidArgument("--sampled-checks must be between 0 and 10000");
-  opt.sampled_checks = sampled.value();
-  Result<double> sampled_s = ParseDoubleFlag(a, "sampled-seconds", /*allow_zero=*/true);
-  if (!sampled_s.ok()) return sampled_s.status();
-  if (sampled_s.value() < 0) return InvalidArgument("--sampled-seconds must be >= 0");
-  opt.sampled_checks_seconds = sampled_s.value();
-  for (auto [name, field] : {std::pair{"checks", &opt.checks},
-                             {"warmup", &opt.warmup},
-                             {"iters", &opt.iters},
-                             {"build-jobs", &opt.build_jobs}}) {
-    Result<int> v = ParseIntFlag(a, name);
-    if (!v.ok()) return v.status();
-    *field = v.value();
-  }
-  if (opt.checks < 1) return InvalidArgument("--checks must be at least 1");
-  if (opt.iters < 1) return InvalidArgument("--iters must be at least 1");
-  for (auto [name, field] : {std::pair{"timeout", &opt.candidate_timeout_s},
-                             {"task-timeout", &opt.trusted_timeout_s},
-                             {"build-timeout", &opt.build_timeout_s}}) {
-    Result<double> v = ParseDoubleFlag(a, name);
-    if (!v.ok()) return v.status();
-    *field = v.value();
-  }
-  opt.reward_schedule = a.Get("reward");
-  Result<PrecisionPolicy> policy = MakePrecisionPolicy(a.Get("policy"));
-  if (!policy.ok()) return InvalidArgument("--policy: " + policy.status().message());
-  opt.policy = std::move(policy).value();
-  Result<double> drift = ParseDoubleFlag(a, "baseline-drift");
-  if (!drift.ok()) return drift.status();
-  opt.baseline_drift = drift.value();
-  Result<double> max_age = ParseDoubleFlag(a, "baseline-max-age", /*allow_zero=*/true);
-  if (!max_age.ok()) return max_age.status();
-  if (max_age.value() < 0) return InvalidArgument("--baseline-max-age must be >= 0 hours");
-  opt.baseline_max_age_hours = max_age.value();
-  if (a.Get("baseline-store") == "none") {
-    opt.use_baseline_store = false;
-  } else {
-    opt.baseline_store = a.Get("baseline-store");
-  }
-  opt.sanitizer = a.Get("sanitize");
-  if (!opt.sanitizer.empty() && opt.sanitizer != "memcheck" && opt.sanitizer != "racecheck" &&
-      opt.sanitizer != "initcheck" && opt.sanitizer != "synccheck") {
-    return InvalidArgument("--sanitize expects memcheck, racecheck, initcheck or synccheck, got '" +
-                           opt.sanitizer + "'");
-  }
-  opt.cache_dir = a.Get("cache-dir");
-  opt.keep_work = a.Has("keep-work");
   return opt;
 }
 

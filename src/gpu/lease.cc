@@ -96,7 +96,7 @@ Result<LeaseGather> ParseLeaseGather(const std::string& text) {
     k_ok = !rest.empty() && end == rest.c_str() + rest.size() && t > 0 && t <= 3600;
   }
   if (!k_ok) {
-    return InvalidArgument("CUDA_AGENT_LEASE_GATHER=\"" + text +
+    return InvalidArgument("--lease-gather \"" + text +
                            "\": expected K,T — K ≥ 1 waiting timings that start a batch, T > 0 "
                            "seconds the oldest may wait (e.g. 4,2); empty or 0 is off");
   }
@@ -149,14 +149,7 @@ bool DeviceIdle(const std::string& key, const fs::path& dir_in) {
 Result<DeviceLease> DeviceLease::Acquire(const std::string& key, LeaseMode mode,
                                          const fs::path& dir_in, const LeaseGather* gather_in) {
   auto start = Clock::now();
-  LeaseGather gather;
-  if (gather_in != nullptr) {
-    gather = *gather_in;
-  } else if (const char* env = std::getenv("CUDA_AGENT_LEASE_GATHER"); env != nullptr) {
-    Result<LeaseGather> parsed = ParseLeaseGather(env);
-    if (!parsed.ok()) return parsed.status();
-    gather = parsed.value();
-  }
+  const LeaseGather gather = gather_in != nullptr ? *gather_in : LeaseGather{};
   const fs::path dir = LeaseDir(dir_in);
   fs::path gathering = dir / (key + ".gathering");
   fs::path queued = dir / (key + ".queued");

@@ -5,7 +5,7 @@
 // are not starved by a stream of verifications. The leases are file locks (flock) under
 // /tmp/cuda-agent-<uid>/leases/: a holder that dies releases its lease with its descriptors.
 //
-// Gathering (LeaseGather, $CUDA_AGENT_LEASE_GATHER="K,T", off by default): an exclusive request on
+// Gathering (LeaseGather, the judge's --lease-gather K,T, off by default): an exclusive request on
 // a busy device first waits without holding new shared leases back, until K timings wait, the
 // oldest has waited T seconds, or a batch is already queued; then the waiting timings go one after
 // another before any new shared lease. Shared work then starts beside the running shared work
@@ -41,7 +41,7 @@ Result<LeaseGather> ParseLeaseGather(const std::string& text);
 class DeviceLease {
  public:
   // Acquire blocks until the lease is granted. `dir` empty: /tmp/cuda-agent-<uid>/leases.
-  // `gather` null: from $CUDA_AGENT_LEASE_GATHER (a bad value is an error naming it).
+  // `gather` null: no gathering.
   static Result<DeviceLease> Acquire(const std::string& key, LeaseMode mode,
                                      const fs::path& dir = {}, const LeaseGather* gather = nullptr);
 

@@ -40,6 +40,16 @@ Result<HarnessEnv> HarnessEnv::Discover() {
                               env.home.string() + "; set CUDA_AGENT_HOME to the cuda-agent folder");
   }
   if (const char* py = std::getenv("CUDA_AGENT_PYTHON"); py && *py) env.python = py;
+  env.fork_server = !EnvSwitchedOff("CUDA_AGENT_FORK_SERVER");
+  if (const char* idle = std::getenv("CUDA_AGENT_FORK_SERVER_IDLE"); idle && *idle) {
+    char* end = nullptr;
+    const double seconds = std::strtod(idle, &end);
+    if (*end != '\0' || !(seconds > 0)) {
+      return InvalidArgument("CUDA_AGENT_FORK_SERVER_IDLE must be a positive number of seconds, not '" +
+                             std::string(idle) + "'");
+    }
+    env.fork_server_idle_s = seconds;
+  }
   return env;
 }
 
@@ -89,11 +99,9 @@ const ForkServer* SharedForkServer(const HarnessEnv& env) {
   std::lock_guard<std::mutex> lock(mutex);
   if (tried) return server ? &*server : nullptr;
   tried = true;
-  if (EnvSwitchedOff("CUDA_AGENT_FORK_SERVER")) return nullptr;
+  if (!env.fork_server) return nullptr;
   ForkServerOptions options;
-  if (const char* idle = std::getenv("CUDA_AGENT_FORK_SERVER_IDLE"); idle && *idle) {
-    options.idle_seconds = std::atof(idle);
-  }
+  options.idle_seconds = env.fork_server_idle_s;
   Result<ForkServer> started = ForkServer::Ensure(env, options);
   if (!started.ok()) {
     LogWarn("fork server unavailable, every job starts its own interpreter: " +

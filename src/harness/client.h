@@ -23,10 +23,15 @@ namespace cuda_agent {
 struct HarnessEnv {
   fs::path home;  // repository root or bundle root: holds python/ and templates/
   std::string python = "python3";
+  // The fork server (harness/fork_server.h) forks harness jobs from a warm interpreter; off: every
+  // job starts its own. It ends after fork_server_idle_s without work.
+  bool fork_server = true;
+  double fork_server_idle_s = 600;
 
-  // Discover: home from $CUDA_AGENT_HOME, else the folder above the binary if it holds
-  // python/cuda_agent_harness, else the source tree the binary was built from; python from
-  // $CUDA_AGENT_PYTHON, else python3.
+  // Discover reads the host's settings, once, at the command line's edge: home from
+  // $CUDA_AGENT_HOME, else the folder above the binary if it holds python/cuda_agent_harness, else
+  // the source tree the binary was built from; python from $CUDA_AGENT_PYTHON, else python3;
+  // $CUDA_AGENT_FORK_SERVER=0 and $CUDA_AGENT_FORK_SERVER_IDLE (seconds).
   static Result<HarnessEnv> Discover();
   fs::path TemplateDir() const { return home / "templates" / "workspace"; }
 };

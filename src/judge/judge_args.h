@@ -16,12 +16,10 @@
 
 namespace cuda_agent {
 
-// JudgeOptionArgs renders every option that shapes a judgement except the device, the precision
-// policy and the stage (callers name those themselves): --checks, --sampled-checks,
-// --sampled-seconds, --warmup, --iters, --timeout,
-// --task-timeout, --build-timeout, --build-jobs, --baselines, --reward, --baseline-store,
-// --baseline-drift, --baseline-max-age, --sanitize, --cache-dir. Empty paths and an empty
-// sanitizer are left out (the judge's defaults apply).
+// JudgeOptionArgs renders every option of the table (judge_options.h) except the device, the
+// precision policy, the stage (callers name those themselves) and --keep-work: --checks,
+// --sampled-checks, --warmup, --timeout, --baselines, --timed-queues, ... Paths are made absolute;
+// empty paths and an empty sanitizer are left out (the judge's defaults apply).
 std::vector<std::string> JudgeOptionArgs(const JudgeOptions& options);
 
 // JudgementTimeLimit bounds one whole judgement from its per-job timeouts: the compiler, the

@@ -99,10 +99,10 @@ def test_a_device_keeps_at_most_its_maximum_and_ends_the_least_recently_used(bin
 
 def test_a_kept_reference_that_waits_too_long_is_ended_and_its_folder_removed(binary, tmp_path):
     cache = tmp_path / "cache"
-    first = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_IDLE_S="1")
+    first = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_IDLE="1")
     assert first["env"]["reference_kept"] is True
     wait_until(lambda: kept_folders(cache) == [])  # the fork server ended it after 1 s unclaimed
-    second = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_IDLE_S="1")
+    second = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_IDLE="1")
     assert reference_job(second)["kept_round"] == 0 and second["correct"] is True
 
 

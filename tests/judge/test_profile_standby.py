@@ -119,15 +119,7 @@ def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_ever
 
 def test_a_candidate_wrong_only_in_its_profile_process_fails_its_checks(binary, tmp_path):
     """With one process for the candidate's checks and its timing (the default) a candidate that tells
-    its profile job by the process it runs in is checked in that process: wrong outputs at verification.
-    Switched off (CUDA_AGENT_ONE_CANDIDATE_PROCESS=0) it passes its own `candidate` job's checks and is
-    caught by the spot-checked timed calls."""
+    its profile job by the process it runs in is checked in that process: wrong outputs at verification."""
     candidate = cheat(tmp_path / "argv", "", source=PROFILE_JOB_CHEAT)
     one = judge(binary, tmp_path / "cache", candidate, "--test-skip-static", standby="0", testing=True)
     assert one["stage"] == "verify" and one["error_kind"] == "mismatch", one["reason"]
-    os.environ["CUDA_AGENT_ONE_CANDIDATE_PROCESS"] = "0"
-    try:
-        two = judge(binary, tmp_path / "cache", candidate, "--test-skip-static", standby="0", testing=True)
-    finally:
-        del os.environ["CUDA_AGENT_ONE_CANDIDATE_PROCESS"]
-    assert two["stage"] == "profile" and two["error_kind"] == "timed_mismatch", two["reason"]

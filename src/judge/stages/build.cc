@@ -21,6 +21,7 @@ Next Build(Judgement& j) {
                    opt.build_timeout_s, &j.sandbox(),   j.base_policy()};
   req.policy.gpu = false;  // compilers need no GPU
   req.fast_math = opt.policy.fast_math;
+  req.binding_clang = opt.binding_clang;
   // The machine code is inspected only for a judgement that goes on to verify (`build` alone
   // does not), each .cu's as soon as its device code exists.
   if (opt.until != Stage::kBuild) {

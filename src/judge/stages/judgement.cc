@@ -201,32 +201,16 @@ JobSandbox Judgement::ContainWithQueues(const std::vector<fs::path>& read_only,
   return js;
 }
 
+// The untimed jobs' contexts get one hardware queue: about three times cheaper to create and tear
+// down, which the driver does one at a time per host (docs/decisions/host-scaling.md).
 JobSandbox Judgement::ContainUntimed(const std::vector<fs::path>& read_only,
                                      const std::vector<fs::path>& writable) const {
-  return ContainWithQueues(read_only, writable,
-                           EnvSwitchedOff("CUDA_AGENT_UNTIMED_QUEUES") ? 0 : 1);
+  return ContainWithQueues(read_only, writable, 1);
 }
 
 JobSandbox Judgement::ContainTimed(const std::vector<fs::path>& read_only,
                                    const std::vector<fs::path>& writable) const {
-  return ContainWithQueues(read_only, writable, TimedQueues());
-}
-
-int TimedQueues() {
-  const char* value = std::getenv("CUDA_AGENT_TIMED_QUEUES");
-  if (value == nullptr || *value == '\0') return kTimedQueues;
-  char* end = nullptr;
-  long queues = std::strtol(value, &end, 10);
-  if (*end != '\0' || queues < 0 || queues > kMaxHardwareQueues) {
-    static std::once_flag warned;
-    std::call_once(warned, [value]() {
-      LogWarn("CUDA_AGENT_TIMED_QUEUES must be 0 (the driver's default) or 1-" +
-              std::to_string(kMaxHardwareQueues) + ", not '" + std::string(value) + "'; using " +
-              std::to_string(kTimedQueues));
-    });
-    return kTimedQueues;
-  }
-  return static_cast<int>(queues);
+  return ContainWithQueues(read_only, writable, options_.timed_queues);
 }
 
 void Judgement::Track(const JobOutcome& job) {
@@ -262,7 +246,7 @@ void Judgement::RecordJob(const std::string& name, const std::string& job, doubl
 
 Result<DeviceLease> Judgement::Lease(LeaseMode mode, const std::string& purpose) {
   const double asked = Elapsed();
-  Result<DeviceLease> lease = DeviceLease::Acquire(LeaseKey(options_.device), mode);
+  Result<DeviceLease> lease = DeviceLease::Acquire(LeaseKey(options_.device), mode, {}, &options_.lease_gather);
   if (!lease.ok()) return lease;
   const double granted = Elapsed();
   std::lock_guard<std::mutex> lock(jobs_mu_);

@@ -88,13 +88,6 @@ struct TimingSecrets {
   Json spot_calls = Json::array();
 };
 
-// TimedQueues: the hardware queues of a timed job's CUDA context (Judgement::ContainTimed):
-// $CUDA_AGENT_TIMED_QUEUES when it is 0 (the driver's default, eight) or 1-32, else kTimedQueues
-// (a value outside that is named in a warning, once).
-inline constexpr int kTimedQueues = 2;
-inline constexpr int kMaxHardwareQueues = 32;  // CUDA_DEVICE_MAX_CONNECTIONS' largest
-int TimedQueues();
-
 class Judgement {
  public:
   Judgement(const HarnessEnv& env, const JudgeOptions& options, JudgeResult& result);
@@ -119,15 +112,14 @@ class Judgement {
   JobSandbox Contain(const std::vector<fs::path>& read_only,
                      const std::vector<fs::path>& writable) const;
   // ContainUntimed: Contain for a job whose device work is never timed (the reference, the
-  // candidate job of `--until verify` and of CUDA_AGENT_ONE_CANDIDATE_PROCESS=0). On the GPU its
+  // candidate job of `--until verify`). On the GPU its
   // CUDA context gets one hardware queue (CUDA_DEVICE_MAX_CONNECTIONS=1) instead of the driver's
   // eight: the driver makes and tears down contexts one at a time per host, and one queue makes
-  // both three times cheaper (0.13 → 0.04 s each at 16 at once, bench/context_contention.py).
-  // $CUDA_AGENT_UNTIMED_QUEUES=0 keeps the driver's default (for measuring one against the other).
+  // both three times cheaper (0.13 → 0.04 s each at 16 at once; docs/decisions/host-scaling.md).
   JobSandbox ContainUntimed(const std::vector<fs::path>& read_only,
                             const std::vector<fs::path>& writable) const;
   // ContainTimed: Contain for a job whose device work is timed (the candidate's profile job, which
-  // also runs its checks, and the baselines'). On the GPU its context gets TimedQueues() hardware
+  // also runs its checks, and the baselines'). On the GPU its context gets --timed-queues hardware
   // queues: the candidate's is the judgement's one CUDA process, and the host's line of context
   // starts and ends is what bounds a host's judgements (bench/host_line.py); two queues cost the
   // line 0.05 + 0.07 s per process against 0.10 + 0.10 s with eight, and keep two streams that a

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,8 +18,6 @@ bool HasOneQueue(const JobSandbox& box) {
 
 class UntimedQueuesTest : public ::testing::Test {
  protected:
-  void SetUp() override { unsetenv("CUDA_AGENT_UNTIMED_QUEUES"); }
-  void TearDown() override { unsetenv("CUDA_AGENT_UNTIMED_QUEUES"); }
   HarnessEnv env_;
   JudgeResult result_;
 };
@@ -34,14 +31,6 @@ TEST_F(UntimedQueuesTest, OnCudaAnUntimedJobGetsOneHardwareQueue) {
   EXPECT_EQ(untimed.policy.read_only.back(), fs::path("/r"));
   EXPECT_EQ(untimed.policy.writable.back(), fs::path("/w"));
   EXPECT_FALSE(HasOneQueue(j.Contain({"/r"}, {"/w"})));
-}
-
-TEST_F(UntimedQueuesTest, TheSwitchKeepsTheDriversQueues) {
-  setenv("CUDA_AGENT_UNTIMED_QUEUES", "0", 1);
-  JudgeOptions options;
-  options.device = Device::kCuda;
-  Judgement j(env_, options, result_);
-  EXPECT_FALSE(HasOneQueue(j.ContainUntimed({}, {})));
 }
 
 TEST_F(UntimedQueuesTest, OnTheCpuNothingIsSet) {
@@ -61,11 +50,10 @@ std::vector<std::string> QueueSettings(const JobSandbox& box) {
 
 class TimedQueuesTest : public ::testing::Test {
  protected:
-  void SetUp() override { unsetenv("CUDA_AGENT_TIMED_QUEUES"); }
-  void TearDown() override { unsetenv("CUDA_AGENT_TIMED_QUEUES"); }
-  std::vector<std::string> Timed(Device device) {
+  std::vector<std::string> Timed(Device device, const std::string& queues = "") {
     JudgeOptions options;
     options.device = device;
+    if (!queues.empty()) EXPECT_TRUE(SetJudgeOption(options, "timed-queues", queues).ok());
     Judgement j(env_, options, result_);
     JobSandbox box = j.ContainTimed({"/r"}, {"/w"});
     EXPECT_EQ(box.policy.read_only.back(), fs::path("/r"));
@@ -77,24 +65,22 @@ class TimedQueuesTest : public ::testing::Test {
 };
 
 TEST_F(TimedQueuesTest, OnCudaATimedJobGetsTwoHardwareQueuesByDefault) {
-  EXPECT_EQ(Timed(Device::kCuda), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=" +
-                                                           std::to_string(kTimedQueues)});
-  EXPECT_EQ(kTimedQueues, 2);
+  EXPECT_EQ(Timed(Device::kCuda), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=2"});
 }
 
-TEST_F(TimedQueuesTest, TheVariableSetsTheCountAndZeroKeepsTheDriversDefault) {
-  setenv("CUDA_AGENT_TIMED_QUEUES", "1", 1);
-  EXPECT_EQ(Timed(Device::kCuda), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=1"});
-  setenv("CUDA_AGENT_TIMED_QUEUES", "8", 1);
-  EXPECT_EQ(Timed(Device::kCuda), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=8"});
-  setenv("CUDA_AGENT_TIMED_QUEUES", "0", 1);
-  EXPECT_TRUE(Timed(Device::kCuda).empty());
+TEST_F(TimedQueuesTest, TheOptionSetsTheCountAndZeroKeepsTheDriversDefault) {
+  EXPECT_EQ(Timed(Device::kCuda, "1"), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=1"});
+  EXPECT_EQ(Timed(Device::kCuda, "8"), std::vector<std::string>{"CUDA_DEVICE_MAX_CONNECTIONS=8"});
+  EXPECT_TRUE(Timed(Device::kCuda, "0").empty());
 }
 
-TEST_F(TimedQueuesTest, AValueOutsideTheRangeFallsBackToTheDefault) {
-  for (const char* bad : {"x", "-1", "33", "2q"}) {
-    setenv("CUDA_AGENT_TIMED_QUEUES", bad, 1);
-    EXPECT_EQ(TimedQueues(), kTimedQueues) << bad;
+TEST_F(TimedQueuesTest, AValueOutsideTheRangeIsRefusedWithItsName) {
+  for (const char* bad : {"x", "-1", "33", "2q", ""}) {
+    JudgeOptions options;
+    Status s = SetJudgeOption(options, "timed-queues", bad);
+    EXPECT_FALSE(s.ok()) << bad;
+    EXPECT_NE(s.message().find("--timed-queues"), std::string::npos) << s.message();
+    EXPECT_EQ(options.timed_queues, 2);
   }
 }
 

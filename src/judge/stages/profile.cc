@@ -220,21 +220,13 @@ Json ProfileSummary(const Judgement& j, const JobOutcome& job) {
 
 namespace {
 
-// StandbyWanted: $CUDA_AGENT_PROFILE_STANDBY=1/0 switches standby profile jobs on or off; by
-// default they are on for CUDA (where a profile job's start costs seconds) and off on the CPU.
-bool StandbyWanted(const Judgement& j) {
-  if (const char* v = std::getenv("CUDA_AGENT_PROFILE_STANDBY"); v && *v)
-    return std::string(v) != "0";
-  return j.options().device == Device::kCuda;
-}
-
 // ClaimStandby makes a standby profile job (harness/standby.h) the early job `profile_candidate`
 // when one waits for this judgement's key, and offers one for a later judgement either way. False
 // when none was claimed. `at_then`: those of `readable` staged for it at its second go.
 bool ClaimStandby(Judgement& j, const Json& spec, const std::vector<fs::path>& readable,
                   const std::vector<fs::path>& at_then, const fs::path& writable,
                   const JobSandbox& box) {
-  if (!StandbyWanted(j)) return false;
+  if (!StandbyWanted(j.options())) return false;
   StandbyJob job{"profile", Json::object(), j.ContainTimed({}, {})};
   for (const char* field : kPreGoFields) job.spec[field] = spec.at(field);
   Result<std::shared_ptr<Standby>> claimed = Standby::Claim(j.env(), job);
@@ -290,16 +282,7 @@ void StartCandidateProfile(Judgement& j) {
   }
 }
 
-namespace {
-
-// PreparationWanted: $CUDA_AGENT_PROFILE_PREPARE=0 gives the profile job both its gos under the
-// exclusive lease (as before the preparation moved; for measuring the difference).
-bool PreparationWanted() { return !EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE"); }
-
-}  // namespace
-
 bool PrepareProfileBesideTheBuild(Judgement& j, const Json& answer, bool alone) {
-  if (!PreparationWanted() || EnvSwitchedOff("CUDA_AGENT_PROFILE_PREPARE_EARLY")) return false;
   if (!OneCandidateProcess(j)) return alone && j.early().Prepare("profile_candidate");
   return j.early().Prepare("profile_candidate",
                            CheckFields(j, answer.value("input_scales", Json::array()),
@@ -308,7 +291,7 @@ bool PrepareProfileBesideTheBuild(Judgement& j, const Json& answer, bool alone) 
 }
 
 ProfilePreparation::ProfilePreparation(Judgement& j) : j_(j) {
-  given_ = PreparationWanted() && j.early().Prepare("profile_candidate");
+  given_ = j.early().Prepare("profile_candidate");
 }
 
 ProfilePreparation::~ProfilePreparation() {

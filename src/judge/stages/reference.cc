@@ -46,21 +46,9 @@ ReferenceRun LeasedReference(Judgement& j, const std::function<void(ReferenceRun
   return run;
 }
 
-// KeepSetting: the positive number in the environment variable `name`, else `fallback`:
-// $CUDA_AGENT_KEEP_REFERENCE_IDLE_S, how long a kept reference waits for the next judgement of its
-// task (120 s); $CUDA_AGENT_KEEP_REFERENCE_MAX, how many kept references of a device wait at once
-// (8: each holds ≈ 0.6 GB of its GPU and 1–2 GB of the host's memory).
-double KeepSetting(const char* name, double fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr || *text == '\0') return fallback;
-  char* end = nullptr;
-  const double value = std::strtod(text, &end);
-  return end && *end == '\0' && value > 0 ? value : fallback;
-}
-
 // ServeKeptReference makes the judgement's served reference a round of a kept reference job of
 // its task (harness/kept_jobs.h): one waiting in the fork server, claimed, or a new one. Null when
-// none can be had — switched off ($CUDA_AGENT_KEEP_REFERENCE=0), a sandbox of the caller's (a
+// none can be had — switched off (--keep-reference off), a sandbox of the caller's (a
 // kept job outlives the judgement, and so would its use of it), no fork server that can run it —
 // and the judgement then runs a reference job of its own. `first_go` gets the round's own fields
 // (`spec` less what every round of the job shares), given with its first go.
@@ -68,7 +56,7 @@ ServedJob* ServeKeptReference(Judgement& j, const Json& spec,
                               const std::vector<std::string>& requests, double wait_s,
                               double lifetime_s, Json* first_go) {
   const JudgeOptions& opt = j.options();
-  if (EnvSwitchedOff("CUDA_AGENT_KEEP_REFERENCE") || opt.sandbox != nullptr) return nullptr;
+  if (!opt.keep_reference || opt.sandbox != nullptr) return nullptr;
   Result<std::string> task = ReadFile(j.dirs().task_file);
   if (!task.ok()) return nullptr;
   const Json shared = {{"device", spec["device"]},
@@ -79,11 +67,11 @@ ServedJob* ServeKeptReference(Judgement& j, const Json& spec,
   // The task's content, and the device it runs on (as the device lease names it).
   o.identity = Sha256Hex(task.value()) + "|" + LeaseKey(opt.device);
   o.in_files = {{"task_path", j.dirs().task_file}};
-  o.idle_s = KeepSetting("CUDA_AGENT_KEEP_REFERENCE_IDLE_S", 120);
+  o.idle_s = opt.keep_reference_idle_s;
   // Whatever their tasks, a device's waiting references share its memory: the least recently
   // used ends when another would make more than the maximum wait.
   o.group = "reference|" + LeaseKey(opt.device);
-  o.group_max = static_cast<int>(KeepSetting("CUDA_AGENT_KEEP_REFERENCE_MAX", 8));
+  o.group_max = opt.keep_reference_max;
   o.round_timeout_s = lifetime_s;
   Result<std::unique_ptr<KeptJob>> kept =
       KeptJob::Take(j.env(), StandbyJob{"reference", shared, j.ContainUntimed({}, {})},

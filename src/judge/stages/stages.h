@@ -79,7 +79,7 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
                                          ReferenceFor purpose = ReferenceFor::kBaselines);
 Next FinishReference(Judgement& j, std::future<ReferenceRun>& pending);
 // A candidate's judgement keeps its reference job for the next judgements of its task where it
-// can (a kept job, harness/kept_jobs.h; $CUDA_AGENT_KEEP_REFERENCE=0 switches it off): such a
+// can (a kept job, harness/kept_jobs.h; --keep-reference off switches it off): such a
 // job sees only folders of its own. ShareRound links what its round wrote for the candidate's jobs
 // (init inputs, weights) into the judgement's `shared` folder; StageForKeptReference links the
 // files a comparison reads (the candidate's outputs) into the round's signals folder and returns
@@ -104,7 +104,7 @@ Next FinishInspect(Judgement& j, std::future<BinaryInspection>& pending);
 
 // OneCandidateProcess: the candidate's checks run in its profile job, which times it next, instead
 // of a `candidate` job of their own (one CUDA process for the candidate per judgement, not two:
-// docs/decisions/processes.md); in a full judgement unless $CUDA_AGENT_ONE_CANDIDATE_PROCESS=0.
+// docs/decisions/processes.md): in a full judgement; `--until verify` runs the `candidate` job.
 bool OneCandidateProcess(const Judgement& j);
 // CheckFields: the go fields that make a job check the candidate (the check seeds, the reference's
 // input transforms, the repeat of check 1, and the sampled checks: their seed and as many as the
@@ -121,8 +121,7 @@ void StartVerifyJobs(Judgement& j);
 // that this runs during the build and not on verification's path. Called on the reference's
 // thread under the reference's shared lease, which was taken once both jobs were set up; a job
 // not set up then is not given it (the lease never waits for a start-up). Returns the seconds
-// waited, or nothing when no go was given: Verify then gives both gos. Off with
-// $CUDA_AGENT_CANDIDATE_PREPARE=0 (for measuring).
+// waited, or nothing when no go was given: Verify then gives both gos.
 std::optional<double> PrepareCandidate(Judgement& j, const Json& answer);
 // Verify: the candidate's outputs (untrusted process: its profile job with OneCandidateProcess,
 // else the `candidate` job), their comparison (the served reference), then the compute-sanitizer
@@ -153,8 +152,7 @@ EarlyMarks ProfileMarks(const Judgement& j);
 // released), gives the candidate's profile job its first go when the job is ready: it makes its
 // input sets, pristine copies and weights beside the verification (no candidate code runs before
 // its second go, which ProfileCandidate gives under the exclusive lease). Its destruction waits
-// until the job has marked that done, so that none of it runs outside a lease. Off with
-// $CUDA_AGENT_PROFILE_PREPARE=0 (both gos then come under the exclusive lease).
+// until the job has marked that done, so that none of it runs outside a lease.
 class ProfilePreparation {
  public:
   explicit ProfilePreparation(Judgement& j);
@@ -172,9 +170,8 @@ class ProfilePreparation {
 // (EarlyJobs::WaitPrepared) before it releases that lease. The reference's thread asks for it
 // only when the device was idle as the reference's lease was asked for (gpu/lease.h DeviceIdle):
 // beside other judgements the longer shared hold delays their timings (judged per GPU-hour −3 to
-// −6% at 8 at once). False when not given (the job is not ready, or
-// $CUDA_AGENT_PROFILE_PREPARE_EARLY=0 or $CUDA_AGENT_PROFILE_PREPARE=0): then ProfilePreparation
-// gives it. With OneCandidateProcess the job is verification's too: it is given this go whenever
+// −6% at 8 at once). False when not given (the job is not ready): then ProfilePreparation gives
+// it. With OneCandidateProcess the job is verification's too: it is given this go whenever
 // it is ready (as verification's candidate job was: PrepareCandidate), with the check fields of
 // the reference's `answer`.
 bool PrepareProfileBesideTheBuild(Judgement& j, const Json& answer, bool alone);

@@ -184,7 +184,7 @@ void StartVerifyJobs(Judgement& j) {
 }
 
 bool OneCandidateProcess(const Judgement& j) {
-  return j.options().until == Stage::kDone && !EnvSwitchedOff("CUDA_AGENT_ONE_CANDIDATE_PROCESS");
+  return j.options().until == Stage::kDone;
 }
 
 Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts,
@@ -202,7 +202,6 @@ Json SampledCheckFields(const Judgement& j, const Json& reference_section) {
 }
 
 std::optional<double> PrepareCandidate(Judgement& j, const Json& answer) {
-  if (EnvSwitchedOff("CUDA_AGENT_CANDIDATE_PREPARE")) return std::nullopt;
   const Json transforms = {
       {"input_scales", answer.value("input_scales", Json::array())},
       {"input_shifts", answer.value("input_shifts", Json::array())},
