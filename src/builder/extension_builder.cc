@@ -508,8 +508,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   }
   // Against stubs of the libraries where it can (builder/link_stubs.h), the real ones' folders in
   // the rpath either way.
-  std::optional<fs::path> stubs =
-      LinkStubs(req.cache_dir, libraries, tc.library_dirs);
+  std::optional<fs::path> stubs = LinkStubs(req.cache_dir, libraries, tc.library_dirs);
   if (stubs) link.argv.push_back("-L" + stubs->string());
   for (const auto& dir : tc.library_dirs) {
     if (!stubs) link.argv.push_back("-L" + dir);

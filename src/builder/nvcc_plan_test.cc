@@ -139,8 +139,8 @@ class SplitBuild : public ::testing::Test {
   // Builds binding.cpp (empty) and kernels/k.cu; no torch libraries are linked here, so a build
   // whose objects compiled ends in "link failed".
   BuildReport Build(const fs::path& root, const std::string& kernel, std::string cuda_home = "",
-                    bool sandboxed = true,
-                    std::function<void(const fs::path&)> on_device_code = {}, bool split = true) {
+                    bool sandboxed = true, std::function<void(const fs::path&)> on_device_code = {},
+                    bool split = true) {
     EXPECT_TRUE(
         WriteFileAtomic(root / "src" / "binding.cpp", "int binding_marker() { return 1; }\n").ok());
     EXPECT_TRUE(WriteFileAtomic(root / "src" / "kernels" / "k.cu", kernel).ok());

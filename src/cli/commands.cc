@@ -39,8 +39,8 @@ const std::vector<OptionSpec>& JudgeSpecs() {
     // The judgement's own options (judge/judge_options.h), defaults and help from their table.
     const JudgeOptions defaults;
     for (const JudgeOptionField& f : JudgeOptionTable()) {
-      all.push_back({f.flag, f.kind != OptionKind::kSwitch, f.help,
-                     JudgeOptionText(defaults, f.flag)});
+      all.push_back(
+          {f.flag, f.kind != OptionKind::kSwitch, f.help, JudgeOptionText(defaults, f.flag)});
     }
     return all;
   }();
@@ -65,7 +65,8 @@ Result<JudgeOptions> OptionsFromArgs(const ParsedArgs& a) {
   for (const JudgeOptionField& f : JudgeOptionTable()) {
     // Given, mirrored from the environment, or a command's own default (bench's, say); empty: the
     // option's default (a command without the flag, as solve has no --until, keeps it too).
-    const std::string text = f.kind == OptionKind::kSwitch ? (a.Has(f.flag) ? "1" : "") : a.Get(f.flag);
+    const std::string text =
+        f.kind == OptionKind::kSwitch ? (a.Has(f.flag) ? "1" : "") : a.Get(f.flag);
     if (text.empty()) continue;
     if (Status s = SetJudgeOption(opt, f.flag, text); !s.ok()) return s;
   }

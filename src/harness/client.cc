@@ -45,8 +45,9 @@ Result<HarnessEnv> HarnessEnv::Discover() {
     char* end = nullptr;
     const double seconds = std::strtod(idle, &end);
     if (*end != '\0' || !(seconds > 0)) {
-      return InvalidArgument("CUDA_AGENT_FORK_SERVER_IDLE must be a positive number of seconds, not '" +
-                             std::string(idle) + "'");
+      return InvalidArgument(
+          "CUDA_AGENT_FORK_SERVER_IDLE must be a positive number of seconds, not '" +
+          std::string(idle) + "'");
     }
     env.fork_server_idle_s = seconds;
   }

@@ -28,7 +28,8 @@ Result<int> IntIn(const std::string& flag, const std::string& text, int low, int
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < low ||
       value > high) {
-    return Bad(flag, text, "an integer from " + std::to_string(low) + " to " + std::to_string(high));
+    return Bad(flag, text,
+               "an integer from " + std::to_string(low) + " to " + std::to_string(high));
   }
   return value;
 }
@@ -113,7 +114,8 @@ const std::vector<Row>& Rows() {
          o.until = stage.value();
          return OkStatus();
        }},
-      {{"baselines", "baselines", K::kText, "baselines to time: eager,compile | eager | compile | none"},
+      {{"baselines", "baselines", K::kText,
+        "baselines to time: eager,compile | eager | compile | none"},
        [](const JudgeOptions& o) {
          return std::string(o.eager_baseline && o.compile_baseline ? "eager,compile"
                             : o.eager_baseline                     ? "eager"
@@ -138,8 +140,8 @@ const std::vector<Row>& Rows() {
       NumberRow({"sampled-seconds", "sampled_checks_seconds", K::kNumber,
                  "the reference's time for sampled checks beyond the first 16"},
                 &JudgeOptions::sampled_checks_seconds, /*zero_allowed=*/true),
-      IntRow({"warmup", "warmup", K::kInt, "warm-up calls before timing"}, &JudgeOptions::warmup,
-             0, 100000),
+      IntRow({"warmup", "warmup", K::kInt, "warm-up calls before timing"}, &JudgeOptions::warmup, 0,
+             100000),
       IntRow({"iters", "iters", K::kInt, "timed calls"}, &JudgeOptions::iters, 1, 100000),
       NumberRow({"timeout", "candidate_timeout_s", K::kNumber,
                  "seconds for each process that runs candidate code"},
@@ -147,9 +149,9 @@ const std::vector<Row>& Rows() {
       NumberRow({"task-timeout", "trusted_timeout_s", K::kNumber,
                  "seconds for reference and baseline processes"},
                 &JudgeOptions::trusted_timeout_s, false),
-      NumberRow({"build-timeout", "build_timeout_s", K::kNumber,
-                 "seconds for each compiler invocation"},
-                &JudgeOptions::build_timeout_s, false),
+      NumberRow(
+          {"build-timeout", "build_timeout_s", K::kNumber, "seconds for each compiler invocation"},
+          &JudgeOptions::build_timeout_s, false),
       IntRow({"build-jobs", "", K::kInt, "parallel compilations (0: all CPUs)"},
              &JudgeOptions::build_jobs, 0, 4096),
       {{"reward", "reward_schedule", K::kText, "reward schedule (docs/judge-result.md)"},
@@ -159,7 +161,8 @@ const std::vector<Row>& Rows() {
          o.reward_schedule = text;
          return OkStatus();
        }},
-      {{"policy", "policy", K::kText, "precision policy: strict | tf32-fair | paper (docs/precision.md)"},
+      {{"policy", "policy", K::kText,
+        "precision policy: strict | tf32-fair | paper (docs/precision.md)"},
        [](const JudgeOptions& o) { return o.policy.name; },
        [](JudgeOptions& o, const std::string& text) -> Status {
          Result<PrecisionPolicy> p = MakePrecisionPolicy(text);

@@ -34,12 +34,24 @@ TEST(JudgeOptionTable, EveryOptionReadsBackItsDefaultAndNamesAreUnique) {
 TEST(JudgeOptionTable, ASetValueReadsBackAndReachesItsField) {
   JudgeOptions o;
   const std::pair<const char*, const char*> values[] = {
-      {"device", "cpu"},           {"until", "verify"},           {"baselines", "eager"},
-      {"checks", "7"},             {"sampled-checks", "0"},       {"sampled-seconds", "1.5"},
-      {"timeout", "30"},           {"reward", "paper"},           {"policy", "tf32-fair"},
-      {"baseline-store", "none"},  {"sanitize", "racecheck"},     {"timed-queues", "0"},
-      {"profile-standby", "off"},  {"keep-reference", "off"},     {"keep-reference-idle", "5"},
-      {"keep-reference-max", "1"}, {"binding-clang", "off"},      {"lease-gather", "4,2"},
+      {"device", "cpu"},
+      {"until", "verify"},
+      {"baselines", "eager"},
+      {"checks", "7"},
+      {"sampled-checks", "0"},
+      {"sampled-seconds", "1.5"},
+      {"timeout", "30"},
+      {"reward", "paper"},
+      {"policy", "tf32-fair"},
+      {"baseline-store", "none"},
+      {"sanitize", "racecheck"},
+      {"timed-queues", "0"},
+      {"profile-standby", "off"},
+      {"keep-reference", "off"},
+      {"keep-reference-idle", "5"},
+      {"keep-reference-max", "1"},
+      {"binding-clang", "off"},
+      {"lease-gather", "4,2"},
   };
   for (auto [flag, text] : values) {
     ASSERT_TRUE(SetJudgeOption(o, flag, text).ok()) << flag;
@@ -76,12 +88,24 @@ TEST(JudgeOptionTable, StandbyFollowsTheDeviceUnlessSet) {
 
 TEST(JudgeOptionTable, ABadValueIsRefusedWithTheFlagsNameAndChangesNothing) {
   const std::pair<const char*, const char*> bad[] = {
-      {"device", "tpu"},         {"until", "done2"},          {"baselines", "torch"},
-      {"checks", "0"},           {"sampled-checks", "10001"}, {"sampled-seconds", "-1"},
-      {"warmup", "x"},           {"iters", "0"},              {"timeout", "0"},
-      {"reward", "nope"},        {"policy", "loose"},         {"sanitize", "leakcheck"},
-      {"timed-queues", "33"},    {"profile-standby", "yes"},  {"keep-reference", "maybe"},
-      {"keep-reference-max", "0"}, {"lease-gather", "2"},     {"baseline-drift", "0"},
+      {"device", "tpu"},
+      {"until", "done2"},
+      {"baselines", "torch"},
+      {"checks", "0"},
+      {"sampled-checks", "10001"},
+      {"sampled-seconds", "-1"},
+      {"warmup", "x"},
+      {"iters", "0"},
+      {"timeout", "0"},
+      {"reward", "nope"},
+      {"policy", "loose"},
+      {"sanitize", "leakcheck"},
+      {"timed-queues", "33"},
+      {"profile-standby", "yes"},
+      {"keep-reference", "maybe"},
+      {"keep-reference-max", "0"},
+      {"lease-gather", "2"},
+      {"baseline-drift", "0"},
   };
   for (auto [flag, text] : bad) {
     JudgeOptions o;

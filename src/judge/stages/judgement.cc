@@ -246,7 +246,8 @@ void Judgement::RecordJob(const std::string& name, const std::string& job, doubl
 
 Result<DeviceLease> Judgement::Lease(LeaseMode mode, const std::string& purpose) {
   const double asked = Elapsed();
-  Result<DeviceLease> lease = DeviceLease::Acquire(LeaseKey(options_.device), mode, {}, &options_.lease_gather);
+  Result<DeviceLease> lease =
+      DeviceLease::Acquire(LeaseKey(options_.device), mode, {}, &options_.lease_gather);
   if (!lease.ok()) return lease;
   const double granted = Elapsed();
   std::lock_guard<std::mutex> lock(jobs_mu_);

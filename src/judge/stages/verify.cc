@@ -183,9 +183,7 @@ void StartVerifyJobs(Judgement& j) {
       j.options().candidate_timeout_s, {.dir = dirs.outputs, .prepares = true});
 }
 
-bool OneCandidateProcess(const Judgement& j) {
-  return j.options().until == Stage::kDone;
-}
+bool OneCandidateProcess(const Judgement& j) { return j.options().until == Stage::kDone; }
 
 Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input_shifts,
                  const Json& sampled) {
