@@ -18,6 +18,8 @@ from .vocabulary import (BUILTINS_ON_TENSORS, CONTAINER_FILL_METHODS, FORWARD, I
                          TENSOR_METADATA_ATTRS, TENSOR_METADATA_METHODS, TENSOR_MOVE_METHODS,
                          TENSOR_PRECISION_METHODS, TENSOR_RESHAPE_METHODS, TENSOR_VIEW_METHODS)
 
+# Methods of an autograd Function's ctx that only record what backward needs.
+AUTOGRAD_CTX_METHODS = {"save_for_backward", "mark_non_differentiable", "mark_dirty", "set_materialize_grads"}
 
 if TYPE_CHECKING:
     from .checker import Checker
@@ -51,6 +53,23 @@ class Body:
         self.local_aliases: dict[str, str] = {}
         self.local_functions: dict[str, ast.FunctionDef] = {}
         self.extension_locals: set[str] = set()   # ext = self.ext, f = self.f: the extension
+        self.ctx_name = self.autograd_ctx()          # forward(ctx, ...) of a torch.autograd.Function
+
+    def autograd_ctx(self) -> str | None:
+        """The name of the context parameter of a torch.autograd.Function's forward (without a
+        setup_context) or setup_context: it holds what forward saves for backward."""
+        func = self.func
+        if self.cls is None or not isinstance(func, ast.FunctionDef) or \
+                func.name not in {FORWARD, "setup_context"} or not self.c.is_autograd_function(self.cls):
+            return None
+        if func.name == FORWARD and self.c.find_method(self.cls, "setup_context") is not None:
+            return None
+        params = function_params(func.args)
+        return params[0].arg if params else None
+
+    def is_ctx(self, node: ast.expr) -> bool:
+        return self.ctx_name is not None and isinstance(node, ast.Name) and node.id == self.ctx_name and \
+            self.store_counts[node.id] == 0
 
     def run(self) -> None:
         if isinstance(self.func, (ast.FunctionDef, ast.Lambda)):
@@ -94,6 +113,14 @@ class Body:
             for node in body_nodes:
                 if id(node) not in unvisited:
                     self.visit(node)
+                elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)) or \
+                        isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+                    # State kept across calls is refused there too: no op of the guard's sees it.
+                    self.c.report_only = {"module_state"}
+                    try:
+                        self.visit(node)
+                    finally:
+                        self.c.report_only = None
 
     def own_nodes(self) -> list[ast.AST]:
         """Nodes of this body, without nested functions and classes (analysed on their own)."""
@@ -402,12 +429,25 @@ class Body:
         assigned = self.assigned.get(node.id, [])
         if len(assigned) != self.store_counts[node.id]:
             return False
+        seen = seen | {node.id}
         for value in assigned:
             if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and
-                    value.func.attr in (TENSOR_VIEW_METHODS | TENSOR_RESHAPE_METHODS | {"contiguous", "cuda"})
-                    and self.is_input(value.func.value, seen | {node.id})):
+                    value.func.attr in (TENSOR_VIEW_METHODS | TENSOR_RESHAPE_METHODS | {"contiguous", "cuda", "to"})
+                    and self.is_input(value.func.value, seen)):
                 return False
+            if value.func.attr == "to" and not all(
+                    self.is_input_setting(a, seen) for a in [*value.args, *[k.value for k in value.keywords
+                                                                             if k.arg != "non_blocking"]]):
+                return False  # x = x.to(...) with anything but the inputs' own device or dtype
         return True
+
+    def is_input_setting(self, node: ast.expr, seen: frozenset) -> bool:
+        """`x.device` or `x.dtype` of an input, "cuda", torch.float32: what x.to(...) may take and x
+        stay an input (on the GPU, in the task's dtype)."""
+        if is_cuda_string(node) or self.is_float32(node):
+            return True
+        return isinstance(node, ast.Attribute) and node.attr in {"device", "dtype"} and \
+            self.is_input(node.value, seen)
 
     def device_test(self, test: ast.expr) -> bool | None:
         """The value of a test on the inputs' device when the inputs are on the GPU, or None when the
@@ -475,6 +515,9 @@ class Body:
                 if isinstance(node, ast.Call) and (is_extension_path(self.dotted(node.func)) or
                                                    self.kind(node.func) == "extension"):
                     return True
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr == "apply" and self.autograd_class(node.func.value) is not None:
+                    return True  # Fn.apply(x): an autograd wrapper, its forward checked on its own
         return False
 
     # -- __init__
@@ -570,7 +613,7 @@ class Body:
                     self.c.report("module_state", node, f"assigning `{snippet(element)}` outside "
                                                         "__init__ keeps state across calls; set attributes "
                                                         "in __init__ and compute every output anew")
-                elif self.is_tainted(element.value):
+                elif self.is_tainted(element.value) and not self.is_ctx(element.value):
                     self.report_tensor(node, f"assigning `{snippet(element)}` changes a tensor")
         in_function = isinstance(self.func, ast.FunctionDef)
         if in_function and isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -720,6 +763,8 @@ class Body:
             return  # outs = [x]; outs.append(y): a local list of tensors, no tensor operation
         if self.is_parameter_scalar_read(node):
             return  # self.scale.item(): a weight's value as a number, for a kernel's argument
+        if self.is_ctx(receiver) and method in AUTOGRAD_CTX_METHODS:
+            return  # ctx.save_for_backward(y): kept for backward, which the judged forward never runs
         if self.is_tainted(receiver):
             if method in TENSOR_METADATA_METHODS or method in TENSOR_VIEW_METHODS or \
                     method in TENSOR_CREATION_METHODS or method in TENSOR_RESHAPE_METHODS:
@@ -773,6 +818,8 @@ class Body:
         args = list(node.args)
         if method == "to" and dtype is None and args and self.is_task_dtype(args[-1]) and \
                 (len(args) == 2 or not node.keywords):
+            if len(args) == 1 and self.is_float32(args[0]):
+                return False  # to(torch.float32) alone: name the device too (to(x.device, torch.float32))
             args.pop()  # to(device, w.dtype), to(w.dtype)
             if not args and not node.keywords:
                 return True
@@ -781,6 +828,8 @@ class Body:
             return len(node.args) <= 1 and all(self.is_gpu_device(d) or
                                                (isinstance(d, ast.Constant) and type(d.value) is int)
                                                for d in devices)
+        if not devices and dtype is not None and not args and not self.is_float32(dtype):
+            return True  # to(dtype=w.dtype); to(dtype=torch.float32) alone names no device and is refused
         # to(): exactly one device, given positionally or as device=.
         if len(devices) != 1 or len(args) > 1:
             return False
