@@ -15,9 +15,12 @@ imports or runs the file — and writes the candidate folder the judge builds:
                                 `import cuda_extension`; nothing else changed, lines kept in place
 
 Sources must be written in the file: string literals, `+` of them, names assigned once (at module
-level or in the enclosing function) to such strings, lists of them, `"".join([...])` and
+level or in the enclosing function) to such strings, attributes the file assigns exactly once by a
+plain assignment (`self.cpp_source = "..."` in a method of the class whose method calls load_inline,
+`SRC = "..."` in a class body read as `self.SRC` or `C.SRC`), lists of them, `"".join([...])` and
 `textwrap.dedent(...)` of them. Sources computed at run time (an f-string with fields, `%` or
-`.format`, a file read, a name assigned twice or from a call) are refused with the file and line, as
+`.format`, a file read, a name or attribute assigned twice or from a call, an attribute set through
+setattr or of another object) are refused with the file and line, as
 is a file that `load_inline` itself could never build. The compiler and linker flags the author
 passed are ignored (the judge compiles with its own) and reported as notes.
 
