@@ -109,6 +109,10 @@ CHEATS = {
                                                      "return cuda_extension.f(x)", init="self.t = torch.zeros(1)")),
     "input_moved_to_host": ("torch_compute", model("x = x.cpu()\nif not x.is_cuda:\n    return torch.relu(x)\n"
                                                    "return cuda_extension.f(x)")),
+    "device_of_defaulted_parameter": ("torch_compute", model("return x", extra="") .replace(
+        "def forward(self, x):\n        return x",
+        "def forward(self, x, h=torch.zeros(1)):\n        if not h.is_cuda:\n            return torch.relu(x)\n"
+        "        return cuda_extension.f(x)")),
     "live_device_branch": ("torch_compute", model("if x.is_cuda:\n    return torch.relu(x)\n"
                                                   "return cuda_extension.f(x)")),
     "device_or_training": ("torch_compute", model(
@@ -170,6 +174,14 @@ CHEATS = {
             @classmethod
             def apply(cls, x):
                 return torch.relu(x)
+        """)),
+    "autograd_apply_assigned": ("unknown_call", model("return Fn.apply(x)", extra="""
+        class Fn(torch.autograd.Function):
+            apply = torch.relu
+        """)),
+    "autograd_forward_assigned": ("unknown_call", model("return Fn.apply(x)", extra="""
+        class Fn(torch.autograd.Function):
+            forward = staticmethod(torch.relu)
         """)),
     "autograd_setup_context_torch": ("torch_compute", model("return Fn.apply(x)", extra="""
         class Fn(torch.autograd.Function):
