@@ -147,6 +147,10 @@ CHEATS = {
     "to_dtype_of_result": ("tensor_compute", model("y = cuda_extension.f(x)\nreturn cuda_extension.g(x.to(y.dtype))")),
     "to_dtype_of_plain_list": ("tensor_compute", model("return cuda_extension.f(x.to(self.ws[0].dtype))",
                                                        init="self.ws = [torch.empty(4, dtype=torch.half)]")),
+    "to_dtype_of_a_helpers_parameter": ("tensor_compute", model(
+        "return self.helper(x, torch.empty(1, dtype=torch.half))", extra="") .replace(
+        "    def forward(self, x):", "    def helper(self, x, h):\n        return cuda_extension.f(x.to(h.dtype))\n\n"
+        "    def forward(self, x):")),
     "to_other_tensor": ("tensor_compute", model("return cuda_extension.f(x.to(self.w))",
                                                 init="self.w = nn.Parameter(torch.empty(4))")),
     # 4. torch inside the wrapper's forward, through apply

@@ -421,8 +421,9 @@ class Body:
     def is_input(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
         """A parameter of ModelNew.forward that the body rebinds, if at all, only to a view or a move
         of an input (`x = x.contiguous()`)."""
-        if not isinstance(node, ast.Name) or not isinstance(self.func, ast.FunctionDef):
-            return False
+        if not isinstance(node, ast.Name) or not isinstance(self.func, ast.FunctionDef) or \
+                self.func.name != FORWARD or self.cls is None or self.cls.name != "ModelNew":
+            return False  # only the judge's own call passes the task's inputs
         args = self.func.args
         positional = [*args.posonlyargs, *args.args]
         # The judge passes the task's inputs positionally; a parameter with a default may be left at it
