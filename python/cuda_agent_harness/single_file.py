@@ -15,9 +15,12 @@ imports or runs the file — and writes the candidate folder the judge builds:
                                 `import cuda_extension`; nothing else changed, lines kept in place
 
 Sources must be written in the file: string literals, `+` of them, names assigned once (at module
-level or in the enclosing function) to such strings, lists of them, `"".join([...])` and
+level or in the enclosing function) to such strings, attributes the file assigns exactly once by a
+plain assignment (`self.cpp_source = "..."` in a method of the class whose method calls load_inline,
+`SRC = "..."` in a class body read as `self.SRC` or `C.SRC`), lists of them, `"".join([...])` and
 `textwrap.dedent(...)` of them. Sources computed at run time (an f-string with fields, `%` or
-`.format`, a file read, a name assigned twice or from a call) are refused with the file and line, as
+`.format`, a file read, a name or attribute assigned twice or from a call, an attribute set through
+setattr or of another object) are refused with the file and line, as
 is a file that `load_inline` itself could never build. The compiler and linker flags the author
 passed are ignored (the judge compiles with its own) and reported as notes.
 
@@ -385,7 +388,7 @@ class Scope:
 
     def targets(self, target: ast.expr, line: int, how: str) -> None:
         for sub in ast.walk(target):
-            if isinstance(sub, ast.Name):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):  # not the `self` of self.x = ...
                 self.add(sub.id, Binding(line, None, how))
 
     def lookup(self, name: str) -> tuple[Scope, list[Binding]] | None:
@@ -406,6 +409,7 @@ class Reader:
         self.filename = filename
         self.scopes: dict[int, Scope] = {}
         self.call_line = 0  # the load_inline call being read, named where a refusal is elsewhere
+        self.call_path: list[ast.AST] = []  # the nodes from the module down to that call
         self.dedent_names = {"textwrap.dedent"}
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module == "textwrap" and not node.level:
@@ -482,7 +486,100 @@ class Reader:
             return self.name(node, scope, what, seen)
         if isinstance(node, ast.Call):
             return self.call(node, scope, what, seen)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(node, scope, what, seen)
         raise self.refuse(node, what, f"{run_time} ({type(node).__name__.lower()} expression)")
+
+    def attribute(self, node: ast.Attribute, scope: Scope, what: str, seen: frozenset):
+        """`self.X` inside a method of a class, or `C.X` for a class C of the module: the one value the
+        file ever gives the attribute X (`self.X = "..."` in a method of that class, or `X = "..."` in
+        its body). An attribute assigned anywhere else, more than once, through setattr or __dict__, or
+        of any other object is known only at run time."""
+        cls = self.attribute_owner(node, scope)
+        if cls is None:
+            raise self.refuse(node, what, "is computed at run time (an attribute of something other than "
+                              "self or a class of this file); write the source as a string assigned to a "
+                              "name, or to self.<name> once")
+        attr = node.attr
+        for other in ast.walk(self.tree):
+            if isinstance(other, ast.Name) and other.id in ("setattr", "delattr", "vars") or \
+                    isinstance(other, ast.Attribute) and other.attr == "__dict__":
+                raise self.refuse(node, what, f"names attribute '{attr}', but the file sets attributes "
+                                  f"dynamically ({self.where(other)}): its value is known only at run time")
+        bindings: list[tuple[ast.expr | None, ast.AST, int]] = []  # value, its scope's node, line
+        for item in cls.body:
+            if isinstance(item, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                for target in targets:
+                    for sub in ast.walk(target):
+                        if isinstance(sub, ast.Name) and sub.id == attr:
+                            plain = isinstance(item, ast.Assign) and target is sub
+                            bindings.append((item.value if plain else None, self.tree, item.lineno))
+            elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and item.name == attr:
+                bindings.append((None, self.tree, item.lineno))
+        methods = {id(m): m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for other in ast.walk(self.tree):
+            if isinstance(other, ast.Attribute) and other.attr == attr and \
+                    isinstance(other.ctx, (ast.Store, ast.Del)):
+                bindings.append((None, self.tree, other.lineno))
+        # A plain `self.X = value` in a method of the class replaces its entry above by one with a value.
+        for method in methods.values():
+            params = method.args.posonlyargs + method.args.args
+            if not params:
+                continue
+            self_name = params[0].arg
+            for sub in ast.walk(method):
+                if isinstance(sub, ast.Assign) and len(sub.targets) == 1 and \
+                        isinstance(sub.targets[0], ast.Attribute) and sub.targets[0].attr == attr and \
+                        isinstance(sub.targets[0].value, ast.Name) and sub.targets[0].value.id == self_name:
+                    for k, (value, _, line) in enumerate(bindings):
+                        if value is None and line == sub.lineno:
+                            bindings[k] = (sub.value, method, line)
+                            break
+        if not bindings:
+            raise self.refuse(node, what, f"names attribute '{attr}', which class {cls.name} never assigns")
+        if len(bindings) > 1:
+            lines = ", ".join(str(line) for _, _, line in sorted(bindings, key=lambda b: b[2]))
+            raise self.refuse(node, what, f"names attribute '{attr}', which is assigned more than once "
+                              f"(lines {lines}): its value is known only at run time")
+        value, home, line = bindings[0]
+        if value is None:
+            raise self.refuse(node, what, f"names attribute '{attr}', which line {line} binds other than "
+                              "by a plain assignment: its value is known only at run time")
+        key = (id(cls), "." + attr)
+        if key in seen:
+            raise self.refuse(node, what, f"names attribute '{attr}', whose value refers to itself")
+        if home is self.tree:
+            value_scope = self.scope(self.tree, None)
+        else:
+            value_scope = self.scope(home, self.scope(self.tree, None))
+        return self.value(value, value_scope, what, seen | {key})
+
+    def attribute_owner(self, node: ast.Attribute, scope: Scope) -> ast.ClassDef | None:
+        """The class whose attribute `node` reads: `self.X` in a method (directly in the class body) of
+        the class the load_inline call is in, with `self` its first parameter, never rebound; or `C.X`
+        with C a class statement of the module bound once."""
+        base = node.value
+        if not isinstance(base, ast.Name):
+            return None
+        path = self.call_path
+        for i in range(len(path) - 1, 0, -1):
+            method, cls = path[i], path[i - 1]
+            if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(cls, ast.ClassDef):
+                params = method.args.posonlyargs + method.args.args
+                if params and params[0].arg == base.id:
+                    found = scope.lookup(base.id)
+                    home = self.scopes.get(id(method))
+                    if found is not None and found[0] is home and len(found[1]) == 1:
+                        return cls
+                break
+        found = self.scope(self.tree, None).lookup(base.id)
+        if found is not None and found[0].node is self.tree and len(found[1]) == 1 and \
+                scope.lookup(base.id) == found:
+            for item in self.tree.body:
+                if isinstance(item, ast.ClassDef) and item.name == base.id:
+                    return item
+        return None
 
     def name(self, node: ast.Name, scope: Scope, what: str, seen: frozenset):
         found = scope.lookup(node.id)
@@ -623,6 +720,7 @@ class Module:
 def read_call(call: InlineCall, reader: Reader, notes: list[str]) -> Module:
     node = call.node
     reader.call_line = node.lineno
+    reader.call_path = call.path
     scope = reader.scope_chain(call.path)
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         raise reader.refuse(node, "load_inline(...)", "takes *args or **kwargs: its arguments are "
@@ -695,6 +793,7 @@ def read_call(call: InlineCall, reader: Reader, notes: list[str]) -> Module:
             shown = shown if len(shown) <= 80 else shown[:77] + "..."
             notes.append(f"{reader.where(args[flag])}: {flag}={shown} ignored: {why}")
     reader.call_line = 0
+    reader.call_path = []
     stem = re.sub(r"\W", "_", name, flags=re.ASCII)[:64] or "inline"
     if stem[0].isdigit():
         stem = "m_" + stem

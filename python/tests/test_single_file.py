@@ -372,3 +372,57 @@ def test_cli_refusal_exits_2_and_writes_nothing(tmp_path):
     report = json.loads(proc.stdout)
     assert report["ok"] is False and report["line"] == 3 and "read from a file" in report["error"]
     assert report["files"] == []
+
+
+# Sources kept on the class (issue 46): `self.cpp_source = "..."` in __init__, read by a method that calls
+# load_inline; `C.SRC` for a class attribute. One plain assignment in the whole file, or a refusal.
+SELF_SOURCES = '''
+class ModelNew(nn.Module):
+    KERNELS = """{cuda}"""
+
+    def __init__(self):
+        super().__init__()
+        self.cpp_source = "torch::Tensor relu_cuda(torch::Tensor x);"
+        self.ext = None
+{extra}
+    def load(self):
+        self.ext = load_inline(name="relu_self", cpp_sources=self.cpp_source,
+                               cuda_sources={cuda_ref}, functions=["relu_cuda"])
+        return self.ext
+
+    def forward(self, x):
+        return self.load().relu_cuda(x)
+'''
+
+
+@pytest.mark.parametrize("cuda_ref", ["self.KERNELS", "ModelNew.KERNELS"])
+def test_sources_in_attributes_assigned_once_are_read(cuda_ref):
+    text = solution("import torch.nn as nn\n" + SELF_SOURCES.format(cuda=CUDA_SOURCE, extra="",
+                                                                     cuda_ref=cuda_ref))
+    c = convert(text, "sol.py")
+    assert "relu_kernel" in c.files["kernels/relu_self.cu"]
+    assert "torch::Tensor relu_cuda(torch::Tensor x);" in c.files["kernels/relu_self_binding.cpp"]
+
+
+@pytest.mark.parametrize("extra, cuda_ref, words", [
+    # assigned again in another method: which value load_inline reads depends on the call order
+    ('    def reset(self):\n        self.cpp_source = "int g();"\n', "self.KERNELS",
+     ["attribute 'cpp_source'", "assigned more than once"]),
+    # assigned from outside the class
+    ("", "self.KERNELS", ["attribute 'cpp_source'", "assigned more than once"]),
+    # set through setattr
+    ('    def reset(self):\n        setattr(self, "cpp_source", "int g();")\n', "self.KERNELS",
+     ["sets attributes dynamically"]),
+    # an attribute of something else than self or a class of the file
+    ("", "nn.KERNELS", ["an attribute of something other than self"]),
+    # computed at run time in __init__
+    ('    def more(self):\n        return 1\n', "self.KERNELS + str(self.more())", ["a call to str"]),
+])
+def test_sources_in_attributes_known_only_at_run_time_are_refused(extra, cuda_ref, words):
+    text = solution("import torch.nn as nn\n" + SELF_SOURCES.format(cuda=CUDA_SOURCE, extra=extra,
+                                                                     cuda_ref=cuda_ref))
+    if not extra and cuda_ref == "self.KERNELS":
+        text += '\nModelNew.cpp_source = "int g();"\n'
+    error = refusal(text)
+    for word in words:
+        assert word in error.message, error.message

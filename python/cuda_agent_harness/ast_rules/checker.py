@@ -30,10 +30,13 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
         self.attr_kinds: dict[str, dict[str, str]] = {}  # class -> self attribute -> kind
         self.analysed: set[tuple] = set()
         self.skipped: set[int] = set()           # ids of nodes under `if __name__ == "__main__":`
+        self.report_only: set[str] | None = None  # while set, only these rules are reported
 
     # -- reporting
 
     def report(self, rule: str, node: ast.AST, message: str) -> None:
+        if self.report_only is not None and rule not in self.report_only:
+            return
         line = getattr(node, "lineno", 1) or 1
         self.found.setdefault((rule, line), Violation(rule, line, message))
 

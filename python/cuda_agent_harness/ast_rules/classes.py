@@ -14,6 +14,10 @@ FORBIDDEN_DUNDER_METHODS = {"__getattr__", "__getattribute__", "__setattr__", "_
                             "__reduce__", "__reduce_ex__", "__getstate__", "__setstate__", "__get__",
                             "__set__", "__delete__", "__instancecheck__", "__subclasscheck__"}
 LAZY_DUNDER_METHODS = {"__torch_function__", "__torch_dispatch__"}
+# torch.autograd.Function: `Fn.apply(x)` runs the class's forward (checked like ModelNew.forward, from the
+# call with the call's taint); backward never runs in the judge's forward (it runs under torch.no_grad, and
+# nothing outside __init__ may call backward or torch.autograd).
+AUTOGRAD_FUNCTION_BASES = {"torch.autograd.Function", "torch.autograd.function.Function"}
 
 # nn.Module methods a candidate may not override (torch calls them outside forward).
 NN_MODULE_METHODS = set("""
@@ -42,12 +46,15 @@ class ClassRules:
                 continue
             if path == "torch.nn.Module":
                 continue
+            if path in AUTOGRAD_FUNCTION_BASES:
+                continue  # an autograd wrapper of the extension: its forward is checked as forward is
             if path and path.startswith("torch.") and path.split(".")[-1] == "Tensor":
                 self.report("lazy_output", node, f"class {node.name} subclasses torch.Tensor")
                 continue
             shown = path or snippet(base)
             self.report("forbidden_base_class", node,
-                        f"class {node.name} derives from {shown}; derive from nn.Module")
+                        f"class {node.name} derives from {shown}; derive from nn.Module (or "
+                        "torch.autograd.Function for an autograd wrapper of your kernels)")
         for keyword in node.keywords:
             self.report("dynamic_code", node, f"class keyword `{keyword.arg}` (metaclass) is not allowed")
         derives_module = self.derives_from_module(node)
@@ -61,6 +68,16 @@ class ClassRules:
             elif derives_module and item.name in NN_MODULE_METHODS:
                 self.report("module_override", item,
                             f"overriding nn.Module.{item.name} runs code outside forward")
+
+    def is_autograd_function(self, node: ast.ClassDef, seen: frozenset = frozenset()) -> bool:
+        """The class derives from torch.autograd.Function (directly or through classes of this file)."""
+        for base in node.bases:
+            if self.dotted(base) in AUTOGRAD_FUNCTION_BASES:
+                return True
+            if isinstance(base, ast.Name) and base.id in self.classes and base.id not in seen:
+                if self.is_autograd_function(self.classes[base.id], seen | {node.name}):
+                    return True
+        return False
 
     def derives_from_module(self, node: ast.ClassDef, seen: frozenset = frozenset()) -> bool:
         for base in node.bases:

@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING
 from .dynamic import DYNAMIC_BUILTINS
 from .syntax import (function_params, is_cuda_device_literal, is_cuda_string, is_extension_path,
                      params_with_object_defaults, root_name, self_attr, snippet, target_names)
-from .torch_paths import TORCH_CALLS_ALLOWED, TORCH_VALUES_ALLOWED, is_nn_class, torch_path_rule
+from .torch_paths import (TORCH_CALLS_ALLOWED, TORCH_DTYPES, TORCH_VALUES_ALLOWED, is_nn_class,
+                          torch_path_rule)
 from .vocabulary import (BUILTINS_ON_TENSORS, CONTAINER_FILL_METHODS, FORWARD, INIT, LIST_METHODS,
                          MODULE_CONFIG_ATTRS, SAFE_BUILTINS, STATE_BUILTINS, TENSOR_CREATION_METHODS,
                          TENSOR_METADATA_ATTRS, TENSOR_METADATA_METHODS, TENSOR_MOVE_METHODS,
                          TENSOR_PRECISION_METHODS, TENSOR_RESHAPE_METHODS, TENSOR_VIEW_METHODS)
 
+# Methods of an autograd Function's ctx that only record what backward needs.
+AUTOGRAD_CTX_METHODS = {"save_for_backward", "mark_non_differentiable", "mark_dirty", "set_materialize_grads"}
 
 if TYPE_CHECKING:
     from .checker import Checker
@@ -50,6 +53,23 @@ class Body:
         self.local_aliases: dict[str, str] = {}
         self.local_functions: dict[str, ast.FunctionDef] = {}
         self.extension_locals: set[str] = set()   # ext = self.ext, f = self.f: the extension
+        self.ctx_name = self.autograd_ctx()          # forward(ctx, ...) of a torch.autograd.Function
+
+    def autograd_ctx(self) -> str | None:
+        """The name of the context parameter of a torch.autograd.Function's forward (without a
+        setup_context) or setup_context: it holds what forward saves for backward."""
+        func = self.func
+        if self.cls is None or not isinstance(func, ast.FunctionDef) or \
+                func.name not in {FORWARD, "setup_context"} or not self.c.is_autograd_function(self.cls):
+            return None
+        if func.name == FORWARD and self.c.find_method(self.cls, "setup_context") is not None:
+            return None
+        params = function_params(func.args)
+        return params[0].arg if params else None
+
+    def is_ctx(self, node: ast.expr) -> bool:
+        return self.ctx_name is not None and isinstance(node, ast.Name) and node.id == self.ctx_name and \
+            self.store_counts[node.id] == 0
 
     def run(self) -> None:
         if isinstance(self.func, (ast.FunctionDef, ast.Lambda)):
@@ -87,8 +107,20 @@ class Body:
         if self.profile == INIT:
             self.visit_init(body_nodes)
         else:
+            # Branches the judged task never runs, or whose every run the op guard refuses, are walked
+            # for their bindings above but not visited (the universal rules still see them).
+            unvisited = self.unvisited_branches(body_nodes)
             for node in body_nodes:
-                self.visit(node)
+                if id(node) not in unvisited:
+                    self.visit(node)
+                elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)) or \
+                        isinstance(node, ast.Subscript) and not isinstance(node.ctx, ast.Load):
+                    # State kept across calls is refused there too: no op of the guard's sees it.
+                    self.c.report_only = {"module_state"}
+                    try:
+                        self.visit(node)
+                    finally:
+                        self.c.report_only = None
 
     def own_nodes(self) -> list[ast.AST]:
         """Nodes of this body, without nested functions and classes (analysed on their own)."""
@@ -305,6 +337,9 @@ class Body:
                 return False
             if isinstance(func, (ast.Attribute, ast.Name)) and self.kind(func) == "extension":
                 return True  # self.ext.f(x), self.f(x), f(x) with f = self.f: a custom op's result
+            if isinstance(func, ast.Attribute) and func.attr == "apply" and \
+                    self.autograd_class(func.value) is not None:
+                return True  # Fn.apply(x): what the autograd Function's forward returns
             if isinstance(func, ast.Attribute):
                 if self.is_parameter_scalar_read(node):
                     return False
@@ -343,6 +378,153 @@ class Body:
             return self.is_tainted(node.elt) or any(self.is_tainted(g.iter) for g in node.generators)
         if isinstance(node, ast.DictComp):
             return self.is_tainted(node.value) or any(self.is_tainted(g.iter) for g in node.generators)
+        return False
+
+    # -- branches on the task's configuration
+
+    def unvisited_branches(self, nodes: list[ast.AST]) -> set[int]:
+        """Ids of the nodes of ModelNew.forward's branches that are not checked for compute:
+
+        - a branch on the inputs' device that the judge never takes: the inputs of the judged task are on
+          the GPU, so the body of `if not x.is_cuda:` (`x.device.type != "cuda"`, `x.is_cpu`) and the
+          `else` of `if x.is_cuda:` never run;
+        - the torch fallback of an if/else on the task's configuration whose other branch calls the
+          extension: a test made only of the inputs' device, dtype and rank, scalar settings `__init__`
+          stored on self (`self.dim == 1`), literals and torch dtypes. Such a test has the same value in
+          every call of a judgement (the task's inputs and init arguments are fixed, and self's
+          attributes cannot change outside __init__: module_state), so either the fallback never runs or
+          it runs in the first checked call, where the run-time op guard refuses its torch ops.
+
+        Only for an input of ModelNew.forward (a parameter rebound at most to a view or a move of an
+        input), never for tensors the candidate makes or keeps (those may be on the host)."""
+        if not (isinstance(self.func, ast.FunctionDef) and self.func.name == FORWARD and self.cls is not None
+                and self.cls.name == "ModelNew"):
+            return set()
+        out: set[int] = set()
+        for node in nodes:
+            if not isinstance(node, ast.If) or id(node) in out:
+                continue
+            value = self.device_test(node.test)
+            if value is not None:
+                dead = node.orelse if value else node.body
+            elif node.orelse and self.is_configuration(node.test):
+                calls_body, calls_else = self.calls_extension(node.body), self.calls_extension(node.orelse)
+                if calls_body == calls_else:
+                    continue
+                dead = node.orelse if calls_body else node.body
+            else:
+                continue
+            for statement in dead:
+                out.update(id(n) for n in ast.walk(statement))
+        return out
+
+    def is_input(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """A parameter of ModelNew.forward that the body rebinds, if at all, only to a view or a move
+        of an input (`x = x.contiguous()`)."""
+        if not isinstance(node, ast.Name) or not isinstance(self.func, ast.FunctionDef) or \
+                self.func.name != FORWARD or self.cls is None or self.cls.name != "ModelNew":
+            return False  # only the judge's own call passes the task's inputs
+        args = self.func.args
+        positional = [*args.posonlyargs, *args.args]
+        # The judge passes the task's inputs positionally; a parameter with a default may be left at it
+        # (a tensor made where the file was imported: on the host).
+        without_default = positional[1:len(positional) - len(args.defaults)]
+        if node.id not in {a.arg for a in without_default}:
+            return False
+        if node.id in seen:
+            return True
+        assigned = self.assigned.get(node.id, [])
+        if len(assigned) != self.store_counts[node.id]:
+            return False
+        seen = seen | {node.id}
+        for value in assigned:
+            if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and
+                    value.func.attr in (TENSOR_VIEW_METHODS | TENSOR_RESHAPE_METHODS | {"contiguous", "cuda", "to"})
+                    and self.is_input(value.func.value, seen)):
+                return False
+            if value.func.attr == "to" and not all(
+                    self.is_input_setting(a, seen) for a in [*value.args, *[k.value for k in value.keywords
+                                                                             if k.arg != "non_blocking"]]):
+                return False  # x = x.to(...) with anything but the inputs' own device or dtype
+        return True
+
+    def is_input_setting(self, node: ast.expr, seen: frozenset) -> bool:
+        """`x.device` or `x.dtype` of an input, "cuda", torch.float32: what x.to(...) may take and x
+        stay an input (on the GPU, in the task's dtype)."""
+        if is_cuda_string(node) or self.is_float32(node):
+            return True
+        return isinstance(node, ast.Attribute) and node.attr in {"device", "dtype"} and \
+            self.is_input(node.value, seen)
+
+    def device_test(self, test: ast.expr) -> bool | None:
+        """The value of a test on the inputs' device when the inputs are on the GPU, or None when the
+        test is something else (or depends on something else)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.device_test(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            values = [self.device_test(v) for v in test.values]
+            decisive = isinstance(test.op, ast.Or)  # True decides an `or`, False an `and`
+            if decisive in values:
+                return decisive
+            return None if None in values else not decisive
+        if isinstance(test, ast.Attribute) and test.attr in {"is_cuda", "is_cpu"} and self.is_input(test.value):
+            return test.attr == "is_cuda"
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.NotEq)):
+            left, right = test.left, test.comparators[0]
+            if isinstance(left, ast.Constant):
+                left, right = right, left
+            if isinstance(left, ast.Attribute) and left.attr == "type" and \
+                    isinstance(left.value, ast.Attribute) and left.value.attr == "device" and \
+                    self.is_input(left.value.value) and isinstance(right, ast.Constant) and \
+                    right.value in {"cuda", "cpu"}:
+                return (right.value == "cuda") == isinstance(test.ops[0], ast.Eq)
+        return None
+
+    def is_configuration(self, test: ast.expr) -> bool:
+        """A test made only of the inputs' device, dtype and rank, scalar settings of self, literals
+        and torch dtypes: the same value in every call of the judged task."""
+        if isinstance(test, ast.Constant):
+            return True
+        if isinstance(test, ast.UnaryOp):
+            return self.is_configuration(test.operand)
+        if isinstance(test, ast.BoolOp):
+            return all(self.is_configuration(v) for v in test.values)
+        if isinstance(test, ast.Compare):
+            return all(self.is_configuration(v) for v in [test.left, *test.comparators])
+        if isinstance(test, (ast.Tuple, ast.List, ast.Set)):
+            return all(self.is_configuration(e) for e in test.elts)
+        if self.device_test(test) is not None:
+            return True
+        if isinstance(test, ast.Attribute):
+            if test.attr in {"dtype", "ndim", "is_cuda", "is_cpu"} and self.is_input(test.value):
+                return True
+            if test.attr == "type" and isinstance(test.value, ast.Attribute) and test.value.attr == "device" \
+                    and self.is_input(test.value.value):
+                return True
+            if self_attr(test) is not None and test.attr != "training" and self.kind(test) == "scalar":
+                return True
+            path = self.dotted(test)
+            return path is not None and path.startswith("torch.") and path.split(".", 1)[1] in TORCH_DTYPES
+        if isinstance(test, ast.Call) and not test.keywords:
+            func = test.func
+            if isinstance(func, ast.Attribute) and func.attr in {"dim", "ndimension"} and not test.args:
+                return self.is_input(func.value)
+            if self.is_builtin(func, "len") and len(test.args) == 1:
+                arg = test.args[0]
+                return isinstance(arg, ast.Attribute) and arg.attr == "shape" and self.is_input(arg.value)
+        return False
+
+    def calls_extension(self, statements: list[ast.stmt]) -> bool:
+        """Whether the statements call the extension (through any of its names)."""
+        for statement in statements:
+            for node in ast.walk(statement):
+                if isinstance(node, ast.Call) and (is_extension_path(self.dotted(node.func)) or
+                                                   self.kind(node.func) == "extension"):
+                    return True
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                        node.func.attr == "apply" and self.autograd_class(node.func.value) is not None:
+                    return True  # Fn.apply(x): an autograd wrapper, its forward checked on its own
         return False
 
     # -- __init__
@@ -438,7 +620,7 @@ class Body:
                     self.c.report("module_state", node, f"assigning `{snippet(element)}` outside "
                                                         "__init__ keeps state across calls; set attributes "
                                                         "in __init__ and compute every output anew")
-                elif self.is_tainted(element.value):
+                elif self.is_tainted(element.value) and not self.is_ctx(element.value):
                     self.report_tensor(node, f"assigning `{snippet(element)}` changes a tensor")
         in_function = isinstance(self.func, ast.FunctionDef)
         if in_function and isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -501,6 +683,15 @@ class Body:
                 return  # reported by the universal rules
             if path in TORCH_CALLS_ALLOWED:
                 return
+            if path == "torch.tensor":
+                # torch.tensor([]) as a placeholder, torch.tensor(x.shape): a small tensor made from
+                # literals and metadata, never from a tensor's values (the op guard sees lift_fresh for it,
+                # and refuses the copy torch.tensor(t) makes).
+                if tainted_args:
+                    self.report_tensor(node, f"`{snippet(node)}` copies a tensor's values (allowed: "
+                                             "torch.tensor(...) of literals and shapes, torch.empty*/zeros*/"
+                                             "ones*/full*)")
+                return
             self.c.report("torch_compute", node,
                           f"`{path}(...)` is a torch operation; only tensor creation "
                           "(torch.empty*/zeros*/ones*/full*) is allowed outside __init__")
@@ -544,6 +735,9 @@ class Body:
             return  # self.ext.f(x), self.f(x): the custom op through another name
         if kind.startswith("local:"):
             return  # an instance of a class of this file: its forward is checked on its own
+        if method == "apply" and self.autograd_class(receiver) is not None:
+            self.follow_autograd_apply(node, self.autograd_class(receiver))
+            return
         if kind == "module" or self.kind(receiver) == "module":
             self.c.report("nn_module_call", node,
                           f"calling `{snippet(func)}` runs a torch.nn layer; pass its parameters to "
@@ -576,6 +770,8 @@ class Body:
             return  # outs = [x]; outs.append(y): a local list of tensors, no tensor operation
         if self.is_parameter_scalar_read(node):
             return  # self.scale.item(): a weight's value as a number, for a kernel's argument
+        if self.is_ctx(receiver) and method in AUTOGRAD_CTX_METHODS:
+            return  # ctx.save_for_backward(y): kept for backward, which the judged forward never runs
         if self.is_tainted(receiver):
             if method in TENSOR_METADATA_METHODS or method in TENSOR_VIEW_METHODS or \
                     method in TENSOR_CREATION_METHODS or method in TENSOR_RESHAPE_METHODS:
@@ -619,20 +815,60 @@ class Body:
             return all(k.arg == "memory_format" for k in node.keywords) and len(node.args) <= 1
         if any(k.arg not in {"device", "non_blocking", "dtype"} for k in node.keywords):
             return False
-        # dtype=torch.float32 (the tasks' precision: a no-op there, an upcast elsewhere) converts to no
-        # lower precision; any other dtype is refused.
+        # dtype=torch.float32 (the tasks' precision: a no-op there, an upcast elsewhere) or the dtype of
+        # one of the task's tensors (an input, a parameter: x.to(w.dtype)) converts to no lower precision;
+        # any other dtype is refused. A conversion that does happen is refused at run time too (the op
+        # guard refuses aten::_to_copy; to() to the tensor's own dtype and device dispatches nothing).
         dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
-        if dtype is not None and (method != "to" or not self.is_float32(dtype)):
+        if dtype is not None and (method != "to" or not self.is_task_dtype(dtype)):
             return False
-        devices = [*node.args, *[k.value for k in node.keywords if k.arg == "device"]]
+        args = list(node.args)
+        if method == "to" and dtype is None and args and self.is_task_dtype(args[-1]) and \
+                (len(args) == 2 or not node.keywords):
+            if len(args) == 1 and self.is_float32(args[0]):
+                return False  # to(torch.float32) alone: name the device too (to(x.device, torch.float32))
+            args.pop()  # to(device, w.dtype), to(w.dtype)
+            if not args and not node.keywords:
+                return True
+        devices = [*args, *[k.value for k in node.keywords if k.arg == "device"]]
         if method == "cuda":
             return len(node.args) <= 1 and all(self.is_gpu_device(d) or
                                                (isinstance(d, ast.Constant) and type(d.value) is int)
                                                for d in devices)
+        if not devices and dtype is not None and not args and not self.is_float32(dtype):
+            return True  # to(dtype=w.dtype); to(dtype=torch.float32) alone names no device and is refused
         # to(): exactly one device, given positionally or as device=.
-        if len(devices) != 1 or len(node.args) > 1:
+        if len(devices) != 1 or len(args) > 1:
             return False
         return self.is_gpu_device(devices[0]) or self.is_tensor_device(devices[0])
+
+    def is_task_dtype(self, node: ast.expr) -> bool:
+        """torch.float32, or `t.dtype` of one of the task's tensors: an input of forward or a parameter of
+        the model (its dtype is the task's: the reference state_dict is loaded over it)."""
+        if self.is_float32(node):
+            return True
+        return isinstance(node, ast.Attribute) and node.attr == "dtype" and self.is_task_tensor(node.value)
+
+    def is_task_tensor(self, node: ast.expr) -> bool:
+        """An input of ModelNew.forward, a tensor attribute of self (a parameter, a buffer, a layer's
+        weight) or an element of an nn.ParameterList/ParameterDict of self."""
+        if self.is_input(node):
+            return True
+        if isinstance(node, ast.Attribute):
+            return root_name(node) == "self" and self.kind(node) == "tensor"
+        if isinstance(node, ast.Subscript) and self_attr(node.value) is not None:
+            return self.is_parameter_container(self_attr(node.value))
+        return False
+
+    def is_parameter_container(self, attr: str) -> bool:
+        """self.<attr> is only ever assigned an nn.ParameterList or nn.ParameterDict."""
+        if self.cls is None:
+            return False
+        values = [n.value for n in ast.walk(self.cls) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                  and n.value is not None
+                  and any(self_attr(t) == attr for t in (n.targets if isinstance(n, ast.Assign) else [n.target]))]
+        return bool(values) and all(isinstance(v, ast.Call) and self.c.dotted(v.func) in
+                                    {"torch.nn.ParameterList", "torch.nn.ParameterDict"} for v in values)
 
     def is_float32(self, node: ast.expr) -> bool:
         return self.c.dotted(node, self.local_aliases) in {"torch.float32", "torch.float"}
@@ -651,7 +887,8 @@ class Body:
     def is_tensor_device(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
         """`t.device` of a tensor t, or a local name bound only to such values (the device the inputs
         are on; a copy to the host is refused by the run-time op guard)."""
-        if isinstance(node, ast.Attribute) and node.attr == "device" and self.is_plain_tensor(node.value):
+        if isinstance(node, ast.Attribute) and node.attr == "device" and \
+                (self.is_plain_tensor(node.value) or self.is_task_tensor(node.value)):
             return True
         return self.name_bound_only_to(node, seen, self.is_tensor_device)
 
@@ -710,6 +947,61 @@ class Body:
         if not assigned or len(assigned) != self.store_counts[node.id]:
             return False  # bound by a loop, a with, a tuple target, a walrus, a del ...
         return all(test(value, seen | {node.id}) for value in assigned)
+
+    def autograd_class(self, node: ast.expr) -> ast.ClassDef | None:
+        """The class of this file that `node` names, when it derives from torch.autograd.Function."""
+        if isinstance(node, ast.Name) and node.id in self.c.classes and node.id not in self.locals and \
+                self.c.is_autograd_function(self.c.classes[node.id]):
+            return self.c.classes[node.id]
+        return None
+
+    def class_chain(self, cls: ast.ClassDef) -> list[ast.ClassDef]:
+        """The class and its bases among the classes of this file."""
+        chain, todo = [], [cls]
+        while todo:
+            current = todo.pop()
+            if current in chain:
+                continue
+            chain.append(current)
+            todo.extend(self.c.classes[b.id] for b in current.bases
+                        if isinstance(b, ast.Name) and b.id in self.c.classes)
+        return chain
+
+    def follow_autograd_apply(self, node: ast.Call, cls: ast.ClassDef) -> None:
+        """`Fn.apply(...)` runs Fn.forward(ctx, ...) (and setup_context, where Fn defines one): both are
+        checked like forward, with the taint of the call's arguments. An `apply` of the file's own is
+        checked with every argument tainted."""
+        for owner in self.class_chain(cls):
+            for item in owner.body:
+                if not isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+                        any(isinstance(n, ast.Name) and n.id in {"apply", FORWARD, "setup_context"} and
+                            isinstance(n.ctx, ast.Store) for n in ast.walk(item)):
+                    self.c.report("unknown_call", node, f"`{snippet(node.func)}(...)`: {owner.name} binds "
+                                  "apply/forward/setup_context other than by a def; define forward as a "
+                                  "staticmethod that calls your kernels")
+                    return
+        own_apply = self.c.find_method(cls, "apply")
+        if own_apply is not None:
+            owner, target = own_apply
+            self.c.analyse(target, owner, FORWARD, frozenset(a.arg for a in function_params(target.args)))
+            return
+        hit = self.c.find_method(cls, FORWARD)
+        if hit is None:
+            self.c.report("unknown_call", node, f"`{snippet(node.func)}(...)`: {cls.name} defines no forward")
+            return
+        owner, target = hit
+        setup = self.c.find_method(cls, "setup_context")
+        params = function_params(target.args)
+        if setup is None:
+            params = params[1:]  # forward(ctx, *args)
+        tainted = {p.arg for p, a in zip(params, node.args) if self.is_tainted(a) or isinstance(a, ast.Starred)}
+        if any(isinstance(a, ast.Starred) for a in node.args) or \
+                any(k.arg is None or self.is_tainted(k.value) for k in node.keywords):
+            tainted |= {p.arg for p in params}
+        self.c.analyse(target, owner, FORWARD, frozenset(tainted))
+        if setup is not None:
+            self.c.analyse(setup[1], setup[0], FORWARD,
+                           frozenset(a.arg for a in function_params(setup[1].args)[1:]))
 
     def follow_local_call(self, node: ast.Call, profile: str) -> None:
         """Checks the called function of this file with the taint of the call's arguments."""
