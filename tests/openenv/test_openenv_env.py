@@ -12,7 +12,9 @@ import urllib.request
 import uuid
 
 import pytest
-from conftest import TASK, candidate
+
+pytest.importorskip("openenv", reason="openenv-core is not installed (scripts/setup.sh installs it)")
+from openenv_stack import TASK, candidate
 from openenv import GenericEnvClient
 
 from cuda_agent_openenv import CudaAgentAction, CudaAgentEnv
