@@ -9,8 +9,9 @@
 # then, same tasks and step budget, our own GRPO loop (python -m cuda_agent_rl) for comparison.
 # Missing Python packages come from .gpu/wheels (scripts/trl_wheels.sh): only those whose module
 # does not import are installed, with --no-index --no-deps --target .gpu/pylib.
-# Knobs: TRL_STEPS (80), TRL_GROUP (8), TRL_LR (0.01), TRL_TIMEOUT (330 s), TOY_TIMEOUT (120 s),
-# JUDGE_WORKERS (8).
+# Knobs: TRL_STEPS (80), TRL_GROUP (8), TRL_LR (0.01), TRL_MINUTES (4: training stops then, the
+# greedy answers after and the summary are still made), TRL_TIMEOUT (420 s, a hard stop),
+# TOY_TIMEOUT (120 s), JUDGE_WORKERS (8).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/cuda-agent-out}"
@@ -66,7 +67,7 @@ for url in ("http://127.0.0.1:8393/v1/health", "http://127.0.0.1:8394/health"):
         except OSError:
             time.sleep(0.2)
 PY
-timeout "${TRL_TIMEOUT:-330}" python3 -m cuda_agent_rl.trl_run --env http://127.0.0.1:8394 --device cuda \
+timeout "${TRL_TIMEOUT:-420}" python3 -m cuda_agent_rl.trl_run --max-minutes "${TRL_MINUTES:-4}" --env http://127.0.0.1:8394 --device cuda \
   --steps "${TRL_STEPS:-80}" --group "${TRL_GROUP:-8}" --prompts-per-step 2 --lr "${TRL_LR:-0.01}" \
   --train-tasks relu_scale,swish --heldout-tasks softsign --out "$OUT/trl" 2>&1 | grep -v -i warn | tail -40
 # Our own loop, same tasks and step budget, for the comparison (docs/toy_rl.md).

@@ -191,6 +191,8 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--no-reuse", action="store_true", help="judge every answer (no verdict reuse)")
     p.add_argument("--max-wait", type=float, default=600.0, help="seconds an episode waits out 429s")
+    p.add_argument("--max-minutes", type=float, default=None, help="stop training after this long (the greedy "
+                   "answers after and the summary are still made)")
     p.add_argument("--out", required=True)
     return p.parse_args(argv)
 
@@ -238,6 +240,10 @@ def main(argv=None) -> int:
     class Record(TrainerCallback):
         last = time.time()
 
+        def on_step_end(self, _args, state, control, **kwargs):
+            if args.max_minutes is not None and time.time() - train0 > args.max_minutes * 60:
+                control.should_training_stop = True
+
         def on_log(self, _args, state, control, logs=None, **kwargs):
             if not logs or "reward" not in logs:
                 return
@@ -263,7 +269,7 @@ def main(argv=None) -> int:
     after = judge_greedy(greedy_answers(trainer.model, tokenizer, train + heldout))
     wall = time.time() - wall0
     steps = [json.loads(line) for line in (out / "steps.jsonl").read_text().splitlines() if line.strip()]
-    rewards_served = args.steps * args.prompts_per_step * args.group
+    rewards_served = len(steps) * args.prompts_per_step * args.group
     import transformers
     import trl
 
@@ -281,7 +287,7 @@ def main(argv=None) -> int:
         "versions": {"python": platform.python_version(), "torch": torch.__version__,
                      "transformers": transformers.__version__, "trl": trl.__version__, "openenv-core": openenv_version},
         "policy": "GPT2LMHeadModel, 2 layers, width 64, random init; WordLevel tokenizer built from the action space",
-        "steps": args.steps, "group": args.group, "prompts_per_step": args.prompts_per_step,
+        "steps": args.steps, "steps_done": len(steps), "group": args.group, "prompts_per_step": args.prompts_per_step,
         "train_tasks": train, "heldout_tasks": heldout, "reuse": not args.no_reuse,
         "wall_s": wall, "train_wall_s": train_wall,
         "judge_busy_s": judge.busy_seconds(), "judge_share_of_wall": judge.busy_seconds() / wall,
