@@ -97,9 +97,10 @@ def test_load_environment_and_a_scripted_rollout_scored_by_the_judge(serve):
         vf.load_environment("cuda_agent_verifiers", serve_url=serve, tasks=[TASK], schedule="nope")
     with pytest.raises(RuntimeError, match="refused task"):
         vf.load_environment("cuda_agent_verifiers", serve_url=serve, tasks=[TASK + ".missing"])
-    # Turn 1 reads and makes a bad call; turn 2 writes a candidate that does not compile; turn 3 stops.
+    # Turn 1 reads and makes a bad call; turn 2 writes kernels without model_new.py (a quick verdict: -1
+    # at the static stage); turn 3 stops.
     script = [("look", [("Read", {"file_path": "model.py"}), ("Nope", {})]),
-              ("write", writes("cpu_compile_error")),
+              ("write", writes("cpu_missing_model_new")),
               ("done", [])]
     model = FakeScriptedModel(script)
     results = asyncio.run(env.evaluate(client=model, model="fake-scripted", num_examples=1, rollouts_per_example=2))
@@ -107,6 +108,7 @@ def test_load_environment_and_a_scripted_rollout_scored_by_the_judge(serve):
     assert len(outputs) == 2
     for out in outputs:
         assert out["reward"] == -1.0 and out["metrics"]["judge_no_verdict"] == 0.0
+        assert out["metrics"]["judge_correct"] == 0.0
         tool_texts = [m["content"] if isinstance(m, dict) else m.content for m in out["completion"]
                       if (m["role"] if isinstance(m, dict) else m.role) == "tool"]
         assert any("import torch" in t for t in tool_texts)
