@@ -74,6 +74,29 @@ if ! "$PYTHON" -c "from verl.experimental.agent_loop import AgentLoopBase" >/dev
     "cachetools==8.0.2" "fastapi==0.165.0"
 fi
 
+# The trainer integrations (issue 48; docs/training.md, docs/dependencies.md), each pinned:
+# openenv-core 0.3.0 for python/cuda_agent_openenv (its server imports fastmcp; websockets is its
+# client's transport), installed without its optional UI/CLI dependencies (gradio, openai, ...);
+# verifiers 0.1.14 for python/cuda_agent_verifiers, without dependencies (it pins datasets < 4.7 and
+# mcp stays at 2.3.0), plus the modules its import needs; trl 1.16.0 and accelerate for the TRL run's
+# smoke test (tests do not need them).
+if ! "$PYTHON" -c "from openenv.core.env_server.http_server import create_fastapi_app; import websockets" >/dev/null 2>&1; then
+  log "installing openenv-core==0.3.0 (core dependencies only)"
+  "$PYTHON" -m pip install -q "fastmcp==4.2.3" "websockets==16.1.1" "uvicorn==0.54.0" "fastapi==0.165.0" "requests"
+  "$PYTHON" -m pip install -q --no-deps "openenv-core==0.3.0"
+fi
+if ! "$PYTHON" -c "import verifiers; from verifiers.utils.env_utils import load_environment" >/dev/null 2>&1; then
+  log "installing verifiers==0.1.14 (no dependencies) and the modules its import needs"
+  "$PYTHON" -m pip install -q "tenacity==9.2.1" "httpx==0.28.1" "aiolimiter==1.3.0" "prime-sandboxes==0.5.1" \
+    "anthropic==2.14.0" "openai==3.57.0" "pyzmq==27.3.0" "setproctitle==1.3.8" "openai-agents==0.24.0" \
+    "aiohttp==3.14.5" "datasets==5.2.0"
+  "$PYTHON" -m pip install -q --no-deps "verifiers==0.1.14"
+fi
+if [ -n "${CUDA_AGENT_TRL:-}" ] && ! "$PYTHON" -c "from trl import GRPOTrainer" >/dev/null 2>&1; then
+  log "installing trl==1.16.0 and accelerate==1.13.0 (CUDA_AGENT_TRL=1: the TRL run's smoke test)"
+  "$PYTHON" -m pip install -q --no-deps "trl==1.16.0" "accelerate==1.13.0"
+fi
+
 # Build.
 GENERATOR=()
 command -v ninja >/dev/null 2>&1 && GENERATOR=(-G Ninja)
