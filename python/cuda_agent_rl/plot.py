@@ -7,6 +7,7 @@ of each step over all tasks, a moving average, and one thin line per task.
 from __future__ import annotations
 
 import argparse
+import html
 import json
 from pathlib import Path
 from typing import Optional
@@ -84,7 +85,7 @@ def render(steps: list[dict], title: str, window: int = 10) -> str:
 
 
 def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return html.escape(text, quote=True)  # & < > " ' as the C++ pages' HtmlEscape (common/text.h)
 
 
 def main(argv: Optional[list[str]] = None) -> int:

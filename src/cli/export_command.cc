@@ -92,7 +92,25 @@ int ExportCommand(const Args& args) {
     std::cerr << "cuda-agent export: " << loaded.status().message() << "\n";
     return kExitTaskError;
   }
-  std::vector<Task> tasks = SelectTasks(loaded.value(), a.Get("select"), limit.value());
+  // A malformed task (what `tasks list` flags) would be a training prompt no candidate can pass:
+  // each is named on stderr and left out; a suite of nothing else is an error.
+  std::vector<Task> tasks;
+  size_t malformed = 0;
+  for (Task& task : SelectTasks(loaded.value(), a.Get("select"), limit.value())) {
+    if (Status shape = CheckTaskShape(task); !shape.ok()) {
+      std::cerr << "cuda-agent export: skipped, malformed: " << shape.message() << "\n";
+      ++malformed;
+      continue;
+    }
+    tasks.push_back(std::move(task));
+  }
+  if (tasks.empty()) {
+    std::cerr << "cuda-agent export: no well-formed task to export ("
+              << (malformed > 0 ? std::to_string(malformed) + " malformed, named above; "
+                                : std::string())
+              << "`cuda-agent tasks list SUITE` lists the suite's tasks and their problems)\n";
+    return kExitTaskError;
+  }
   Result<HarnessEnv> env = HarnessEnv::Discover();
   if (!env.ok()) {
     std::cerr << "cuda-agent export: " << env.status().message() << "\n";
@@ -144,8 +162,9 @@ int ExportCommand(const Args& args) {
       return kExitInternal;
     }
   }
-  std::cout << "export verl: " << tasks.size() << " tasks (" << mode << ") -> " << out.string()
-            << "\n";
+  std::cout << "export verl: " << tasks.size() << " tasks (" << mode << ") -> " << out.string();
+  if (malformed > 0) std::cout << "; " << malformed << " malformed skipped (named on stderr)";
+  std::cout << "\n";
   return kExitVerdict;
 }
 

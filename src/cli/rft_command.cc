@@ -86,8 +86,10 @@ int RftCommand(const Args& args) {
     for (const auto& [name, count] : report->removed) {
       if (count > 0) std::cout << ", " << name << " " << count;
     }
+    // Every file written, one a line.
     std::cout << "\n  " << (out / "sft.jsonl").string() << "\n  " << (out / "report.json").string()
               << "\n";
+    if (a.Has("parquet")) std::cout << "  " << (out / "sft.parquet").string() << "\n";
   }
   return kExitVerdict;
 }

@@ -36,6 +36,10 @@ const std::vector<OptionSpec>& ServeSpecs() {
         {"host", true, "address to listen on (another than loopback needs --token)", "127.0.0.1"},
         {"port", true, "port to listen on (0: a free one, printed)", "8377"},
         {"token", true, "bearer token every route but /v1/health requires (empty: none)", ""},
+        {"status-token", true,
+         "read-only token that opens only the status page at / (a browser's login dialog: any "
+         "user, this as password); needs --token",
+         ""},
         {"state-dir", true, "sessions' folders and server.sqlite (default <cache>/serve)", ""},
         {"max-sessions", true, "sessions open at once; beyond: 429", "256"},
         {"queue-per-device", true,
@@ -208,6 +212,17 @@ int ServeCommand(const Args& args) {
                       "listening on " + host + " (not loopback) needs --token or CUDA_AGENT_TOKEN",
                       specs);
   }
+  const std::string status_token = a->Get("status-token");
+  if (!status_token.empty() && token.empty()) {
+    return UsageError("serve",
+                      "--status-token needs --token (without a token every route, the status "
+                      "page included, is open)",
+                      specs);
+  }
+  if (!status_token.empty() && status_token == token) {
+    return UsageError(
+        "serve", "--status-token must differ from --token (it opens only the status page)", specs);
+  }
 
   Result<HarnessEnv> env = HarnessEnv::Discover();
   if (!env.ok()) {
@@ -281,6 +296,7 @@ int ServeCommand(const Args& args) {
                                                         .policy = a->Get("policy"),
                                                         .server_version = options.version});
   HttpApi api(*environment.value(), {.token = token,
+                                     .status_token = status_token,
                                      .max_body_bytes = static_cast<size_t>(max_body.value()),
                                      .version = options.version,
                                      .mcp = mcp});
@@ -303,7 +319,7 @@ int ServeCommand(const Args& args) {
   std::thread serving([&server] { server->Run(); });
   std::cout << "cuda-agent serve: listening on " << url << " (state " << options.state_dir.string()
             << ", judge " << judge.Describe() << (token.empty() ? ", no token" : ", bearer token")
-            << ")" << std::endl;
+            << (status_token.empty() ? "" : ", status token") << ")" << std::endl;
 
   int received = 0;
   sigwait(&stop_signals, &received);

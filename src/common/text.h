@@ -1,6 +1,8 @@
-// text.h — small helpers on text that several components parse (tool output, CSV, headers).
+// text.h — small helpers on text that several components parse (tool output, CSV, headers) or
+// write (HTML pages).
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,6 +29,36 @@ inline std::vector<std::string_view> SplitLines(std::string_view text) {
     pos = eol + 1;
   }
   return lines;
+}
+
+// HtmlEscape: `text` safe inside HTML (and SVG) text and quoted attribute values of either quote:
+// & < > " ' become &amp; &lt; &gt; &quot; &#39;. The one escaper of every page the project writes
+// (the status page, report.html).
+inline std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
 }
 
 }  // namespace cuda_agent

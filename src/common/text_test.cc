@@ -1,4 +1,4 @@
-// text_test.cc — the small text helpers: trimming and splitting into lines.
+// text_test.cc — the small text helpers: trimming, splitting into lines, escaping for HTML.
 #include "common/text.h"
 
 #include <gtest/gtest.h>
@@ -25,6 +25,13 @@ TEST(TextTest, SplitLinesKeepsEmptyLinesInsideAndALastLineWithoutNewline) {
 TEST(TextTest, TrimSpaceDropsSpacesTabsAndCarriageReturns) {
   EXPECT_EQ(TrimSpace(" \t a b \r"), "a b");
   EXPECT_EQ(TrimSpace(" \r\t"), "");
+}
+
+TEST(TextTest, HtmlEscapeEscapesTheFiveCharactersAndNothingElse) {
+  EXPECT_EQ(HtmlEscape("a\"b'c<d>&"), "a&quot;b&#39;c&lt;d&gt;&amp;");
+  EXPECT_EQ(HtmlEscape("&amp;"), "&amp;amp;");  // escaped text is escaped again, not passed through
+  EXPECT_EQ(HtmlEscape("plain text / 1.5x, é"), "plain text / 1.5x, é");
+  EXPECT_EQ(HtmlEscape(""), "");
 }
 
 }  // namespace

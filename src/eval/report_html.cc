@@ -6,6 +6,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/text.h"
 #include "eval/report.h"
 
 namespace cuda_agent {
@@ -19,29 +20,6 @@ constexpr const char* kFailedColour = "#9e9e9e";   // grey
 constexpr const char* kFastColour = "#00897b";     // teal
 constexpr const char* kSlowColour = "#c62828";     // red
 
-std::string Esc(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 std::string Num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%.1f", v);
@@ -51,14 +29,14 @@ std::string Num(double v) {
 std::string Rect(double x, double y, double w, double h, const char* fill,
                  const std::string& title) {
   return "<rect x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" width=\"" + Num(std::max(w, 0.0)) +
-         "\" height=\"" + Num(std::max(h, 0.0)) + "\" fill=\"" + fill + "\"><title>" + Esc(title) +
-         "</title></rect>";
+         "\" height=\"" + Num(std::max(h, 0.0)) + "\" fill=\"" + fill + "\"><title>" +
+         HtmlEscape(title) + "</title></rect>";
 }
 
 std::string Text(double x, double y, const std::string& text, const char* anchor = "middle",
                  int size = 12) {
   return "<text x=\"" + Num(x) + "\" y=\"" + Num(y) + "\" text-anchor=\"" + anchor +
-         "\" font-size=\"" + std::to_string(size) + "\">" + Esc(text) + "</text>";
+         "\" font-size=\"" + std::to_string(size) + "\">" + HtmlEscape(text) + "</text>";
 }
 
 // Rate: the pass rate (baseline null) or the faster-than rate against a baseline; 0 when absent.
@@ -175,7 +153,8 @@ std::string Extremes(const Json& report, const std::string& baseline, const fs::
     const double len = plot_w / 2 * std::log2(v) / span;
     const std::string name = t["task"].value("name", std::string());
     const std::string link = CandidateLink(t, out_dir);
-    s << "<a href=\"" << Esc(link) << "\">" << Text(name_w, y + 14, name, "end", 12) << "</a>"
+    s << "<a href=\"" << HtmlEscape(link) << "\">" << Text(name_w, y + 14, name, "end", 12)
+      << "</a>"
       << Rect(len >= 0 ? mid : mid + len, y + 2, std::fabs(len), row_h - 6,
               v >= 1 ? kFastColour : kSlowColour, name + ": " + FormatTimes(v))
       << Text(len >= 0 ? mid + len + 4 : mid + len - 4, y + 14, FormatTimes(v),
@@ -187,15 +166,16 @@ std::string Extremes(const Json& report, const std::string& baseline, const fs::
 
 std::string Table(const ReportTable& t) {
   std::ostringstream s;
-  s << "<h2>" << Esc(t.title) << "</h2><p>" << Esc(t.note) << "</p><table><tr>";
-  for (const std::string& h : t.header) s << "<th>" << Esc(h) << "</th>";
+  s << "<h2>" << HtmlEscape(t.title) << "</h2><p>" << HtmlEscape(t.note) << "</p><table><tr>";
+  for (const std::string& h : t.header) s << "<th>" << HtmlEscape(h) << "</th>";
   s << "</tr>";
   for (const auto& row : t.rows) {
     s << "<tr>";
     for (const TableCell& c : row) {
       s << "<td>"
-        << (c.link.empty() ? Esc(c.text)
-                           : "<a href=\"" + Esc(c.link) + "\">" + Esc(c.text) + "</a>")
+        << (c.link.empty()
+                ? HtmlEscape(c.text)
+                : "<a href=\"" + HtmlEscape(c.link) + "\">" + HtmlEscape(c.text) + "</a>")
         << "</td>";
     }
     s << "</tr>";
@@ -213,12 +193,12 @@ class HtmlReport : public ReportRenderer {
     std::ostringstream h;
     h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>cuda-agent "
          "bench: "
-      << Esc(report["run"].value("suite", std::string())) << "</title><style>"
+      << HtmlEscape(report["run"].value("suite", std::string())) << "</title><style>"
       << "body{font-family:sans-serif;margin:24px;max-width:1100px;color:#222}"
       << "table{border-collapse:collapse;margin-bottom:8px}td,th{border:1px solid #ccc;padding:3px "
          "8px;"
       << "font-size:13px;text-align:left}th{background:#f2f2f2}svg{display:block;margin:8px 0 24px}"
-      << "</style></head><body>\n<h1>Benchmark report</h1>\n<p>" << Esc(Headline(report))
+      << "</style></head><body>\n<h1>Benchmark report</h1>\n<p>" << HtmlEscape(Headline(report))
       << "</p>\n"
       << "<h2>Pass and faster-than rates per level</h2>\n"
       << LevelBars(report["metrics"]) << "\n"

@@ -50,6 +50,7 @@ Json SmallReport(const fs::path& candidates) {
        Record("correct", 25, 100, 50, (candidates / "level1/1_Fast").string())},
       {"level1/2_Slow", Record("correct", 100, 50, 50, (candidates / "level1/2_Slow").string())},
       {"level2/3_Broken", Record("failed", 0, 0, 0, (candidates / "level2/3_Broken").string())}};
+  records["level2/3_Broken"]["summary"] = "failed <b>|x it's \"broken\"";
   return BuildBenchReport(run, tasks, records);
 }
 
@@ -90,6 +91,9 @@ TEST(ReportTest, HtmlHasThreeChartsLinksAndEscapedNames) {
   EXPECT_NE(html.find("<a href=\"../sol/level1/1_Fast/\">"), std::string::npos);
   EXPECT_NE(html.find("level1/1_Fast&lt;op&gt;"), std::string::npos);
   EXPECT_EQ(html.find("1_Fast<op>"), std::string::npos);
+  EXPECT_NE(html.find("it&#39;s &quot;broken&quot;"),
+            std::string::npos);  // common/text.h's escaper
+  EXPECT_EQ(html.find("it's"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find(">no tasks</text>"), std::string::npos);  // level 3: asked for, empty
 }

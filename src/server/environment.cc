@@ -148,6 +148,11 @@ struct Live {
   int busy = 0;  // operations holding this record; the reaper leaves busy ones alone
   // Guarded by `op`:
   std::unique_ptr<Session> session;
+
+  // IsOpen: the one definition of an open session — one that takes calls (not graded, expired,
+  // interrupted or closed). It is what --max-sessions bounds, health's `sessions_open` counts and
+  // the status page lists (so its count and its table agree). Caller holds State::mutex.
+  bool IsOpen() const { return status == "open"; }
 };
 
 struct Environment::State {
@@ -501,7 +506,7 @@ ApiResult<SessionOpened> Environment::OpenSession(const OpenSessionRequest& requ
   {
     std::lock_guard<std::mutex> lock(st.mutex);
     size_t open = st.opening;
-    for (const auto& [id, r] : st.live) open += r->status == "open" ? 1 : 0;
+    for (const auto& [id, r] : st.live) open += r->IsOpen() ? 1 : 0;
     if (open >= st.options.max_sessions) {
       drop_task_dir();
       return ApiError{429, "too_many_sessions",
@@ -615,13 +620,15 @@ ApiResult<CallAnswer> Environment::Call(const std::string& session_id, const std
     }
   }
   std::string status;
+  bool open = false;
   int used = 0;
   {
     std::lock_guard<std::mutex> lock(st.mutex);
     status = record->status;
+    open = record->IsOpen();
     used = record->calls_used;
   }
-  if (status != "open" || !record->session) return st.NotOpen(session_id, status);
+  if (!open || !record->session) return st.NotOpen(session_id, status);
   if (used >= record->turn_limit) {
     return Conflict("turn_limit", "session '" + session_id + "' used its " +
                                       std::to_string(record->turn_limit) +
@@ -845,7 +852,7 @@ Json Environment::Health() const {
   size_t open = 0;
   {
     std::lock_guard<std::mutex> lock(st.mutex);
-    for (const auto& [id, r] : st.live) open += r->status == "open" ? 1 : 0;
+    for (const auto& [id, r] : st.live) open += r->IsOpen() ? 1 : 0;
   }
   Json devices = st.queue.Snapshot();
   if (devices.empty()) {
@@ -885,6 +892,7 @@ Json Environment::StatusPage() const {
     std::lock_guard<std::mutex> lock(st.mutex);
     const double now = UnixNow();
     for (const auto& [id, r] : st.live) {
+      if (!r->IsOpen()) continue;  // a graded session stays live until closed or expired
       sessions.push_back({{"session_id", id},
                           {"status", r->status},
                           {"task", r->task},

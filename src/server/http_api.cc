@@ -76,6 +76,43 @@ bool ConstantTimeEqual(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
+// Base64Decode: RFC 4648's standard alphabet, padding optional; nullopt for any other character.
+std::optional<std::string> Base64Decode(std::string_view text) {
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+            : c == '/'             ? 63
+                                   : -1;
+    if (v < 0) return std::nullopt;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out += static_cast<char>((bits >> count) & 0xff);
+    }
+  }
+  return out;
+}
+
+// PresentedSecret: the secret an Authorization header carries — a bearer token, or the password
+// of HTTP Basic auth (the user name is ignored) — or "" when it carries neither.
+std::string PresentedSecret(const std::string& header) {
+  if (header.rfind("Bearer ", 0) == 0) return header.substr(7);
+  if (header.rfind("Basic ", 0) == 0) {
+    std::optional<std::string> pair = Base64Decode(header.substr(6));
+    if (!pair) return "";
+    size_t colon = pair->find(':');
+    return colon == std::string::npos ? "" : pair->substr(colon + 1);
+  }
+  return "";
+}
+
 // Body is a request's JSON object, checked for unknown fields; getters word every bad field.
 class Body {
  public:
@@ -153,17 +190,17 @@ Json ToolsJson(const std::vector<ToolSpec>& tools) {
 const std::vector<HttpApi::Route>& HttpApi::Routes() {
   // Indexed by RouteIndex.
   static const std::vector<Route> routes = {
-      {"GET", "/", false},
-      {"GET", "/v1/health", true},
-      {"GET", "/v1/tools", false},
-      {"POST", "/v1/sessions", false},
-      {"GET", "/v1/sessions/{id}", false},
-      {"POST", "/v1/sessions/{id}/calls", false},
-      {"POST", "/v1/sessions/{id}/grade", false},
-      {"DELETE", "/v1/sessions/{id}", false},
-      {"POST", "/v1/evaluate", false},
-      {"GET", "/v1/jobs/{id}", false},
-      {"GET", "/v1/openapi.json", false},
+      {"GET", "/", Access::kStatus},
+      {"GET", "/v1/health", Access::kOpen},
+      {"GET", "/v1/tools", Access::kApi},
+      {"POST", "/v1/sessions", Access::kApi},
+      {"GET", "/v1/sessions/{id}", Access::kApi},
+      {"POST", "/v1/sessions/{id}/calls", Access::kApi},
+      {"POST", "/v1/sessions/{id}/grade", Access::kApi},
+      {"DELETE", "/v1/sessions/{id}", Access::kApi},
+      {"POST", "/v1/evaluate", Access::kApi},
+      {"GET", "/v1/jobs/{id}", Access::kApi},
+      {"GET", "/v1/openapi.json", Access::kApi},
   };
   return routes;
 }
@@ -207,7 +244,9 @@ HttpResponse HttpApi::HandleUntimed(const HttpRequest& request) {
                                 std::to_string(request.refused_status) + ")"});
     }
     if (options_.mcp != nullptr && request.path == kMcpPath) {
-      if (std::optional<HttpResponse> refused = Unauthorized(request)) return *refused;
+      if (std::optional<HttpResponse> refused = Unauthorized(request, Access::kApi)) {
+        return *refused;
+      }
       if (environment_.Stopping()) {
         return ErrorResponse(
             {503, "stopping", "the server is shutting down; retry against its successor", 5});
@@ -225,8 +264,8 @@ HttpResponse HttpApi::HandleUntimed(const HttpRequest& request) {
         allowed.push_back(route.method);
         continue;
       }
-      if (!route.open) {
-        if (std::optional<HttpResponse> refused = Unauthorized(request)) return *refused;
+      if (std::optional<HttpResponse> refused = Unauthorized(request, route.access)) {
+        return *refused;
       }
       if (environment_.Stopping() && i != kHealth) {
         return ErrorResponse(
@@ -251,15 +290,41 @@ HttpResponse HttpApi::HandleUntimed(const HttpRequest& request) {
   }
 }
 
-std::optional<HttpResponse> HttpApi::Unauthorized(const HttpRequest& request) const {
-  if (options_.token.empty()) return std::nullopt;
+std::optional<HttpResponse> HttpApi::Unauthorized(const HttpRequest& request, Access access) const {
+  if (options_.token.empty() || access == Access::kOpen) return std::nullopt;
   auto it = request.headers.find("authorization");
   const std::string presented = it == request.headers.end() ? "" : it->second;
+  if (access == Access::kStatus) {
+    // The status page: either secret, as a bearer token or a Basic password (a browser's dialog).
+    const std::string secret = PresentedSecret(presented);
+    // Both comparisons run, so the time does not tell which secret was near.
+    bool token = ConstantTimeEqual(secret, options_.token);
+    bool status =
+        !options_.status_token.empty() && ConstantTimeEqual(secret, options_.status_token);
+    if (token || status) return std::nullopt;
+    HttpResponse r = ErrorResponse(
+        {401, "unauthorized",
+         std::string(presented.empty() ? "the status page needs a password"
+                                       : "the status page's password is wrong") +
+             ": the server's --status-token (or its --token), as the password of the browser's "
+             "login dialog (any user name) or as 'Authorization: Bearer <token>'"});
+    // A browser shows its login dialog for Basic only (it knows no Bearer).
+    for (auto& [name, value] : r.headers) {
+      if (name == "WWW-Authenticate")
+        value = "Basic realm=\"cuda-agent status\", charset=\"UTF-8\"";
+    }
+    return r;
+  }
   if (ConstantTimeEqual(presented, "Bearer " + options_.token)) return std::nullopt;
+  const bool status_secret = !options_.status_token.empty() &&
+                             ConstantTimeEqual(PresentedSecret(presented), options_.status_token);
   return ErrorResponse({401, "unauthorized",
                         presented.empty() ? "this server needs 'Authorization: Bearer <token>' "
                                             "(its --token / CUDA_AGENT_TOKEN)"
-                                          : "the bearer token is wrong"});
+                        : status_secret
+                            ? "the status token opens only the status page at /; this route needs "
+                              "'Authorization: Bearer <token>' with the server's --token"
+                            : "the bearer token is wrong"});
 }
 
 HttpResponse HttpApi::Dispatch(const HttpRequest& request, size_t route, const std::string& id) {

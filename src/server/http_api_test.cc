@@ -29,11 +29,17 @@ TEST(HttpApi, OpenApiListsExactlyTheRoutes) {
   }
   for (const HttpApi::Route& r : HttpApi::Routes()) served.insert({r.pattern, Lower(r.method)});
   EXPECT_EQ(documented, served);
-  // The open routes are those the document exempts from the bearer scheme.
+  // The open routes are those the document exempts from the bearer scheme; the status page's
+  // document names the status scheme (Basic, the status token) beside the bearer.
   for (const HttpApi::Route& r : HttpApi::Routes()) {
     const Json& op = doc["paths"][r.pattern][Lower(r.method)];
-    EXPECT_EQ(r.open, op.contains("security") && op["security"].empty()) << r.pattern;
+    EXPECT_EQ(r.access == HttpApi::Access::kOpen, op.contains("security") && op["security"].empty())
+        << r.pattern;
+    EXPECT_EQ(r.access == HttpApi::Access::kStatus,
+              op.contains("security") && op["security"].dump().find("status") != std::string::npos)
+        << r.pattern;
   }
+  EXPECT_EQ(doc["components"]["securitySchemes"]["status"]["scheme"], "basic");
 }
 
 TEST(HttpApi, EveryRefResolves) {

@@ -314,10 +314,18 @@ TEST_F(McpServerTest, StreamableHttpStatusCodes) {
 }
 
 TEST_F(McpServerTest, ServeMountsMcpBehindTheToken) {
-  HttpApi api(*env_,
-              {.token = "secret", .max_body_bytes = 1 << 20, .version = "t", .mcp = mcp_.get()});
+  HttpApi api(*env_, {.token = "secret",
+                      .status_token = "peek",
+                      .max_body_bytes = 1 << 20,
+                      .version = "t",
+                      .mcp = mcp_.get()});
   HttpResponse refused = api.Handle(Post(Initialize(1, "2025-11-25").dump()));
   EXPECT_EQ(refused.status, 401);
+  // The status token opens the status page only.
+  HttpResponse peek =
+      api.Handle(Post(Initialize(1, "2025-11-25").dump(), {{"authorization", "Bearer peek"}}));
+  EXPECT_EQ(peek.status, 401);
+  EXPECT_NE(peek.body.find("opens only the status page"), std::string::npos) << peek.body;
   HttpResponse wrong =
       api.Handle(Post(Initialize(1, "2025-11-25").dump(), {{"authorization", "Bearer nope"}}));
   EXPECT_EQ(wrong.status, 401);
@@ -326,7 +334,9 @@ TEST_F(McpServerTest, ServeMountsMcpBehindTheToken) {
   ASSERT_EQ(init.status, 200) << init.body;
   EXPECT_EQ(HeaderOf(init, kMcpSessionHeader).size(), 32u);
   // Without an McpServer, /mcp is no route of the HTTP API.
-  HttpApi plain(*env_, {.token = "", .max_body_bytes = 1 << 20, .version = "t", .mcp = nullptr});
+  HttpApi plain(
+      *env_,
+      {.token = "", .status_token = "", .max_body_bytes = 1 << 20, .version = "t", .mcp = nullptr});
   EXPECT_EQ(plain.Handle(Post(Initialize(1, "2025-11-25").dump())).status, 404);
 }
 

@@ -200,7 +200,8 @@ Json OpenApiDocument(const std::string& version) {
   Json paths = {
       {"/",
        {{"get",
-         {{"summary", "the status page (HTML)"},
+         {{"summary", "the status page (HTML): the token or the read-only status token"},
+          {"security", {{{"bearer", Json::array()}}, {{"status", Json::array()}}}},
           {"responses",
            WithCommonErrors(
                {{"200",
@@ -303,7 +304,14 @@ Json OpenApiDocument(const std::string& version) {
           {"paths", paths},
           {"components",
            {{"schemas", Schemas()},
-            {"securitySchemes", {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}}}}}}};
+            {"securitySchemes",
+             {{"bearer", {{"type", "http"}, {"scheme", "bearer"}}},
+              {"status",
+               {{"type", "http"},
+                {"scheme", "basic"},
+                {"description",
+                 "the status page only: password the server's --status-token (or --token), any "
+                 "user name"}}}}}}}};
 }
 
 }  // namespace cuda_agent

@@ -7,6 +7,8 @@
 #include <ctime>
 #include <sstream>
 
+#include "common/text.h"
+
 namespace cuda_agent {
 namespace {
 
@@ -214,33 +216,6 @@ void ThroughputChart(std::ostringstream& html, const Json& status) {
 }
 
 }  // namespace
-
-std::string HtmlEscape(const std::string& text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::string StatusPageHtml(const Json& status, int refresh_s) {
   double now = Number(status, "now", static_cast<double>(std::time(nullptr)));

@@ -23,7 +23,4 @@ namespace cuda_agent {
 // Missing fields render as empty sections, never as an error.
 std::string StatusPageHtml(const Json& status, int refresh_s = 5);
 
-// HtmlEscape escapes &, <, >, " and ' for text and attribute values.
-std::string HtmlEscape(const std::string& text);
-
 }  // namespace cuda_agent

@@ -28,6 +28,13 @@ Result<BaselineStore> BaselineStore::Open(const fs::path& path) {
       " summary TEXT NOT NULL, measured_at TEXT NOT NULL,"
       " PRIMARY KEY (task_id, device, torch_version, policy, target, warmup, iters))");
   if (!made.ok()) return made;
+  made = db->Exec(
+      "CREATE TABLE IF NOT EXISTS calibrations ("
+      " id INTEGER PRIMARY KEY, device TEXT NOT NULL, copy_us REAL, gemm_us REAL,"
+      " at TEXT NOT NULL)");
+  if (!made.ok()) return made;
+  made = db->Exec("CREATE INDEX IF NOT EXISTS calibrations_by_device ON calibrations (device, id)");
+  if (!made.ok()) return made;
   return BaselineStore(std::move(db).value());
 }
 
@@ -69,6 +76,35 @@ Status BaselineStore::Write(const BaselineKey& key, const Json& summary,
 
 Status BaselineStore::Remove(const BaselineKey& key) {
   return db_.Exec(std::string("DELETE FROM baselines WHERE ") + kWhere, KeyValues(key));
+}
+
+Status BaselineStore::AddCalibration(const std::string& device, const CalibrationSample& sample) {
+  Status added =
+      db_.Exec("INSERT INTO calibrations (device, copy_us, gemm_us, at) VALUES (?, ?, ?, ?)",
+               {device, sample.copy_us, sample.gemm_us, UtcNow()});
+  if (!added.ok()) return added;
+  return db_.Exec(
+      "DELETE FROM calibrations WHERE device = ?1 AND id NOT IN (SELECT id FROM calibrations "
+      "WHERE device = ?1 ORDER BY id DESC LIMIT ?2)",
+      {device, static_cast<int64_t>(kKeptCalibrations)});
+}
+
+Result<std::vector<CalibrationSample>> BaselineStore::RecentCalibrations(const std::string& device,
+                                                                         size_t n) {
+  Result<std::vector<Row>> rows = db_.Query(
+      "SELECT copy_us, gemm_us FROM calibrations WHERE device = ? ORDER BY id DESC LIMIT ?",
+      {device, static_cast<int64_t>(n)});
+  if (!rows.ok()) return rows.status();
+  std::vector<CalibrationSample> out;
+  for (auto it = rows->rbegin(); it != rows->rend(); ++it) {
+    auto real = [](const SqlValue& v) {
+      if (const auto* d = std::get_if<double>(&v)) return *d;
+      if (const auto* i = std::get_if<int64_t>(&v)) return static_cast<double>(*i);
+      return 0.0;
+    };
+    out.push_back({real((*it)[0]), real((*it)[1])});
+  }
+  return out;
 }
 
 Result<std::vector<BaselineEntry>> BaselineStore::List() {
@@ -131,11 +167,6 @@ Result<BaselineEntry> BaselineEntryFromJson(const Json& line) {
     return InvalidArgument("a baseline entry needs a \"summary\" with a numeric time_us");
   }
   return e;
-}
-
-bool Drifted(double stored_us, double fresh_us, double tolerance) {
-  if (!(stored_us > 0) || !(fresh_us > 0)) return true;
-  return std::fabs(fresh_us / stored_us - 1.0) > tolerance;
 }
 
 }  // namespace cuda_agent

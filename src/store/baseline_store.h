@@ -1,7 +1,7 @@
 // baseline_store.h — eager and torch.compile baseline timings, kept per task × device (GPU model) ×
 // torch version × precision policy × timing settings, so that a judgement need not re-measure them
-// for every candidate (issue 5). The judge still times eager every time (its outputs feed the spot
-// checks): that fresh time is the drift check of the stored ones.
+// for every candidate (issue 5); and each device's recent calibrations, from which the judge
+// decides whether the device moved since (judge/calibration_drift.h).
 //
 //   BaselineKey key{task.id, "NVIDIA H200", "2.11.0+cu130", "strict", "compile", 5, 20};
 //   if (auto hit = store.Get(key)) UseStoredTiming(*hit);
@@ -38,6 +38,12 @@ struct BaselineEntry {
   StoredBaseline stored;
 };
 
+// CalibrationSample: one judgement's device calibration (timing.calibrate: a fixed copy and GEMM).
+struct CalibrationSample {
+  double copy_us = 0;
+  double gemm_us = 0;
+};
+
 class BaselineStore {
  public:
   static Result<BaselineStore> Open(const fs::path& path);
@@ -52,6 +58,13 @@ class BaselineStore {
   // Import stores an entry measured elsewhere, keeping its measured_at (replacing the same key).
   Status Import(const BaselineEntry& entry);
 
+  // AddCalibration records a judgement's calibration of `device` (a BaselineKey's device, per GPU
+  // where it has a UUID); the last kKeptCalibrations per device are kept.
+  Status AddCalibration(const std::string& device, const CalibrationSample& sample);
+  // RecentCalibrations: the device's last `n` samples, oldest first.
+  Result<std::vector<CalibrationSample>> RecentCalibrations(const std::string& device, size_t n);
+  static constexpr size_t kKeptCalibrations = 64;
+
  private:
   explicit BaselineStore(Database db) : db_(std::move(db)) {}
   Status Write(const BaselineKey& key, const Json& summary, const std::string& measured_at);
@@ -63,8 +76,5 @@ class BaselineStore {
 // "warmup", "iters", "summary", "measured_at"}.
 Json BaselineEntryToJson(const BaselineEntry& entry);
 Result<BaselineEntry> BaselineEntryFromJson(const Json& line);
-
-// Drifted says whether a fresh time is more than `tolerance` (relative) away from a stored one.
-bool Drifted(double stored_us, double fresh_us, double tolerance);
 
 }  // namespace cuda_agent

@@ -1,4 +1,5 @@
-// baseline_store_test.cc — the baselines table: keys, replacement, unreadable entries, bad files.
+// baseline_store_test.cc — the baselines table: keys, replacement, unreadable entries, bad files;
+// the calibration history.
 #include "store/baseline_store.h"
 
 #include <gtest/gtest.h>
@@ -121,11 +122,27 @@ TEST(BaselineEntryTest, MalformedLinesNameTheField) {
   EXPECT_FALSE(BaselineEntryFromJson(Json::array()).ok());
 }
 
-TEST(DriftTest, RelativeToleranceBothWays) {
-  EXPECT_FALSE(Drifted(100, 109, 0.10));
-  EXPECT_TRUE(Drifted(100, 111, 0.10));
-  EXPECT_TRUE(Drifted(100, 89, 0.10));
-  EXPECT_TRUE(Drifted(0, 5, 0.10)) << "no stored time: re-measure";
+TEST_F(BaselineStoreTest, CalibrationsAreKeptPerDeviceNewestLastAndBounded) {
+  Result<BaselineStore> store = BaselineStore::Open(dir_ / "store.sqlite");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  const size_t total = BaselineStore::kKeptCalibrations + 10;
+  for (size_t i = 0; i < total; ++i) {
+    ASSERT_TRUE(store->AddCalibration("cpu:a", {double(i), 2.0 * i}).ok());
+  }
+  ASSERT_TRUE(store->AddCalibration("cpu:b", {7, 8}).ok());
+  Result<std::vector<CalibrationSample>> last = store->RecentCalibrations("cpu:a", 3);
+  ASSERT_TRUE(last.ok());
+  ASSERT_EQ(last->size(), 3u);
+  EXPECT_EQ(last.value()[0].copy_us, double(total - 3));
+  EXPECT_EQ(last.value()[2].copy_us, double(total - 1));
+  EXPECT_EQ(last.value()[2].gemm_us, 2.0 * (total - 1));
+  EXPECT_EQ(store->RecentCalibrations("cpu:a", 1000)->size(), BaselineStore::kKeptCalibrations);
+  ASSERT_EQ(store->RecentCalibrations("cpu:b", 5)->size(), 1u);
+  EXPECT_EQ(store->RecentCalibrations("gpu", 5)->size(), 0u);
+  // Another process's store object sees them (the judge opens the file per judgement).
+  Result<BaselineStore> again = BaselineStore::Open(dir_ / "store.sqlite");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->RecentCalibrations("cpu:b", 5)->front().gemm_us, 8);
 }
 
 }  // namespace

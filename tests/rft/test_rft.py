@@ -101,6 +101,9 @@ def test_parquet_reads_back(tmp_path):
     pa = pytest.importorskip("pyarrow.parquet")
     run = rft(*INPUTS, "--out", tmp_path, "--parquet")
     assert run.returncode == 0, run.stderr
+    # The summary names every file it wrote, the parquet included, and nothing else.
+    listed = {line.strip() for line in run.stdout.splitlines()[1:]}
+    assert listed == {str(p) for p in tmp_path.iterdir()}, run.stdout
     table = pa.read_table(tmp_path / "sft.parquet")
     assert table.num_rows == EXPECTED["kept"]
     assert set(table.column_names) >= {"messages", "tools", "task", "reward"}

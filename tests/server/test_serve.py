@@ -6,6 +6,7 @@ Each test starts the real binary on a free loopback port (--port 0) and reads th
 The binary is <repo>/build/cuda-agent unless $CUDA_AGENT_BIN names another.
 """
 
+import base64
 import http.client
 import json
 import os
@@ -291,6 +292,66 @@ def test_bearer_token(tmp_path, servers):
     assert server.request("GET", "/v1/health", token=None)[0] == 200
     tools = server.ok("GET", "/v1/tools")["tools"]
     assert [t["name"] for t in tools][:3] == ["Bash", "BashOutput", "KillBash"]
+
+
+def basic(user, password):
+    return "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+def test_status_token_opens_the_status_page_and_nothing_else(tmp_path, servers):
+    """A browser cannot send a bearer token: `/` asks for Basic auth (the browser's login dialog), whose
+    password may be the read-only --status-token; that token opens no other route."""
+    server = servers(tmp_path / "state", "--status-token", "peek", env={"CUDA_AGENT_TOKEN": "s3cret"},
+                     token="s3cret")
+    code, headers, answer = server.request("GET", "/", token=None)
+    assert code == 401 and headers.get("WWW-Authenticate", "").startswith("Basic realm=")
+    assert "--status-token" in error_of(answer)["message"]
+    for password in ("peek", "s3cret"):  # either secret, any user name
+        code, headers, page = server.request("GET", "/", token=None,
+                                             headers={"Authorization": basic("anyone", password)})
+        assert code == 200 and headers["Content-Type"].startswith("text/html"), page
+        assert 'id="sessions-open"' in page
+    assert server.request("GET", "/", token="peek")[0] == 200  # as a bearer token too
+    assert server.request("GET", "/", token=None, headers={"Authorization": basic("u", "wrong")})[0] == 401
+    assert server.request("GET", "/", token=None, headers={"Authorization": "Basic !!!"})[0] == 401
+    # The status token opens nothing else, as bearer or Basic.
+    for auth in ("Bearer peek", basic("u", "peek")):
+        for method, path, body in (("GET", "/v1/tools", None), ("POST", "/v1/sessions", {"task": str(TASK)}),
+                                   ("GET", "/v1/openapi.json", None)):
+            code, headers, answer = server.request(method, path, body, token=None, headers={"Authorization": auth})
+            assert code == 401 and headers.get("WWW-Authenticate") == "Bearer", (path, answer)
+    code, _, answer = server.request("GET", "/v1/tools", token="peek")
+    assert "opens only the status page" in error_of(answer)["message"]
+    # The API token as a Basic password does not open the API (bearer only, as before).
+    assert server.request("GET", "/v1/tools", token=None, headers={"Authorization": basic("u", "s3cret")})[0] == 401
+    assert server.request("GET", "/v1/tools")[0] == 200
+
+
+def test_status_token_usage_errors(tmp_path):
+    for flags, says in ((["--status-token", "peek"], "--status-token needs --token"),
+                        (["--token", "same", "--status-token", "same"], "must differ from --token")):
+        run = subprocess.run([str(BIN), "serve", "--port", "0", "--state-dir", str(tmp_path / "s"), *flags],
+                             capture_output=True, text=True, timeout=60, env=clean_env())
+        assert run.returncode == 2 and says in run.stderr, run.stderr
+
+
+def test_status_page_lists_the_sessions_it_counts_as_open(tmp_path, servers):
+    """A graded session stays (until closed or expired) but is no longer open: the page's count and its
+    table of open sessions say the same, and health agrees."""
+    server = servers(tmp_path / "state")
+    graded = server.open()["session_id"]
+    kept = server.open()["session_id"]
+    # No model_new.py: the grade fails fast (reward -1), and the session is graded.
+    assert server.ok("POST", f"/v1/sessions/{graded}/grade", {})["reward"] == -1
+    assert server.ok("GET", f"/v1/sessions/{graded}")["status"] == "graded"
+    code, _, page = server.request("GET", "/")
+    assert code == 200
+    count = int(re.search(r'id="sessions-open">(\d+)<', page).group(1))
+    table = page[page.index('<table id="sessions">'):]
+    table = table[:table.index("</table>")]
+    rows = re.findall(r"<tr><td>(s_[^<]*)</td>", table)
+    assert count == len(rows) == server.ok("GET", "/v1/health")["sessions_open"] == 1, page
+    assert rows == [kept] and graded not in table
 
 
 def test_every_bad_input_has_its_status_and_message(tmp_path, servers):

@@ -81,3 +81,28 @@ def test_bad_arguments(tmp_path):
     run = subprocess.run([str(BIN), "export", "verl", str(tmp_path / "none.py"), "--out", str(tmp_path / "x.jsonl")],
                          capture_output=True, text=True)
     assert run.returncode == 3
+
+
+def test_malformed_tasks_are_skipped_with_a_warning(tmp_path):
+    """examples/ holds model.py tasks, candidates' model_new.py (no class Model) and examples/malformed:
+    only what `tasks list` calls well-formed is exported, each other one named on stderr."""
+    listed = subprocess.run([str(BIN), "tasks", "list", REPO / "examples", "--json"], capture_output=True,
+                            text=True, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    good = sorted(r["name"] for r in rows if r["problem"] is None)
+    bad = [r for r in rows if r["problem"] is not None]
+    assert good and bad
+    out = tmp_path / "examples.jsonl"
+    run = export(REPO / "examples", "--out", out)
+    exported = sorted(json.loads(line)["extra_info"]["task_name"] for line in out.read_text().splitlines())
+    assert exported == good
+    for r in bad:
+        assert f"skipped, malformed: {r['problem']}" in run.stderr
+    assert f"{len(good)} tasks" in run.stdout and f"{len(bad)} malformed skipped" in run.stdout
+    # Nothing well-formed: an error that names how to see the problems.
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "no_model.py").write_text("import torch\n\ndef get_inputs():\n    return []\n")
+    run = subprocess.run([str(BIN), "export", "verl", str(tmp_path / "bad"), "--out", str(tmp_path / "none.jsonl")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 3 and "no well-formed task" in run.stderr and "tasks list" in run.stderr

@@ -1,12 +1,14 @@
 // baselines.cc — the eager and torch.compile times the reward compares with. From the baseline
 // store (store/) when it holds them for this task × GPU × torch × policy × settings, they are
-// younger than --baseline-max-age and the device has not drifted since; else measured now — each
+// younger than --baseline-max-age and the device has not drifted since (judge/calibration_drift.h:
+// the median of its recent calibrations, not one sample); else measured now — each
 // in a process that never saw candidate code, under the exclusive lease — and stored. Looked up
 // for this GPU first (OwnGpuKey), then for its model; stored under both.
 #include <unistd.h>
 
 #include <ctime>
 
+#include "judge/calibration_drift.h"
 #include "judge/stages/stages.h"
 #include "store/baseline_store.h"
 
@@ -27,10 +29,20 @@ Result<JobOutcome> RunBaselineJob(Judgement& j, const std::string& target) {
   return j.RunJob(target, "profile", BaselineSpec(j, target), j.options().trusted_timeout_s, &box);
 }
 
+// Calibrations: this device's recent calibration samples (oldest first, this judgement's last),
+// one series per calibration key.
+struct Calibrations {
+  std::vector<double> copy_us, gemm_us;
+  const std::vector<double>& Of(const std::string& key) const {
+    return key == "copy_us" ? copy_us : gemm_us;
+  }
+};
+
 // WhyRemeasure: "" when a stored baseline may be used, else why not. `calibration` is this
-// judgement's (taken in the candidate's profile before its code loaded), or null.
+// judgement's (taken in the candidate's profile before its code loaded), or null; `recent` the
+// device's recent samples, this one's included (judge/calibration_drift.h decides from them).
 std::string WhyRemeasure(const JudgeOptions& opt, const std::optional<StoredBaseline>& stored,
-                         const Json& calibration) {
+                         const Json& calibration, const Calibrations& recent) {
   if (!stored) return "none stored";
   const Json& s = stored->summary;
   int64_t at = s.value("measured_unix", int64_t{0});
@@ -42,23 +54,45 @@ std::string WhyRemeasure(const JudgeOptions& opt, const std::optional<StoredBase
     return at <= 0 ? "stored without a measurement time" : buf;
   }
   if (!calibration.is_object()) return "";  // nothing to compare with (no candidate profile)
-  const Json then = s.value("calibration", Json());
+  // The reference: the level of the device's samples when the baselines were measured; entries
+  // stored before there was one carry only their own job's calibration.
+  Json then = s.value("calibration_reference", Json());
+  if (!then.is_object()) then = s.value("calibration", Json());
   if (!then.is_object()) return "stored without a device calibration";
   // The GEMM swings more than the copy from one judgement to the next (up to 14% on the H200
   // while the candidates' own times moved < 1%), so it gets twice the bound.
   for (const auto& [key, bound] :
        {std::pair{"copy_us", opt.baseline_drift}, std::pair{"gemm_us", 2 * opt.baseline_drift}}) {
-    double before = then.value(key, 0.0), now = calibration.value(key, 0.0);
-    if (before > 0 && now > 0 && Drifted(before, now, bound)) {
-      char buf[200];
-      std::snprintf(buf, sizeof(buf),
-                    "the device's %s calibration moved from %.2f to %.2f us since "
-                    "they were measured (more than %.0f%%)",
-                    key, before, now, 100 * bound);
-      return buf;
-    }
+    double before = then.value(key, 0.0);
+    if (!(before > 0)) continue;
+    CalibrationDrift drift = DecideCalibrationDrift(before, recent.Of(key), bound);
+    if (drift.drifted) return drift.Describe(key);
   }
   return "";
+}
+
+// RecordCalibration adds this judgement's calibration to the device's history and answers the
+// history (empty without a calibration or a store: then nothing is compared).
+Calibrations RecordCalibration(Judgement& j, BaselineStore* store, const std::string& device) {
+  Calibrations out;
+  const Json& calibration = j.facts().calibration;
+  if (store == nullptr || !calibration.is_object()) return out;
+  CalibrationSample sample{calibration.value("copy_us", 0.0), calibration.value("gemm_us", 0.0)};
+  if (Status added = store->AddCalibration(device, sample); !added.ok()) {
+    j.facts().notes.push_back("baseline store: " + added.message());
+  }
+  Result<std::vector<CalibrationSample>> recent =
+      store->RecentCalibrations(device, kCalibrationHistory);
+  if (!recent.ok() || recent->empty()) {
+    out.copy_us = {sample.copy_us};  // at least this judgement's own
+    out.gemm_us = {sample.gemm_us};
+    return out;
+  }
+  for (const CalibrationSample& c : recent.value()) {
+    out.copy_us.push_back(c.copy_us);
+    out.gemm_us.push_back(c.gemm_us);
+  }
+  return out;
 }
 
 // OpenStore opens the baseline store, or notes why it is unavailable (null).
@@ -121,10 +155,16 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
   auto t = Clock::now();
   std::unique_ptr<BaselineStore> store = OpenStore(j);
   bool noted = false;
+  Calibrations recent;
+  bool recorded = false;
   for (const std::string target : {"eager", "compile"}) {
     if (!(target == "eager" ? opt.eager_baseline : opt.compile_baseline)) continue;
     BaselineKey key = BaselineKeyFor(j.toolchain(), r.task.value("id", std::string()), opt, target);
     std::optional<BaselineKey> own = OwnGpuKey(key, j.facts().calibration);
+    if (!recorded) {  // once per judgement, per GPU where it has a UUID
+      recent = RecordCalibration(j, store.get(), own ? own->device : key.device);
+      recorded = true;
+    }
     std::optional<StoredBaseline> stored =
         store ? FindBaseline(*store, key, own) : std::optional<StoredBaseline>();
     auto use_stored = [&](const StoredBaseline& entry) {
@@ -133,7 +173,7 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
       r.timing["baseline_store"][target] = "stored";
     };
     std::string why =
-        reuse ? WhyRemeasure(opt, stored, j.facts().calibration) : "asked to re-measure";
+        reuse ? WhyRemeasure(opt, stored, j.facts().calibration, recent) : "asked to re-measure";
     if (why.empty()) {
       use_stored(*stored);
       continue;
@@ -145,7 +185,7 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
     // baselines are measured once, not once per judgement in flight.
     if (store && reuse) {
       std::optional<StoredBaseline> again = FindBaseline(*store, key, own);
-      if (WhyRemeasure(opt, again, j.facts().calibration).empty()) {
+      if (WhyRemeasure(opt, again, j.facts().calibration, recent).empty()) {
         use_stored(*again);
         continue;
       }
@@ -167,6 +207,14 @@ Next ProfileBaselines(Judgement& j, bool reuse) {
     }
     r.timing[target] = ProfileSummary(j, bp.value());
     r.timing[target]["calibration"] = bp->result.value("calibration", Json());
+    // What later judgements compare with: the level of the device's recent samples (hysteresis: a
+    // judgement right after this one sees the same level), not this job's single sample.
+    if (!recent.copy_us.empty()) {
+      r.timing[target]["calibration_reference"] = {
+          {"copy_us", CalibrationLevel(recent.copy_us)},
+          {"gemm_us", CalibrationLevel(recent.gemm_us)},
+          {"samples", std::min(recent.copy_us.size(), kCalibrationWindow)}};
+    }
     r.timing[target]["measured_unix"] = static_cast<int64_t>(std::time(nullptr));
     if (r.timing.contains("baseline_store"))
       r.timing["baseline_store"][target] = "measured (" + why + ")";
