@@ -440,6 +440,13 @@ def run(args) -> int:
     prepared = Path(args.prepared).resolve()
     args.prepared = prepared
     sample = [json.loads(x) for x in (prepared / "sample.jsonl").read_text().splitlines() if x.strip()]
+    # Classes interleaved (honest, hybrid, honest, ...), so that a deadline cuts both alike.
+    rank: dict[str, int] = {}
+    keyed = []
+    for s in sample:
+        rank[s["class"]] = rank.get(s["class"], -1) + 1
+        keyed.append((rank[s["class"]], s["class"], s))
+    sample = [s for _, _, s in sorted(keyed, key=lambda k: (k[0], k[1]))]
     if args.limit:
         sample = sample[: args.limit]
     out = Path(args.out)
@@ -447,7 +454,7 @@ def run(args) -> int:
     binary = our_binary(args.binary)
     source = json.loads((prepared / "kernelbench" / "SOURCE.json").read_text())
     env = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "kernelbench_commit": source["commit"],
-           "ninja": ensure_ninja(prepared, out)}
+           "ninja": ensure_ninja(prepared, Path(args.work))}
     # KernelBench's code must load here (and, on the GPU, find CUDA) before anything is spent on it.
     ev = load_kernelbench(prepared / "kernelbench")
     import torch
@@ -458,18 +465,19 @@ def run(args) -> int:
     env["torch"] = torch.__version__
     print(f"KernelBench {source['commit'][:7]}: {ev.__name__} loaded; {len(sample)} solutions; ours {binary}",
           flush=True)
-    cache = out / "cache"
-    builds = out / "kb-builds"
+    work = Path(args.work)
+    cache = work / "cache"
+    builds = work / "kb-builds"
     ours: dict[str, dict] = {}
     compiled: dict[str, dict] = {}
 
     def our_job(s):
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline_a:
             return ours, s["id"], {"error": "not run: deadline"}
         return ours, s["id"], judge_ours(binary, prepared, s, args, cache)
 
     def compile_job(s):
-        if time.monotonic() > deadline:
+        if time.monotonic() > deadline_a:
             return compiled, s["id"], {"error": "not run: deadline"}
         argv = [sys.executable, str(Path(__file__).resolve()), "kb-compile", "--prepared", str(prepared),
                 "--solution", str(prepared / "solutions" / f"{s['id']}.py"),
@@ -481,7 +489,24 @@ def run(args) -> int:
         except subprocess.TimeoutExpired:
             return compiled, s["id"], {"error": f"build timed out after {args.compile_timeout} s"}
 
-    # Phase A: ours (GPU timings serialised by our device leases) and KernelBench's builds (CPU only).
+    theirs: dict[str, dict] = {}
+
+    def finish() -> dict:
+        """agreement.jsonl, table.md and summary.json from what is known now (rewritten as results come
+        in, so that a run stopped from outside still leaves its table)."""
+        rows = []
+        for s in sample:
+            o, t = ours.get(s["id"], {"error": "not run"}), theirs.get(s["id"], {"error": "not run"})
+            rows.append({"id": s["id"], "task_name": s["task_name"], "corpus_class": s["class"], "ours": o,
+                         "theirs": t, "class": classify(s, o, t)})
+        with open(out / "agreement.jsonl", "w") as f:
+            for r in rows:
+                f.write(json.dumps(r) + "\n")
+        return write_table(out, rows, args, env)
+
+    # Phase A: ours (GPU timings serialised by our device leases) and KernelBench's builds (CPU only);
+    # nothing new starts after 55% of the deadline, so that phase B has its share.
+    deadline_a = t_start + 0.55 * args.deadline_s
     with cf.ThreadPoolExecutor(args.jobs) as ours_pool, cf.ThreadPoolExecutor(args.compile_jobs) as kb_pool:
         futures = [ours_pool.submit(our_job, s) for s in sample]
         futures += [kb_pool.submit(compile_job, s) for s in sample]
@@ -489,35 +514,27 @@ def run(args) -> int:
             into, sid, res = f.result()
             into[sid] = res
     print(f"phase A (ours + KernelBench's builds): {time.monotonic() - t_start:.0f} s", flush=True)
+    finish()
 
     # Phase B: KernelBench's evaluation, one solution at a time on the GPU.
     # (In a dry run the workers start and take their job too; KernelBench's evaluation then stops at
     # its own check that CUDA is available, which is recorded as the error.)
-    theirs: dict[str, dict] = {}
-    if True:
-        nxt = Worker(args)
-        for i, s in enumerate(sample):
-            if time.monotonic() > deadline:
-                theirs[s["id"]] = {"error": "not run: deadline"}
-                continue
-            w, nxt = nxt, (Worker(args) if i + 1 < len(sample) else None)
-            job = {"id": s["id"], "task": str(prepared / "tasks" / f"{s['task_name']}.py"),
-                   "solution": str(prepared / "solutions" / f"{s['id']}.py"), "build_dir": str(builds / s["id"])}
-            theirs[s["id"]] = w.evaluate(job, args.eval_timeout)
-            theirs[s["id"]]["precompile"] = compiled.get(s["id"])
-        if nxt is not None:
-            nxt.kill()
+    nxt = Worker(args)
+    for i, s in enumerate(sample):
+        if time.monotonic() > deadline:
+            theirs[s["id"]] = {"error": "not run: deadline"}
+            continue
+        w, nxt = nxt, (Worker(args) if i + 1 < len(sample) else None)
+        job = {"id": s["id"], "task": str(prepared / "tasks" / f"{s['task_name']}.py"),
+               "solution": str(prepared / "solutions" / f"{s['id']}.py"), "build_dir": str(builds / s["id"])}
+        theirs[s["id"]] = w.evaluate(job, args.eval_timeout)
+        theirs[s["id"]]["precompile"] = compiled.get(s["id"])
+        finish()
+    if nxt is not None:
+        nxt.kill()
     print(f"phase B (KernelBench's evaluations): {time.monotonic() - t_start:.0f} s", flush=True)
 
-    rows = []
-    for s in sample:
-        o, t = ours.get(s["id"], {"error": "not run"}), theirs.get(s["id"], {"error": "not run"})
-        rows.append({"id": s["id"], "task_name": s["task_name"], "corpus_class": s["class"], "ours": o,
-                     "theirs": t, "class": classify(s, o, t)})
-    with open(out / "agreement.jsonl", "w") as f:
-        for r in rows:
-            f.write(json.dumps(r) + "\n")
-    summary = write_table(out, rows, args, env)
+    summary = finish()
     print(json.dumps(summary, indent=2))
     print(f"{out / 'table.md'}; total {time.monotonic() - t_start:.0f} s")
     return 0
@@ -538,17 +555,20 @@ def main() -> int:
                    "--platform manylinux2014_x86_64): carried for load_inline where ninja is missing")
     r = sub.add_parser("run", help="judge the prepared solutions with both evaluators")
     r.add_argument("--prepared", default=str(ROOT / "build/kb-agreement"))
-    r.add_argument("--out", required=True)
+    r.add_argument("--out", required=True, help="agreement.jsonl, table.md, summary.json")
+    r.add_argument("--work", default="/tmp/kb-agreement-work",
+                   help="our judge's cache, KernelBench's build folders, the carried ninja (not results)")
     r.add_argument("--policy", default="strict", help="our judge's --policy (kernelbench once merged)")
     r.add_argument("--binary", help="cuda-agent (default: $CUDA_AGENT_BIN, dist/bin, build/)")
     r.add_argument("--jobs", type=int, default=6, help="our judgements at once")
     r.add_argument("--compile-jobs", type=int, default=8, help="KernelBench's builds at once")
     r.add_argument("--correct-trials", type=int, default=5, help="KernelBench's num_correct_trials")
     r.add_argument("--perf-trials", type=int, default=20, help="KernelBench's num_perf_trials")
-    r.add_argument("--deadline-s", type=float, default=450, help="no new work after this many seconds")
-    r.add_argument("--judge-timeout", type=float, default=300)
-    r.add_argument("--compile-timeout", type=float, default=300)
-    r.add_argument("--eval-timeout", type=float, default=90)
+    r.add_argument("--deadline-s", type=float, default=400,
+                   help="no new work after this many seconds (ours and KernelBench's builds: 55%% of it)")
+    r.add_argument("--judge-timeout", type=float, default=240)
+    r.add_argument("--compile-timeout", type=float, default=240)
+    r.add_argument("--eval-timeout", type=float, default=60)
     r.add_argument("--limit", type=int, default=0)
     r.add_argument("--dry-run", action="store_true", help="CPU: ours --until build, KernelBench loaded, not run")
     c = sub.add_parser("kb-compile")
