@@ -84,7 +84,10 @@ Status ScanLeaderboard(const fs::path& assets, KernelBenchLayout* out) {
       continue;
     }
     seen[key] = path;
-    out->files.push_back({path, lv, pid, model.get<std::string>()});
+    const fs::path problem_file =
+        assets / "problems" / ("l" + std::to_string(lv) + "_p" + std::to_string(pid) + ".py");
+    out->files.push_back({path, lv, pid, model.get<std::string>(),
+                          fs::is_regular_file(problem_file, ec) ? problem_file : fs::path()});
   }
   std::error_code ec;
   for (const fs::directory_entry& e : fs::directory_iterator(solutions, ec)) {
@@ -114,7 +117,7 @@ void ScanRunFolder(const fs::path& dir, KernelBenchLayout* out) {
       continue;
     }
     std::smatch m;
-    KernelBenchFile f{path, 0, 0, "0"};
+    KernelBenchFile f{path, 0, 0, "0", {}};
     if (std::regex_match(name, m, run)) {
       has_run = true;
       f.sample = std::to_string(std::stoi(m[3].str().substr(0, 9)));
@@ -146,6 +149,35 @@ void ScanRunFolder(const fs::path& dir, KernelBenchLayout* out) {
 }
 
 }  // namespace
+
+std::string ModelClassText(const std::string& source) {
+  // Docstrings (and any triple-quoted string) out first, then line by line.
+  std::string text;
+  for (size_t i = 0; i < source.size();) {
+    if (source.compare(i, 3, R"(""")") == 0 || source.compare(i, 3, "'''") == 0) {
+      const size_t end = source.find(source.substr(i, 3), i + 3);
+      i = end == std::string::npos ? source.size() : end + 3;
+      continue;
+    }
+    text += source[i++];
+  }
+  std::string out;
+  bool inside = false;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (!inside) {
+      inside = line.rfind("class Model(", 0) == 0 || line.rfind("class Model:", 0) == 0;
+      if (!inside) continue;
+    } else if (line[0] != ' ' && line[0] != '\t') {
+      break;
+    }
+    for (char c : line)
+      if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  }
+  return out;
+}
 
 bool SampleLess(const std::string& a, const std::string& b) {
   const bool na = IsNumber(a), nb = IsNumber(b);

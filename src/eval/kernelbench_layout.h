@@ -31,6 +31,9 @@ struct KernelBenchFile {
   int level = 0;
   int problem = 0;     // KernelBench's problem number (the task file's prefix)
   std::string sample;  // "0", "3", or a leaderboard model
+  // The problem as the source saw it, where it ships one (the leaderboard's
+  // docs/assets/problems/l{L}_p{P}.py); empty otherwise.
+  fs::path problem_source;
 };
 
 struct UnusedFile {
@@ -53,6 +56,12 @@ Result<KernelBenchLayout> ScanKernelBenchDir(const fs::path& dir);
 // KernelBenchProblemOf: the (level, problem number) of a KernelBench task ("level1/19_ReLU" at
 // level 1 → {1, 19}); {0, 0} when the task has no level or its name no number prefix.
 std::pair<int, int> KernelBenchProblemOf(int level, const std::string& task_name);
+
+// ModelClassText is a program's `class Model` block without docstrings, comments and whitespace:
+// two programs whose texts are equal define the same Model (the inputs may differ: KernelBench
+// changed every problem's sizes since Dec 2024, and replaced 11 of the leaderboard's problems).
+// Empty when the source has no `class Model`.
+std::string ModelClassText(const std::string& source);
 
 // SampleLess orders sample labels: numbers numerically, then names alphabetically.
 bool SampleLess(const std::string& a, const std::string& b);

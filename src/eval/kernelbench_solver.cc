@@ -4,8 +4,10 @@
 // judged: --sample (SolverContext::sample): an id (0 by default, as KernelBench's fast_p), a
 // leaderboard model, or best (every sample judged, the best kept).
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "eval/kernelbench_layout.h"
 #include "eval/solver.h"
@@ -86,6 +88,8 @@ class KernelBenchSolver : public Solver {
               {}};
     }
     const std::vector<KernelBenchFile>& files = it->second;
+    if (std::string why = Replaced(files, task.code); !why.empty())
+      return {{}, "no candidate: " + why, "", {}};
     if (sample_ == "best") {
       Solution s{{}, "best of " + std::to_string(files.size()) + " samples", "", {}};
       for (const KernelBenchFile& f : files) s.samples.push_back({f.sample, f.path});
@@ -121,7 +125,16 @@ class KernelBenchSolver : public Solver {
       inv.unused.push_back({{"file", u.path.string()}, {"reason", u.reason}});
     std::set<int> levels;
     int mapped_problems = 0, judged = 0;
+    std::map<std::pair<int, int>, const Task*> task_of;
+    for (const Task& t : suite) task_of[KernelBenchProblemOf(t.level, t.name)] = &t;
     for (const auto& [key, files] : by_problem_) {
+      if (tasks.count(key)) {
+        if (std::string why = Replaced(files, task_of[key]->code); !why.empty()) {
+          for (const KernelBenchFile& f : files)
+            inv.unused.push_back({{"file", f.path.string()}, {"reason", why}});
+          continue;
+        }
+      }
       if (!tasks.count(key)) {
         const std::string why =
             tasks.empty() ? "the suite has no KernelBench task names (levelL/P_Name.py) to map to"
@@ -144,6 +157,20 @@ class KernelBenchSolver : public Solver {
   }
 
  private:
+  // Replaced: why the files of a problem were written for another program than today's task
+  // (the leaderboard ships the problem it saw), or "".
+  static std::string Replaced(const std::vector<KernelBenchFile>& files,
+                              const std::string& task_code) {
+    if (files.empty() || files[0].problem_source.empty()) return "";
+    std::ifstream in(files[0].problem_source);
+    std::stringstream then;
+    then << in.rdbuf();
+    const std::string model = ModelClassText(then.str());
+    if (model.empty() || model == ModelClassText(task_code)) return "";
+    return "written for another version of " + ProblemText(files[0].level, files[0].problem) +
+           ": " + files[0].problem_source.filename().string() +
+           " defines another Model than the suite's task (KernelBench replaced the problem)";
+  }
   static bool IsSampleId(const std::string& s) {
     return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos;
   }

@@ -198,6 +198,52 @@ TEST_F(KernelBenchSolverTest, LeaderboardAssets) {
   EXPECT_EQ(inv.summary["layout"], "leaderboard");
 }
 
+TEST_F(KernelBenchSolverTest, ModelClassTextIgnoresDocstringsCommentsSpacingAndInputs) {
+  const std::string now =
+      "import torch\nclass Model(nn.Module):\n    \"\"\"Doc.\"\"\"\n    def forward(self, x):  # "
+      "relu\n"
+      "        return torch.relu(x)\n\nN = 4096\ndef get_inputs():\n    return [torch.rand(N)]\n";
+  const std::string then =
+      "import torch\n\nclass Model(nn.Module):\n    '''Another doc.'''\n    def forward(self,x):\n"
+      "        return torch.relu( x )\nN = 16\ndef get_inputs():\n    return [torch.randn(N)]\n";
+  EXPECT_EQ(ModelClassText(now), "classModel(nn.Module):defforward(self,x):returntorch.relu(x)");
+  EXPECT_EQ(ModelClassText(now), ModelClassText(then));
+  std::string other = then;
+  other.replace(other.find("relu("), 4, "tanh");
+  EXPECT_NE(ModelClassText(now), ModelClassText(other));
+  EXPECT_EQ(ModelClassText("class ModelNew(nn.Module):\n    pass\n"), "");
+}
+
+TEST_F(KernelBenchSolverTest, LeaderboardSolutionsOfAReplacedProblemAreNotJudged) {
+  const fs::path assets = dir_ / "docs" / "assets";
+  Touch(assets / "raw_data.json", R"([
+    {"problem_id": 18, "level": 1, "display_name": "gpt-o1", "file": "aaa"},
+    {"problem_id": 0, "level": 1, "display_name": "gpt-o1", "file": "bbb"}])");
+  Touch(assets / "solutions" / "aaa.py");
+  Touch(assets / "solutions" / "bbb.py");
+  const std::string relu =
+      "class Model(nn.Module):\n    def forward(self, x):\n        return torch.relu(x)\n";
+  Touch(assets / "problems" / "l1_p19.py", "# then\n" + relu + "N = 1\n");
+  Touch(assets / "problems" / "l1_p1.py",
+        "class Model(nn.Module):\n    def forward(self, a, b):\n        return a @ b.T\n");
+  std::vector<Task> suite = suite_;
+  suite[0].code = "class Model(nn.Module):\n    def forward(self, a, b):\n        return a @ b\n";
+  suite[1].code = relu + "N = 2\n";
+  std::unique_ptr<Solver> s = Make(assets, "gpt-o1");
+  EXPECT_EQ(s->Solve(suite[1]).candidate_dir.filename(), "aaa.py");
+  Solution replaced = s->Solve(suite[0]);
+  EXPECT_TRUE(replaced.candidate_dir.empty());
+  EXPECT_NE(replaced.note.find("written for another version of level 1 problem 1: l1_p1.py defines "
+                               "another Model than the suite's task"),
+            std::string::npos)
+      << replaced.note;
+  SolverInventory inv = s->Inventory(suite);
+  ASSERT_EQ(inv.unused.size(), 1u) << Reasons(inv);
+  EXPECT_NE(Reasons(inv).find("bbb.py: written for another version of level 1 problem 1"),
+            std::string::npos);
+  EXPECT_EQ(inv.summary["problems"], 1);
+}
+
 TEST_F(KernelBenchSolverTest, RefusalsNameTheLayouts) {
   Status missing = Make(dir_ / "nope")->Check();
   EXPECT_EQ(missing.code(), StatusCode::kNotFound);
