@@ -274,10 +274,12 @@ def our_binary(given: str | None) -> str:
     sys.exit("no cuda-agent binary: pass --binary (dist/bin/cuda-agent from scripts/bundle.sh, or build/)")
 
 
-def judge_ours(binary: str, prepared: Path, s: dict, args, cache: Path) -> dict:
+def judge_ours(binary: str, prepared: Path, s: dict, args, cache: Path | None) -> dict:
     argv = [binary, "judge", "--task", str(prepared / "tasks" / f"{s['task_name']}.py"),
             "--candidate", str(prepared / "solutions" / f"{s['id']}.py"), "--json", "--policy", args.policy,
-            "--baselines", "eager", "--cache-dir", str(cache)]
+            "--baselines", "eager"]
+    if cache is not None:  # else $CUDA_AGENT_CACHE_DIR (gpu_session.sh's, with its seeded baselines)
+        argv += ["--cache-dir", str(cache)]
     argv += ["--device", "cpu", "--until", "build"] if args.dry_run else ["--device", "cuda"]
     t0 = time.monotonic()
     try:
@@ -466,7 +468,7 @@ def run(args) -> int:
     print(f"KernelBench {source['commit'][:7]}: {ev.__name__} loaded; {len(sample)} solutions; ours {binary}",
           flush=True)
     work = Path(args.work)
-    cache = work / "cache"
+    cache = None if os.environ.get("CUDA_AGENT_CACHE_DIR") else work / "cache"
     builds = work / "kb-builds"
     ours: dict[str, dict] = {}
     compiled: dict[str, dict] = {}
@@ -557,7 +559,8 @@ def main() -> int:
     r.add_argument("--prepared", default=str(ROOT / "build/kb-agreement"))
     r.add_argument("--out", required=True, help="agreement.jsonl, table.md, summary.json")
     r.add_argument("--work", default="/tmp/kb-agreement-work",
-                   help="our judge's cache, KernelBench's build folders, the carried ninja (not results)")
+                   help="KernelBench's build folders, the carried ninja and, without $CUDA_AGENT_CACHE_DIR, "
+                   "our judge's cache (not results)")
     r.add_argument("--policy", default="strict", help="our judge's --policy (kernelbench once merged)")
     r.add_argument("--binary", help="cuda-agent (default: $CUDA_AGENT_BIN, dist/bin, build/)")
     r.add_argument("--jobs", type=int, default=6, help="our judgements at once")
