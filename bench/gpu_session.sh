@@ -32,6 +32,8 @@
 #                                        # candidates (JSON, text, raw CSV) + tests/ncu (issue 22), ≤ 180 s
 #   bash bench/gpu_session.sh serve      # issue 19's row: 8 concurrent sessions through serve vs
 #                                        # `bench --jobs 8`, same candidates (bench/server_throughput.py)
+#   bash bench/gpu_session.sh kb-agreement  # KernelBench's own evaluator and ours side by side on 50
+#                                        # real-world solutions (bench/kernelbench/agreement.py), ≤ 8 min
 #   bash bench/gpu_session.sh dist       # the Redis queue on this host's CPUs: overhead, then 1/2/4/8
 #                                        # CPU workers (bench/dist_scaling.py) with the carried redis-server
 #
@@ -482,6 +484,15 @@ PY
     timeout 480 python3 bench/host_line.py --layouts 1 "$PER" 16 --variants CUDA_DEVICE_MAX_CONNECTIONS=2 - \
       --repeats 2 --json "$OUT/host_line.json"
     CUDA_VISIBLE_DEVICES=0 timeout 90 python3 bench/stream_queues.py --queues 1 2 8 --json "$OUT/stream_queues.json"
+    ;;
+  kb-agreement)
+    # Issue 47 part 4: KernelBench's eval_kernel_against_ref and our judge on the same 50 real-world
+    # solutions (bench/kernelbench/agreement.py; carry build/kb-agreement, made by its `prepare`).
+    # KB_POLICY=kernelbench once that policy is merged; ≤ 8 minutes by its --deadline-s.
+    seed_baselines
+    timeout 500 python3 bench/kernelbench/agreement.py run --prepared build/kb-agreement \
+      --out "$OUT/kb-agreement" --binary "$BIN" --policy "${KB_POLICY:-strict}" \
+      --deadline-s "${KB_DEADLINE:-400}" 2>&1 | tail -40
     ;;
   baselines)
     shift

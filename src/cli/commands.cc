@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/task_check_command.h"
 #include "judge/judge.h"
+#include "judge/single_file_judge.h"
 #include "sandbox/sandbox.h"
 #include "synth/synth.h"
 #include "workspace/single_file.h"
@@ -114,31 +115,20 @@ int Emit(const JudgeResult& result, bool json) {
   return ExitStatusFor(result);
 }
 
-// JudgeSingleFile judges KernelBench's single-file solution `file`: converted into a candidate
-// (workspace/single_file.h), then judged as any candidate; a refused file is a verdict of -1 at
-// the static stage with the converter's reason. The conversion is in candidate.single_file.
-int JudgeSingleFile(const HarnessEnv& env, const Task& task, const fs::path& file,
-                    const JudgeOptions& opt, const std::string& device, bool json) {
-  Result<SingleFileCandidate> converted = CandidateFromSingleFile(env, file);
-  if (!converted.ok()) {
-    std::cerr << "cuda-agent judge: " << converted.status().message() << "\n";
+// JudgeOneFile judges KernelBench's single-file solution `file` (judge/single_file_judge.h) and
+// prints the conversion's notes with a text verdict.
+int JudgeOneFile(const HarnessEnv& env, const Task& task, const fs::path& file,
+                 const JudgeOptions& opt, bool json) {
+  std::vector<std::string> notes;
+  Result<JudgeResult> result = JudgeSingleFile(env, task, file, opt, &notes);
+  if (!result.ok()) {
+    std::cerr << "cuda-agent judge: " << result.status().message() << "\n";
     return kExitInternal;
   }
-  const SingleFileConversion& conversion = converted->conversion;
-  JudgeResult result;
-  if (conversion.ok) {
-    result = Judge(env).Run(&task, converted->candidate, opt, file);
-  } else {
-    result.device = device;
-    result.candidate = {{"dir", file.string()}, {"hash", Candidate().hash()}};
-    result.Fail(Stage::kStatic, "single_file", conversion.error);
-    if (opt.test_skip_static) result.MarkStaticSkipped();
-  }
-  result.candidate["single_file"] = SingleFileJson(file, conversion);
   if (!json) {
-    for (const std::string& note : conversion.notes) std::cerr << "note: " << note << "\n";
+    for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
   }
-  return Emit(result, json);
+  return Emit(result.value(), json);
 }
 
 }  // namespace
@@ -183,8 +173,7 @@ int JudgeCommand(const Args& given) {
     return kExitInternal;
   }
   if (single_file) {
-    return JudgeSingleFile(env.value(), task.value(), *single_file, opt.value(), a->Get("device"),
-                           a->Has("json"));
+    return JudgeOneFile(env.value(), task.value(), *single_file, opt.value(), a->Has("json"));
   }
   JudgeResult result = Judge(env.value()).Run(&task.value(), candidate, opt.value());
   return Emit(result, a->Has("json"));

@@ -13,6 +13,7 @@
 #include "eval/baselines_run.h"
 #include "eval/bench.h"
 #include "eval/report.h"
+#include "judge/single_file_judge.h"
 
 namespace cuda_agent {
 namespace {
@@ -32,7 +33,8 @@ Result<std::vector<int>> ParseLevels(const std::string& text) {
 }
 
 struct Selection {
-  fs::path suite;  // absolute
+  fs::path suite;         // absolute
+  std::vector<Task> all;  // every task of the suite
   std::vector<Task> tasks;
   std::vector<int> levels;  // --levels; empty: all
 };
@@ -49,6 +51,7 @@ Result<Selection> SelectSuite(const ParsedArgs& a) {
   if (!limit.ok()) return limit.status();
   Result<std::vector<Task>> suite = LoadSuite(sel.suite);
   if (!suite.ok()) return suite.status();
+  sel.all = suite.value();
   std::vector<Task> in_levels;
   for (const Task& t : suite.value()) {
     if (sel.levels.empty() ||
@@ -329,11 +332,70 @@ JudgeResult JudgeFolderRemotely(JudgeService& remote, const Task& task, const fs
   return r;
 }
 
+// InternalResult: a judgement our machinery could not make (not final: the task runs again).
+JudgeResult InternalResult(const JudgeOptions& options, const std::string& why) {
+  JudgeResult r;
+  r.outcome = Outcome::kInternalError;
+  r.device = DeviceName(options.device);
+  r.error_kind = "internal";
+  r.reason = why;
+  return r;
+}
+
+// JudgeFileHere judges KernelBench's single-file solution in this process.
+JudgeResult JudgeFileHere(const HarnessEnv& env, const Task& task, const fs::path& file,
+                          const JudgeOptions& options) {
+  Result<JudgeResult> r = JudgeSingleFile(env, task, file, options);
+  if (!r.ok())
+    return InternalResult(options, "cannot convert " + file.string() + ": " + r.status().message());
+  return std::move(r).value();
+}
+
+// JudgeFileRemotely converts the file here (statically) and sends the candidate to the workers.
+JudgeResult JudgeFileRemotely(const HarnessEnv& env, JudgeService& remote, const Task& task,
+                              const fs::path& file, const JudgeOptions& options) {
+  Result<SingleFileCandidate> converted = CandidateFromSingleFile(env, file);
+  if (!converted.ok())
+    return InternalResult(options,
+                          "cannot convert " + file.string() + ": " + converted.status().message());
+  if (!converted->conversion.ok) return SingleFileRefusal(file, converted->conversion, options);
+  JudgeResult r = remote.Evaluate({.task = task,
+                                   .candidate = converted->candidate,
+                                   .options = options,
+                                   .workspace = fs::path()});
+  r.candidate["dir"] = file.string();
+  r.candidate["single_file"] = SingleFileJson(file, converted->conversion);
+  return r;
+}
+
+// PrintInventory: what the solver found in its folder, and each file it cannot use, on stderr.
+void PrintInventory(const SolverInventory& inv) {
+  if (inv.summary.is_object()) {
+    const Json& s = inv.summary;
+    std::cerr << "kernelbench: " << s.value("dir", std::string()) << " ("
+              << s.value("layout", std::string()) << "): " << s["files"] << " solution files of "
+              << s["problems"] << " problems of the suite, " << s["judged_files"]
+              << " to judge (--sample " << s.value("sample", std::string()) << ")\n";
+  }
+  if (!inv.unused.empty()) std::cerr << inv.unused.size() << " files not used:\n";
+  for (const Json& u : inv.unused) {
+    std::cerr << "  " << u.value("file", std::string()) << ": " << u.value("reason", std::string())
+              << "\n";
+  }
+}
+
 }  // namespace
 
 int BenchCommand(const Args& args) {
   std::vector<OptionSpec> own = {
-      {"solver", true, "solutions:<dir> (a folder mirroring the suite) or agent:<model spec>", ""},
+      {"solver", true,
+       "solutions:<dir> (a folder mirroring the suite), kernelbench:<dir> (a KernelBench run "
+       "folder or its leaderboard) or agent:<model spec>",
+       ""},
+      {"sample", true,
+       "kernelbench: solver: which sample of each problem: an id (KernelBench's fast_p takes 0), "
+       "a leaderboard model, or best (every sample judged, the best kept)",
+       ""},
       {"out", true, "write report.md, report.json and report.html into this folder", ""},
       {"store", true, "SQLite file of the run's results (default: <cache-dir>/store.sqlite)", ""},
       {"force", false, "forget this run's stored results and judge every task again", ""},
@@ -365,7 +427,7 @@ int BenchCommand(const Args& args) {
   const std::string device = DeviceName(opt.device);
   // The harness: the judge's and the agent's workspaces' (checked where it is needed).
   Result<HarnessEnv> env = HarnessEnv::Discover();
-  SolverContext ctx{.suite = sel.suite, .work_dir = {}, .episode = {}};
+  SolverContext ctx{.suite = sel.suite, .work_dir = {}, .episode = {}, .sample = a->Get("sample")};
   if (Status s = AgentOptionsFromArgs(a.value(), &ctx.episode); !s.ok())
     return UsageError("bench", s.message(), specs);
   ctx.episode.judge = opt;
@@ -380,9 +442,23 @@ int BenchCommand(const Args& args) {
   Result<std::unique_ptr<Solver>> made = MakeSolver(a->Get("solver"), ctx);
   if (!made.ok()) return UsageError("bench", made.status().message(), specs);
   Solver& solver = *made.value();
+  if (!a->Get("sample").empty() && a->Get("solver").rfind("kernelbench:", 0) != 0)
+    return UsageError("bench", "--sample is for --solver kernelbench:<dir>", specs);
+  // A solver that reads a folder of files (kernelbench:) says which it cannot use; without
+  // --levels the run takes the levels its files cover (a KernelBench run folder is one level).
+  SolverInventory inventory = solver.Inventory(sel.all);
+  std::vector<Task> tasks = sel.tasks;
+  if (sel.levels.empty() && !inventory.levels.empty()) {
+    std::erase_if(tasks, [&](const Task& t) {
+      return std::find(inventory.levels.begin(), inventory.levels.end(), t.level) ==
+             inventory.levels.end();
+    });
+    if (tasks.empty())
+      return UsageError("bench", "no task of the selection is in the solver's levels", specs);
+  }
 
-  BenchRun run{"",     sel.suite.string(), solver.Spec(),      opt.policy.name,
-               device, sel.levels,         opt.eager_baseline, opt.compile_baseline};
+  BenchRun run{"",         sel.suite.string(), solver.Spec(),        opt.policy.name, device,
+               sel.levels, opt.eager_baseline, opt.compile_baseline, inventory};
   run.run_id = BenchRunId(run);
   const fs::path store_path =
       a->Get("store").empty() ? cache / "store.sqlite" : fs::path(a->Get("store"));
@@ -408,18 +484,25 @@ int BenchCommand(const Args& args) {
       remote = std::move(connected).value();
     }
     JudgeFn judge = [&](const Task& task, const fs::path& candidate) {
+      // A .py file is KernelBench's single-file solution (the kernelbench: solver's candidates).
+      std::error_code ec;
+      if (candidate.extension() == ".py" && fs::is_regular_file(candidate, ec)) {
+        if (!remote) return JudgeFileHere(env.value(), task, candidate, opt);
+        return JudgeFileRemotely(env.value(), *remote, task, candidate, opt);
+      }
       if (!remote) return Judge(env.value()).Run(&task, candidate, opt);
       return JudgeFolderRemotely(*remote, task, candidate, opt);
     };
-    std::cerr << "run " << run.run_id << ": " << sel.tasks.size() << " tasks, store "
+    PrintInventory(inventory);
+    std::cerr << "run " << run.run_id << ": " << tasks.size() << " tasks, store "
               << store_path.string() << "\n";
-    Status ran = RunBench(run, sel.tasks, solver, judge, store.value(),
+    Status ran = RunBench(run, tasks, solver, judge, store.value(),
                           {run.run_id, parsed->jobs, a->Has("force")}, MakeProgressView(std::cerr));
     if (!ran.ok()) return Internal("bench", ran.message());
   }
   Result<std::map<std::string, Json>> records = store->Records(run.run_id);
   if (!records.ok()) return Internal("bench", records.status().message());
-  Json report = BuildBenchReport(run, sel.tasks, records.value());
+  Json report = BuildBenchReport(run, tasks, records.value());
   if (!out.empty()) {
     if (Status s = WriteReports(report, out); !s.ok()) return Internal("bench", s.message());
     std::cerr << "reports: " << (out / "report.md").string() << ", report.json, report.html\n";

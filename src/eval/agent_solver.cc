@@ -38,7 +38,7 @@ class AgentSolver : public Solver {
     const fs::path workspace = episode / "workspace";
     const fs::path marker = episode.string() + ".solved";
     if (fs::exists(marker) && fs::is_directory(workspace)) {
-      return {workspace, "agent workspace (solved earlier)"};
+      return {workspace, "agent workspace (solved earlier)", "", {}};
     }
     std::error_code ec;
     fs::remove_all(episode, ec);  // an unfinished attempt starts over
@@ -47,7 +47,7 @@ class AgentSolver : public Solver {
     Result<std::unique_ptr<LlmClient>> client = MakeLlmClient(model_, ctx_.episode.llm);
     if (!client.ok()) {
       log << "no model client: " << client.status().message() << "\n";
-      return {{}, "agent could not start: " + client.status().message()};
+      return {{}, "agent could not start: " + client.status().message(), "", {}};
     }
     EpisodeSpec spec = ctx_.episode;
     spec.task_spec = ctx_.suite.string() + "#" + task.name;
@@ -67,14 +67,14 @@ class AgentSolver : public Solver {
     EpisodeResult r = RunEpisode(spec, *client.value(), judge_, on_progress);
     if (!r.status.ok()) {
       log << "not run: " << r.status.message() << "\n";
-      return {{}, "agent could not start: " + r.status.message()};
+      return {{}, "agent could not start: " + r.status.message(), "", {}};
     }
     const std::string stop = r.loop.stop_reason;
     log << "stopped: " << stop << " after " << r.loop.turns << " turns\n";
-    if (!fs::is_directory(workspace)) return {{}, "agent left no workspace (" + stop + ")"};
+    if (!fs::is_directory(workspace)) return {{}, "agent left no workspace (" + stop + ")", "", {}};
     // The final state of the workspace is the answer, whatever the stop reason.
     std::ofstream(marker) << stop << "\n";
-    return {workspace, "agent: " + stop + ", " + std::to_string(r.loop.turns) + " turns"};
+    return {workspace, "agent: " + stop + ", " + std::to_string(r.loop.turns) + " turns", "", {}};
   }
 
  private:

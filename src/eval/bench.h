@@ -42,6 +42,9 @@ struct BenchRun {
   std::vector<int> levels;  // the levels asked for (--levels); empty: those the tasks have
   bool eager = true;        // which baselines the judge measures
   bool compile = true;
+  // What the solver found in its folder (Solver::Inventory): its summary and the files it cannot
+  // use, with reasons; shown in the report, not part of the run id.
+  SolverInventory inventory;
 };
 
 std::string BenchRunId(const BenchRun& run);
@@ -50,8 +53,16 @@ Json BenchRunDescription(const BenchRun& run);
 // BenchRecord turns a solution and its judgement (null when there was no candidate) into the stored
 // record: status correct | failed | missing | task_error | internal_error, ok, summary, reward,
 // stage, error_kind, reason, candidate {dir, hash}, measure, candidate_us, eager_us, compile_us,
-// compile_error, speedup_vs_eager, speedup_vs_compile, env {gpu, torch_version}, judge_seconds.
+// compile_error, speedup_vs_eager, speedup_vs_compile, env {gpu, torch_version}, judge_seconds,
+// sample (which of several samples the candidate is; null when the solver had one).
 Json BenchRecord(const Solution& solution, const JudgeResult* result);
+
+// BestOfSamples makes a task's record from its samples' records (best of n): the best by reward
+// (a verdict's -1 below a correct 1/2/3), then speedup vs eager, then the first listed; it gets
+// "samples": [{sample, status, reward, speedup_vs_eager, summary}] and a summary saying "best of
+// n". When a sample ended in an internal error the task's record is that one (not final: the task
+// runs again on resume, as a single candidate's would).
+Json BestOfSamples(const std::vector<Json>& sample_records);
 
 // ScoreFromRecord is what the metrics take from a record. Where torch.compile failed, the compile
 // time is the eager time (compile falls back to eager).

@@ -54,7 +54,7 @@ Task MakeTask(const std::string& name, int level) {
 }
 
 TEST(BenchRecordTest, CorrectFailedMissingAndErrors) {
-  Solution sol{"/c", "solutions folder"};
+  Solution sol{"/c", "solutions folder", "", {}};
   JudgeResult ok = Verdict(true, 50, 100, 80);
   Json rec = BenchRecord(sol, &ok);
   EXPECT_EQ(rec["status"], "correct");
@@ -71,7 +71,7 @@ TEST(BenchRecordTest, CorrectFailedMissingAndErrors) {
   EXPECT_EQ(rec["error_kind"], "mismatch");
   EXPECT_EQ(rec["summary"], "failed at verify: verification failed: check 2/5");
 
-  rec = BenchRecord({{}, "no candidate: x/ does not exist"}, nullptr);
+  rec = BenchRecord({{}, "no candidate: x/ does not exist", "", {}}, nullptr);
   EXPECT_EQ(rec["status"], "missing");
   EXPECT_FALSE(rec["ok"].get<bool>());
   EXPECT_TRUE(rec["candidate"].is_null());
@@ -88,7 +88,7 @@ TEST(BenchRecordTest, CorrectFailedMissingAndErrors) {
 
 TEST(BenchRecordTest, FailedCompileFallsBackToEagerInTheScore) {
   JudgeResult r = Verdict(true, 50, 100, std::nullopt);
-  Json rec = BenchRecord({"/c", ""}, &r);
+  Json rec = BenchRecord({"/c", "", "", {}}, &r);
   rec["task"] = {{"name", "t"}, {"level", 2}};
   TaskScore s = ScoreFromRecord(rec);
   EXPECT_TRUE(s.correct);
@@ -96,13 +96,45 @@ TEST(BenchRecordTest, FailedCompileFallsBackToEagerInTheScore) {
   EXPECT_EQ(*s.compile_us, 100.0);
 }
 
+TEST(BenchRecordTest, BestOfSamplesTakesTheHighestRewardThenTheFastest) {
+  JudgeResult failed = Verdict(false, 0, 0, 0);
+  JudgeResult slow = Verdict(true, 100, 100, 100);  // reward 1, 1x
+  JudgeResult fast = Verdict(true, 50, 100, 100);   // reward 1, 2x
+  fast.reward = 1;
+  auto rec = [](const std::string& label, const JudgeResult& r) {
+    return BenchRecord({"/run/s" + label + ".py", "", label, {}}, &r);
+  };
+  Json best = BestOfSamples({rec("0", failed), rec("1", slow), rec("2", fast), rec("3", slow)});
+  EXPECT_EQ(best["sample"], "2");
+  EXPECT_EQ(best["status"], "correct");
+  EXPECT_EQ(best["candidate"]["dir"], "/run/s2.py");
+  ASSERT_EQ(best["samples"].size(), 4u);
+  EXPECT_EQ(best["samples"][0]["status"], "failed");
+  EXPECT_EQ(best["samples"][2]["speedup_vs_eager"], 2.0);
+  EXPECT_EQ(best["summary"].get<std::string>().rfind("best of 4 (sample 2): correct, reward 1", 0),
+            0u)
+      << best["summary"];
+  // A higher reward beats a higher speedup; ties keep the first listed.
+  JudgeResult two = Verdict(true, 90, 100, 100);
+  two.reward = 2;
+  EXPECT_EQ(BestOfSamples({rec("0", fast), rec("1", two)})["sample"], "1");
+  EXPECT_EQ(BestOfSamples({rec("0", slow), rec("1", slow)})["sample"], "0");
+  EXPECT_EQ(BestOfSamples({rec("0", failed), rec("1", failed)})["status"], "failed");
+  // An internal error makes the task's record not final (it runs again on resume).
+  JudgeResult internal;
+  internal.outcome = Outcome::kInternalError;
+  internal.reason = "harness not found";
+  EXPECT_EQ(BestOfSamples({rec("0", two), rec("1", internal)})["status"], "internal_error");
+}
+
 TEST(BenchReportTest, CountsPendingLevelsAndFallbacksFromRecordsOnly) {
-  BenchRun run{"bench-x", "/suite", "solutions:/s", "strict", "cuda", {1, 2, 3}, true, true};
+  BenchRun run{"bench-x", "/suite", "solutions:/s", "strict", "cuda", {1, 2, 3}, true, true, {}};
   std::vector<Task> tasks = {MakeTask("level1/a", 1), MakeTask("level1/b", 1),
                              MakeTask("level2/c", 2)};
   JudgeResult ok = Verdict(true, 50, 100, std::nullopt);
-  std::map<std::string, Json> records = {{"id-level1/a", BenchRecord({"/c", ""}, &ok)},
-                                         {"id-level1/b", BenchRecord({{}, "none"}, nullptr)}};
+  std::map<std::string, Json> records = {
+      {"id-level1/a", BenchRecord({"/c", "", "", {}}, &ok)},
+      {"id-level1/b", BenchRecord({{}, "none", "", {}}, nullptr)}};
   Json report = BuildBenchReport(run, tasks, records);
   EXPECT_EQ(report["kind"], "bench");
   EXPECT_FALSE(report["complete"].get<bool>());
@@ -128,8 +160,8 @@ class FakeSolver : public Solver {
   std::string Spec() const override { return "solutions:/fake"; }
   Status Check() const override { return OkStatus(); }
   Solution Solve(const Task& t) override {
-    if (t.name.find("missing") != std::string::npos) return {{}, "no candidate"};
-    return {"/fake/" + t.name, "fake"};
+    if (t.name.find("missing") != std::string::npos) return {{}, "no candidate", "", {}};
+    return {"/fake/" + t.name, "fake", "", {}};
   }
 };
 
@@ -152,7 +184,7 @@ std::vector<Task> FakeSuite() {
 class BenchRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    run_ = {"", "/suite", "solutions:/fake", "strict", "cpu", {1, 2, 3}, true, true};
+    run_ = {"", "/suite", "solutions:/fake", "strict", "cpu", {1, 2, 3}, true, true, {}};
     run_.run_id = BenchRunId(run_);
   }
 
@@ -193,6 +225,48 @@ TEST_F(BenchRunTest, ParallelRunJudgesEachTaskOnceAndResumesWithNothingToDo) {
   Json again = Run("s.sqlite", 4, judge);
   EXPECT_EQ(judged.size(), 11u);  // nothing judged the second time
   EXPECT_EQ(first, again);
+}
+
+// A solver with several samples per task: each sample is judged, the task's record is the best.
+class SamplesSolver : public Solver {
+ public:
+  std::string Spec() const override { return "kernelbench:/fake sample=best"; }
+  Status Check() const override { return OkStatus(); }
+  Solution Solve(const Task& t) override {
+    Solution s{{}, "best of 3 samples", "", {}};
+    for (const char* label : {"0", "1", "2"})
+      s.samples.push_back({label, "/fake/" + t.name + "/" + label + ".py"});
+    return s;
+  }
+};
+
+TEST_F(BenchRunTest, EverySampleIsJudgedAndTheBestIsTheTasksRecord) {
+  std::mutex m;
+  std::multiset<std::string> judged;
+  JudgeFn judge = [&](const Task&, const fs::path& candidate) {
+    std::lock_guard<std::mutex> lock(m);
+    judged.insert(candidate.string());
+    // sample 1 is the fastest correct one, sample 2 fails
+    const std::string label = candidate.stem().string();
+    if (label == "2") return Verdict(false, 0, 0, 0);
+    return Verdict(true, label == "1" ? 25 : 50, 100, 100);
+  };
+  Result<ResultsStore> store = ResultsStore::Open(dir_ / "samples.sqlite");
+  ASSERT_TRUE(store.ok());
+  SamplesSolver solver;
+  std::ostringstream log;
+  const std::vector<Task> tasks = {MakeTask("level1/1_A", 1), MakeTask("level1/2_B", 1)};
+  ASSERT_TRUE(
+      RunBench(run_, tasks, solver, judge, store.value(), {run_.run_id, 2}, MakeLogLines(log))
+          .ok());
+  EXPECT_EQ(judged.size(), 6u);
+  Json report = BuildBenchReport(run_, tasks, store->Records(run_.run_id).value());
+  for (const Json& rec : report["tasks"]) {
+    EXPECT_EQ(rec["sample"], "1");
+    EXPECT_EQ(rec["speedup_vs_eager"], 4.0);
+    EXPECT_EQ(rec["samples"].size(), 3u);
+  }
+  EXPECT_EQ(report["metrics"]["overall"]["eager"]["fast_p"]["2"], 1.0);
 }
 
 TEST_F(BenchRunTest, InternalErrorsAreStoredButRunAgain) {
@@ -281,7 +355,7 @@ TEST_F(BenchRunTest, ForceJudgesEverythingAgain) {
 }
 
 TEST(BenchRunIdTest, SuiteSolverPolicyAndDeviceMakeTheId) {
-  BenchRun a{"", "/suite", "solutions:/s", "strict", "cuda", {}, true, true};
+  BenchRun a{"", "/suite", "solutions:/s", "strict", "cuda", {}, true, true, {}};
   BenchRun b = a;
   b.levels = {1};  // levels and baselines do not change the run
   b.compile = false;

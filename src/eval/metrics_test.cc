@@ -48,6 +48,21 @@ TEST(MetricsTest, GeometricMeansInBothConventions) {
   EXPECT_NEAR(*l.compile->geomean_correct, std::pow(1.6 * b * 0.25, 1.0 / 3), 1e-12);
 }
 
+// KernelBench's score.fastp over a level: correct and speedup > p, divided by every problem of the
+// level (its analysis patches a problem without a result in as failed). Ours is the same number.
+TEST(MetricsTest, FastPIsKernelBenchsOverEveryProblemOfTheLevel) {
+  std::vector<TaskScore> scores = {{"level1/1_A", 1, true, 50.0, 100.0, 100.0},  // 2.0x
+                                   {"level1/2_B", 1, true, 100.0, 90.0, 90.0},   // 0.9x
+                                   {"level1/3_C", 1, false, {}, 100.0, 100.0},   // failed
+                                   {"level1/4_D", 1, false, {}, {}, {}}};        // missing
+  SuiteMetrics m = ComputeMetrics(scores, {1}, {});
+  const std::vector<double>& f = m.levels[0].eager->fast_p;  // p = 0, 0.5, 0.8, 1, 1.5, 2
+  EXPECT_DOUBLE_EQ(f[0], 0.5);                               // fast_0: the correct share
+  EXPECT_DOUBLE_EQ(f[3], 0.25);                              // fast_1
+  EXPECT_DOUBLE_EQ(f[5], 0.0);                               // fast_2: 2.0x is not above 2
+  EXPECT_DOUBLE_EQ(f[0], *m.levels[0].pass_rate);
+}
+
 TEST(MetricsTest, FastPIsStrictlyAboveP) {
   SuiteMetrics m = ComputeMetrics(FourTasks(), {}, {});
   ASSERT_EQ(FastPThresholds(), (std::vector<double>{0, 0.5, 0.8, 1, 1.5, 2}));

@@ -66,7 +66,9 @@ std::string CandidateLink(const Json& record, const fs::path& out_dir) {
   if (!c.is_object() || !c.value("dir", Json()).is_string()) return "";
   fs::path dir = c["dir"].get<std::string>();
   if (dir.empty()) return "";
-  return fs::proximate(fs::absolute(dir), out_dir).generic_string() + "/";
+  // A single-file candidate (kernelbench: solver) links to the file, a folder with a slash.
+  const std::string slash = dir.extension() == ".py" ? "" : "/";
+  return fs::proximate(fs::absolute(dir), out_dir).generic_string() + slash;
 }
 
 std::string RankingBaseline(const Json& report) {
@@ -169,7 +171,11 @@ ReportTable CorrectOnlyTable(const Json& metrics) {
 
 ReportTable FastPTable(const Json& metrics) {
   ReportTable t{
-      "fast_p", "Share of all tasks that are correct with a speedup above p.", {"level", "vs"}, {}};
+      "fast_p",
+      "Share of all tasks that are correct with a speedup above p (KernelBench's fast_p is the "
+      "eager row: fast_0, fast_1, fast_2, ...).",
+      {"level", "vs"},
+      {}};
   for (const Json& p : metrics["fast_p_thresholds"])
     t.header.push_back("p = " + FastPKey(p.get<double>()));
   for (const Json* g : ReportGroups(metrics)) {
@@ -228,6 +234,26 @@ ReportTable NotPassedTable(const Json& report, const fs::path& out_dir) {
   return t;
 }
 
+// UnusedFilesTable: the files the solver read but could not use (kernelbench: solver), with why.
+ReportTable UnusedFilesTable(const Json& report) {
+  const Json inv = report.value("solver_inventory", Json::object());
+  const Json summary = inv.value("summary", Json());
+  std::string note = "Files in the solver's folder that no task's candidate comes from, and why.";
+  if (summary.is_object()) {
+    note = "The solver read " + summary.value("dir", std::string()) + " (layout " +
+           summary.value("layout", std::string()) + "): " + summary["files"].dump() +
+           " solution files of " + summary["problems"].dump() + " problems of the suite, " +
+           summary["judged_files"].dump() + " judged (--sample " +
+           summary.value("sample", std::string()) + "). " + note;
+  }
+  ReportTable t{"Files not used", note, {"file", "reason"}, {}};
+  for (const Json& u : inv.value("unused", Json::array())) {
+    t.rows.push_back(
+        {{u.value("file", std::string()), ""}, {u.value("reason", std::string()), ""}});
+  }
+  return t;
+}
+
 }  // namespace
 
 std::vector<ReportTable> ReportTables(const Json& report, const fs::path& out_dir) {
@@ -236,6 +262,8 @@ std::vector<ReportTable> ReportTables(const Json& report, const fs::path& out_di
                                      FastPTable(metrics), TasksTable(report, out_dir)};
   ReportTable not_passed = NotPassedTable(report, out_dir);
   if (!not_passed.rows.empty()) tables.push_back(std::move(not_passed));
+  ReportTable unused = UnusedFilesTable(report);
+  if (!unused.rows.empty()) tables.push_back(std::move(unused));
   return tables;
 }
 

@@ -49,7 +49,8 @@ struct ReportTable {
 };
 
 // ReportTables: "Results" (the paper's table), "Correct tasks only", "fast_p", "Tasks" and, when
-// some task did not pass, "Tasks that did not pass" (with the reasons).
+// some task did not pass, "Tasks that did not pass" (with the reasons); when the solver could not
+// use some of its files (report["solver_inventory"]["unused"]), "Files not used".
 std::vector<ReportTable> ReportTables(const Json& report, const fs::path& out_dir);
 
 // FormatRate: "75.0%", or "–" for null. FormatTimes: "2.11×", or "–".

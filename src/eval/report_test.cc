@@ -42,7 +42,7 @@ Task T(const std::string& name, int level) {
 }
 
 Json SmallReport(const fs::path& candidates) {
-  BenchRun run{"bench-1", "/kb", "solutions:/s", "strict", "cuda", {1, 2, 3}, true, true};
+  BenchRun run{"bench-1", "/kb", "solutions:/s", "strict", "cuda", {1, 2, 3}, true, true, {}};
   std::vector<Task> tasks = {T("level1/1_Fast<op>", 1), T("level1/2_Slow", 1),
                              T("level2/3_Broken", 2)};
   std::map<std::string, Json> records = {
@@ -52,6 +52,33 @@ Json SmallReport(const fs::path& candidates) {
       {"level2/3_Broken", Record("failed", 0, 0, 0, (candidates / "level2/3_Broken").string())}};
   records["level2/3_Broken"]["summary"] = "failed <b>|x it's \"broken\"";
   return BuildBenchReport(run, tasks, records);
+}
+
+TEST(ReportTest, FilesTheSolverCouldNotUseAreListedAndFilesLinkedWithoutASlash) {
+  Json report = SmallReport("/work/results/sol");
+  report["tasks"][0]["candidate"]["dir"] = "/work/results/run/level_1_problem_1_sample_0_kernel.py";
+  std::string md = MakeMarkdownReport()->Render(report, "/work/results/out");
+  EXPECT_EQ(md.find("Files not used"), std::string::npos) << md;  // none: no table
+  EXPECT_NE(md.find("(<../run/level_1_problem_1_sample_0_kernel.py>)"), std::string::npos) << md;
+  report["solver_inventory"] = {
+      {"summary",
+       {{"dir", "/runs/r"},
+        {"layout", "run"},
+        {"files", 3},
+        {"problems", 2},
+        {"judged_files", 2},
+        {"sample", "0"}}},
+      {"unused", {{{"file", "/runs/r/notes.py"}, {"reason", "not a KernelBench solution name"}}}}};
+  md = MakeMarkdownReport()->Render(report, "/work/results/out");
+  EXPECT_NE(md.find("Files not used"), std::string::npos) << md;
+  EXPECT_NE(md.find("The solver read /runs/r (layout run): 3 solution files of 2 problems of the "
+                    "suite, 2 judged (--sample 0)."),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| /runs/r/notes.py | not a KernelBench solution name |"), std::string::npos)
+      << md;
+  EXPECT_NE(MakeHtmlReport()->Render(report, "/work/results/out").find("/runs/r/notes.py"),
+            std::string::npos);
 }
 
 TEST(ReportTest, MarkdownHasThePapersTableAndRelativeLinks) {
@@ -109,7 +136,7 @@ TEST(ReportTest, JsonIsTheReportAndFilesAreWritten) {
 }
 
 TEST(ReportTest, UnlevelledSuiteShowsOnlyOverallAndNoCorrectTaskIsSaid) {
-  BenchRun run{"bench-2", "/tasks", "solutions:/s", "strict", "cpu", {}, true, false};
+  BenchRun run{"bench-2", "/tasks", "solutions:/s", "strict", "cpu", {}, true, false, {}};
   std::map<std::string, Json> records = {{"a", Record("failed", 0, 0, 0, "")}};
   Json report = BuildBenchReport(run, {T("a", 0)}, records);
   EXPECT_EQ(ReportGroups(report["metrics"]).size(), 1u);

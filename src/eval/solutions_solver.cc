@@ -16,11 +16,12 @@ class SolutionsSolver : public Solver {
   Solution Solve(const Task& task) override {
     fs::path found = FindSolution(dir_, task);
     if (found.empty()) {
-      return {
-          {},
-          "no candidate: " + (dir_ / SafeRelativeName(task.name)).string() + "/ does not exist"};
+      return {{},
+              "no candidate: " + (dir_ / SafeRelativeName(task.name)).string() + "/ does not exist",
+              "",
+              {}};
     }
-    return {found, "solutions folder"};
+    return {found, "solutions folder", "", {}};
   }
 
  private:
@@ -56,15 +57,19 @@ std::unique_ptr<Solver> MakeSolutionsSolver(const fs::path& dir) {
 }
 
 Result<std::unique_ptr<Solver>> MakeSolver(const std::string& spec, const SolverContext& context) {
-  const std::string solutions = "solutions:", agent = "agent:";
+  const std::string solutions = "solutions:", agent = "agent:", kernelbench = "kernelbench:";
   if (spec.rfind(solutions, 0) == 0 && spec.size() > solutions.size()) {
     return MakeSolutionsSolver(spec.substr(solutions.size()));
+  }
+  if (spec.rfind(kernelbench, 0) == 0 && spec.size() > kernelbench.size()) {
+    return MakeKernelBenchSolver(spec.substr(kernelbench.size()), context.sample);
   }
   if (spec.rfind(agent, 0) == 0 && spec.size() > agent.size()) {
     return MakeAgentSolver(spec.substr(agent.size()), context);
   }
-  return InvalidArgument("--solver expects solutions:<dir> or agent:<model spec>, got '" + spec +
-                         "'");
+  return InvalidArgument(
+      "--solver expects solutions:<dir>, kernelbench:<dir> or agent:<model spec>, got '" + spec +
+      "'");
 }
 
 }  // namespace cuda_agent
