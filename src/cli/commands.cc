@@ -50,8 +50,8 @@ const std::vector<OptionSpec>& JudgeSpecs() {
       {"build-timeout", true, "seconds for each compiler invocation", "600"},
       {"build-jobs", true, "parallel compilations (0: all CPUs)", "0"},
       {"reward", true, "reward schedule", "paper"},
-      {"policy", true, "precision policy: strict | tf32-fair | paper (docs/precision.md)",
-       "strict"},
+      {"policy", true,
+       "precision policy: strict | tf32-fair | paper | kernelbench (docs/policies.md)", "strict"},
       {"baseline-store", true,
        "SQLite file of stored baseline times, or none (default: <cache-dir>/store.sqlite)", ""},
       {"baseline-drift", true,
@@ -603,8 +603,8 @@ int SynthCommand(const Args& args) {
        "candidates filtered at once (worker processes; default: 1 on cpu, min(CPUs - 2, 12) on "
        "cuda)",
        "0"},
-      {"policy", true, "precision policy of the comparisons (strict | tf32-fair | paper)",
-       "strict"},
+      {"policy", true,
+       "precision policy of the comparisons (strict | tf32-fair | paper | kernelbench)", "strict"},
       {"cache-dir", true, "toolchain cache", ""},
       {"json", false, "print the summary as JSON", ""},
   };
