@@ -94,6 +94,13 @@ def test_any_alias_of_the_extension_counts_as_calling_it(call):
     assert rules(source.replace("self.ext.scale(y, 2.0)", call)) == []
 
 
+@pytest.mark.parametrize("line, rule", [("e = torch.load('expected.pt')", "file_io"),
+                                        ("torch.save(x, 'x.pt')", "file_io"),
+                                        ("c = torch.classes.mine.Op()", "torch_ops")])
+def test_torch_apis_that_are_no_compute_stay_refused(line, rule):
+    assert rule in rules(with_line(line))
+
+
 def test_the_rules_that_hold_everywhere_still_hold():
     assert "host_thread" in rules(with_line("import threading"))
     assert "module_state" in rules(with_line("self.calls = 1"))

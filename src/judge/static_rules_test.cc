@@ -177,6 +177,8 @@ TEST(StaticRules, KernelbenchPolicyAllowsAtenButNoSwitches) {
       "void f() { at::globalContext().setAllowTF32CuDNN(true); }", "kernels/x.cu", {}, kb);
   ASSERT_FALSE(v.empty());
   EXPECT_NE(v.front().message.find("--policy kernelbench"), std::string::npos) << v.front().message;
+  EXPECT_TRUE(rules("auto t = torch::pickle_load(bytes);").count("file_io"));
+  EXPECT_TRUE(rules("void f(torch::Tensor x) { torch::save(x, \"x.pt\"); }").count("file_io"));
   EXPECT_TRUE(rules("void f() { std::thread t([] {}); t.join(); }").count("host_thread"));
   EXPECT_TRUE(rules("static int calls = 0;").count("static_state"));
   EXPECT_TRUE(rules("void f() { cublasSgemv(0); }").count("library_compute"));

@@ -42,6 +42,12 @@ KERNELBENCH_HINTS = {
     "torch_ops": f"torch.ops and torch._C reach around the rules; {ALLOWED_WAY}",
 }
 
+# torch paths the relaxed torch_compute rule refused that are no compute: files (the harness keeps inputs
+# and expected outputs in them) and custom classes. Reported under their own rules.
+KEPT_TORCH_PATHS = {"torch.load": "file_io", "torch.save": "file_io", "torch.from_file": "file_io",
+                    "torch.serialization": "file_io", "torch.hub": "file_io", "torch.package": "file_io",
+                    "torch.classes": "torch_ops"}
+
 BACKEND_PREFIXES = ("torch.backends", "torch.autocast", "torch.amp", "torch.cuda.amp", "torch.cpu.amp",
                     "torch.set_autocast", "torch.is_autocast", "torch.get_autocast")
 
@@ -70,9 +76,21 @@ def is_backend_path(path: str | None) -> bool:
                               for p in BACKEND_PREFIXES)
 
 
+def kept_torch_rule(path: str | None) -> str | None:
+    for prefix, rule in KEPT_TORCH_PATHS.items():
+        if path and (path == prefix or path.startswith(prefix + ".")):
+            return rule
+    return None
+
+
 def report_backend_switches(checker) -> None:
-    """backend_switch on every use of torch.backends, autocast and torch.amp (through any alias)."""
+    """backend_switch on every use of torch.backends, autocast and torch.amp (through any alias); file_io
+    and torch_ops on torch's serialization and custom classes."""
     for node in checker.walk(checker.tree):
+        rule = kept_torch_rule(checker.dotted(node)) if isinstance(node, (ast.Attribute, ast.Name)) else None
+        if rule:
+            checker.report(rule, node, f"`{checker.dotted(node)}` is not torch compute: torch's operators are "
+                                       f"allowed under --policy kernelbench, its files and classes are not")
         if isinstance(node, (ast.Attribute, ast.Name)) and is_backend_path(checker.dotted(node)):
             checker.report("backend_switch", node,
                            f"`{checker.dotted(node)}` switches torch's backend (TF32, cuDNN benchmark, "

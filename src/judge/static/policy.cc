@@ -2,7 +2,8 @@
 // changes in the C++ scan: the torch-compute rules are off (SourceScan::Emit drops them), and
 // backend_switch refuses what is still no kernel of the candidate's: torch's global switches
 // (TF32, cuDNN benchmark, matmul precision, determinism), autocast, the JIT, torch's CUDA graphs,
-// operator registration and the dispatcher's and allocator's internals.
+// operator registration and the dispatcher's and allocator's internals; and torch's serialization
+// (torch::load, pickle_load) stays file_io.
 #include "judge/static/source_scan.h"
 
 namespace cuda_agent {
@@ -44,6 +45,19 @@ std::string Refused(const QualifiedName& q) {
   return "";
 }
 
+// ReadsFiles: torch's serialization API, which the torch_compute rule refused along with the rest
+// of torch (torch::load, torch::pickle_load, torch::serialize::InputArchive, torch::from_file).
+bool ReadsFiles(const QualifiedName& q) {
+  if (!IsTorchRoot(q.parts.front()) || q.member) return false;
+  for (size_t i = 1; i < q.parts.size(); ++i) {
+    const std::string& p = q.parts[i];
+    if (p == "load" || p == "save" || p == "serialize" || p == "pickle_load" ||
+        p == "pickle_save" || p == "from_file" || p == "hub")
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void CheckBackendSwitches(SourceScan& s) {
@@ -53,6 +67,12 @@ void CheckBackendSwitches(SourceScan& s) {
     QualifiedName q = ChainAt(T, i);
     std::string why = Refused(q);
     if (!why.empty()) s.Emit(kBackendSwitch, T[i].line, Join(q.parts) + " " + why + kAllowedWay);
+    if (ReadsFiles(q)) {
+      s.Emit(kFileIo, T[i].line,
+             Join(q.parts) +
+                 " reads or writes files, where the harness keeps inputs and expected "
+                 "outputs; torch's compute operators are allowed, its serialization is not");
+    }
     i = q.last;
   }
 }
