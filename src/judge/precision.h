@@ -13,8 +13,9 @@
 //   kernelbench  KernelBench's rules (issue 47): torch's eager operators may do part of the work
 //              in ModelNew (hybrid solutions), KernelBench's fixed tolerance (allclose, atol = rtol
 //              = 1e-4 for fp32, 1e-2 for fp16/bf16); no compilers, backend switches or fallbacks,
-//              and every timed call must still run one of the candidate's own kernels. TF32 off
-//              and IEEE builds as under strict; every run-time defence kept. docs/policies.md.
+//              and every timed call must still run one of the candidate's own kernels. TF32 off,
+//              reduced precision refused in fp32 tasks and IEEE builds as under strict; every
+//              run-time defence kept. docs/policies.md.
 #pragma once
 
 #include <map>
