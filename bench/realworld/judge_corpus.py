@@ -18,7 +18,10 @@ solution refused, with the rule, file:line, the message and the offending source
 
     python3 bench/realworld/judge_corpus.py [--corpus build/realworld] [--results build/realworld-results]
         [--jobs 2] [--device cpu] [--binary build/cuda-agent] [--class honest,hybrid,broken] [--limit N]
-        [--force] [--summary-only]
+        [--policy strict|kernelbench|...] [--force] [--summary-only]
+
+`--policy` is passed to the judge (docs/policies.md); a policy other than strict writes to
+build/realworld-results-POLICY unless --results is given.
 """
 from __future__ import annotations
 
@@ -77,7 +80,8 @@ def judge_one(row: dict, args, work: Path) -> dict:
         out["seconds"] = round(sec, 3)
         return out
     cmd = [str(args.binary), "judge", "--task", row["task"], "--candidate", str(cand), "--until", "build",
-           "--device", args.device, "--json"]
+           "--device", args.device, "--policy", args.policy, "--json"]
+    out["policy"] = args.policy
     rc, so, se, sec2 = run(cmd, timeout=args.timeout)
     res = None
     try:
@@ -194,7 +198,9 @@ def summarise(results: list[dict], manifest: dict | None) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", default=str(ROOT / "build" / "realworld"))
-    ap.add_argument("--results", default=str(ROOT / "build" / "realworld-results"))
+    ap.add_argument("--results", default=None,
+                    help="default build/realworld-results (build/realworld-results-POLICY for another policy)")
+    ap.add_argument("--policy", default="strict", help="the judge's --policy (strict, kernelbench, ...)")
     ap.add_argument("--manifest", default=str(HERE / "manifest.json"))
     ap.add_argument("--binary", default=str(ROOT / "build" / "cuda-agent"))
     ap.add_argument("--device", default="cpu")
@@ -205,6 +211,9 @@ def main() -> int:
     ap.add_argument("--force", action="store_true", help="judge again what results.jsonl already holds")
     ap.add_argument("--summary-only", action="store_true")
     args = ap.parse_args()
+    if args.results is None:
+        suffix = "" if args.policy == "strict" else f"-{args.policy}"
+        args.results = str(ROOT / "build" / f"realworld-results{suffix}")
 
     index = Path(args.corpus) / "index.jsonl"
     if not index.exists():

@@ -8,6 +8,12 @@
   change their metadata, never compute with torch. A refused op raises inside the forward and is
   remembered, so a candidate that catches the exception (a try/except fallback) still fails when
   `watch()` ends. A blocked `F.*` call is remembered the same way.
+- Under a policy that lets torch compute (kernelbench; `set_policy_rules` from the job spec's
+  "policy_rules", src/judge/precision.h PolicyRules) the guard lets every `aten` op through and F is not
+  blocked — torch may do part of the work — but the forward must call a function of cuda_extension
+  (counted by `count_extension_calls`; none is `no_custom_kernel`), and on CUDA no op may compute on the
+  host: `.item()` and ops with a CPU tensor (other than a 0-dim scalar) in or out are refused (the device
+  clock never sees host work). Non-aten ops stay refused.
 - `ThreadWatch` compares the process's thread counts (Python and OS) with a baseline, so work deferred to
   a thread that outlives the forward is caught.
 
@@ -62,6 +68,70 @@ ALLOWED_NAMESPACES = ("profiler",)  # record_function ranges inside the forward
 THREAD_SETTLE_SECONDS = 0.05
 
 
+# The policy's rules for this job's candidate (set once per job from its spec, set_policy_rules) and the
+# count of cuda_extension calls (count_extension_calls). Mutated in place, never rebound: the process
+# watch pins this module's callables and classes, and a counter on a class would read as patching.
+_POLICY = {"torch_compute": False}
+_EXTENSION_CALLS = [0]
+
+
+def torch_compute_allowed() -> bool:
+    """Whether the job's policy lets torch compute (kernelbench)."""
+    return _POLICY["torch_compute"]
+
+
+def extension_calls() -> int:
+    """How many calls of cuda_extension's functions this process has made."""
+    return _EXTENSION_CALLS[0]
+
+
+def set_policy_rules(value: object) -> None:
+    """Takes the job spec's "policy_rules" ({"torch_compute": bool}; None: the paper's rules)."""
+    if value is None:
+        value = {}
+    if not isinstance(value, dict) or not isinstance(value.get("torch_compute", False), bool) or \
+            set(value) - {"torch_compute"}:
+        raise JobError("internal", f"spec: policy_rules must be {{\"torch_compute\": bool}}, not {value!r}")
+    _POLICY["torch_compute"] = value.get("torch_compute", False)
+
+
+def _counted(fn: Callable) -> Callable:
+    def call(*args, **kwargs):
+        _EXTENSION_CALLS[0] += 1
+        return fn(*args, **kwargs)
+
+    call.__name__ = getattr(fn, "__name__", "extension_function")
+    call.__doc__ = getattr(fn, "__doc__", None)
+    return call
+
+
+def count_extension_calls(module) -> None:
+    """Replaces every public callable of the built cuda_extension module with one that counts its calls
+    (before model_new imports it, so that `from cuda_extension import f` binds the counted one too)."""
+    for name in dir(module):
+        if not name.startswith("_") and callable(getattr(module, name)):
+            setattr(module, name, _counted(getattr(module, name)))
+
+
+def _on_host(value, out: bool) -> bool:
+    """A CPU tensor among an op's arguments (a 0-dim one, a wrapped scalar, only as a result) or results."""
+    found = []
+
+    def visit(x):
+        if isinstance(x, torch.Tensor):
+            if x.device.type == "cpu" and (out or x.dim() > 0):
+                found.append(x)
+        elif isinstance(x, (list, tuple)):
+            for item in x:
+                visit(item)
+        elif isinstance(x, dict):
+            for item in x.values():
+                visit(item)
+
+    visit(value)
+    return bool(found)
+
+
 def op_allowed(name: str, namespace: str) -> bool:
     """Whether the operator `name` ("aten::fill_.Scalar", "aten::view") may run in the forward."""
     if namespace in ALLOWED_NAMESPACES:
@@ -86,20 +156,42 @@ class OpGuard(TorchDispatchMode):
         # imports torch._dynamo (about 2 s) at the first op of the first forward, and adds a call per op.
         return False
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         super().__init__()
         self.counts: collections.Counter = collections.Counter()
         self.violation: str | None = None
+        self.device = device
+        self.torch_compute = torch_compute_allowed()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         shown = str(func)
         self.counts[shown] += 1
+        if self.torch_compute and func.namespace == "aten":
+            return self.torch_op(func, shown, args, kwargs or {})
         if not op_allowed(func.name(), func.namespace):
             reason = (f"forbidden torch op during the candidate's forward: {shown} "
                       f"(only allocation and metadata ops are allowed)")
             self.record(reason)
             raise ForbiddenOp(reason)
         return func(*args, **(kwargs or {}))
+
+    def torch_op(self, func, shown: str, args, kwargs):
+        """An aten op under a policy that lets torch compute: allowed, but on CUDA not on the host."""
+        host = self.device == "cuda" and not op_allowed(func.name(), func.namespace)
+        if host and (func.name() == "aten::_local_scalar_dense" or _on_host((args, kwargs), out=False)):
+            self.refuse(f"host computation during the candidate's forward: {shown} reads or computes on "
+                        f"the host, where the device clock does not see it (torch ops are allowed under "
+                        f"--policy kernelbench, on the device)")
+        out = func(*args, **kwargs)
+        if host and _on_host(out, out=True):
+            self.refuse(f"host computation during the candidate's forward: {shown} moves data to the host, "
+                        f"where the device clock does not see the work (torch ops are allowed under "
+                        f"--policy kernelbench, on the device)")
+        return out
+
+    def refuse(self, reason: str) -> None:
+        self.record(reason)
+        raise ForbiddenOp(reason)
 
     def record(self, reason: str) -> None:
         """Remembers a violation (the first one is the one reported)."""
@@ -116,8 +208,11 @@ class OpGuard(TorchDispatchMode):
 
         `what` prefixes the reason ("check 2"). A violation wins over the exception it caused, and is
         reported also when the candidate caught that exception and returned normally. A forward that
-        leaves another mode on top of the stack, or pops this one, is a violation too.
+        leaves another mode on top of the stack, or pops this one, is a violation too. Under a policy that
+        lets torch compute, a forward that called no function of cuda_extension is
+        JobError("no_custom_kernel").
         """
+        calls_before = extension_calls()
         try:
             with self:
                 yield
@@ -130,6 +225,11 @@ class OpGuard(TorchDispatchMode):
             raise
         if self.violation is not None:
             raise JobError("forbidden_op", f"{what}: {self.violation}")
+        if self.torch_compute and extension_calls() == calls_before:
+            raise JobError("no_custom_kernel",
+                           f"{what}: the forward called no function of cuda_extension: torch computed it "
+                           f"alone; under --policy kernelbench torch may do part of the work, and your own "
+                           f"kernel must do the rest")
 
 
 def _raiser(name: str, on_block: Callable[[str], None] | None) -> Callable:
@@ -160,7 +260,11 @@ def block_functional(on_block: Callable[[str], None] | None = None) -> Iterator[
     """Replaces every public callable of torch.nn.functional with a raiser for the duration.
 
     `on_block(reason)` is called before each refusal (OpGuard.record, so a caught refusal still counts).
+    Under a policy that lets torch compute nothing is blocked.
     """
+    if torch_compute_allowed():
+        yield
+        return
     originals = public_callables()
     try:
         for name in originals:

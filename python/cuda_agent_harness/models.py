@@ -26,6 +26,7 @@ from typing import Any
 import torch
 
 from .errors import JobError, describe, phase
+from .guards import count_extension_calls, torch_compute_allowed
 from .integrity import checksum
 from .nested import as_arg_list
 
@@ -65,6 +66,15 @@ def import_model_new(candidate_dir: str, extension_dir: str) -> type:
     module = importlib.util.module_from_spec(spec)
     sys.modules["model_new"] = module
     with phase("import", "importing model_new.py"):
+        if torch_compute_allowed():
+            # Under a policy that lets torch compute, the guard must know that the forward called the
+            # candidate's extension (guards.py): its functions are counted before model_new sees them.
+            try:
+                extension = importlib.import_module("cuda_extension")
+            except ImportError:
+                extension = None  # model_new's own import fails, or it imports none: no call counts
+            if extension is not None:
+                count_extension_calls(extension)
         spec.loader.exec_module(module)
     model_class = getattr(module, "ModelNew", None)
     if model_class is None:

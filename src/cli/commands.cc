@@ -511,8 +511,8 @@ int SynthCommand(const Args& args) {
        "candidates filtered at once (worker processes; default: 1 on cpu, min(CPUs - 2, 12) on "
        "cuda)",
        "0"},
-      {"policy", true, "precision policy of the comparisons (strict | tf32-fair | paper)",
-       "strict"},
+      {"policy", true,
+       "precision policy of the comparisons (strict | tf32-fair | paper | kernelbench)", "strict"},
       {"cache-dir", true, "toolchain cache", ""},
       {"json", false, "print the summary as JSON", ""},
   };

@@ -162,7 +162,7 @@ const std::vector<Row>& Rows() {
          return OkStatus();
        }},
       {{"policy", "policy", K::kText,
-        "precision policy: strict | tf32-fair | paper (docs/precision.md)"},
+        "precision policy: strict | tf32-fair | paper | kernelbench (docs/policies.md)"},
        [](const JudgeOptions& o) { return o.policy.name; },
        [](JudgeOptions& o, const std::string& text) -> Status {
          Result<PrecisionPolicy> p = MakePrecisionPolicy(text);

@@ -41,6 +41,11 @@ bool IsTorchCopyKernel(const std::string& name) {
   return std::regex_search(name, kCopy);
 }
 
+bool IsGeneratedKernel(const std::string& name) {
+  std::string lower = Lower(name);
+  return lower.find("triton") != std::string::npos || lower.find("inductor") != std::string::npos;
+}
+
 bool IsReducedPrecisionLibraryKernel(const std::string& name) {
   std::string lower = name;
   std::transform(lower.begin(), lower.end(), lower.begin(),

@@ -19,6 +19,12 @@ bool IsLibraryKernel(const std::string& name);
 // The kernel audit counts them with memcpys and memsets, never as the candidate's own work.
 bool IsTorchCopyKernel(const std::string& name);
 
+// IsGeneratedKernel: a kernel that a compiler generated at run time rather than the candidate or
+// torch's eager operators — Triton's and torch.compile's (Inductor's "triton_poi_fused_add_0",
+// "triton_red_fused_sum_1"). Under a policy that lets torch compute (kernelbench) every other
+// kernel that is not the candidate's counts as torch's.
+bool IsGeneratedKernel(const std::string& name);
+
 // IsReducedPrecisionLibraryKernel: a library kernel name that says it computes on TF32, half,
 // bfloat16, int8 or fp8 inputs ("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n...", "...h1688gemm...").
 bool IsReducedPrecisionLibraryKernel(const std::string& name);

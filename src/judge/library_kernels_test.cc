@@ -66,6 +66,17 @@ TEST(LibraryKernelsTest, TorchFillAndCopyKernelsAreCopies) {
       "at::detail::Array<char*, 1>)"));
 }
 
+// Under kernelbench torch's eager kernels may run, generated ones may not (kernel audit).
+TEST(LibraryKernelsTest, TritonAndInductorKernelsAreGenerated) {
+  EXPECT_TRUE(IsGeneratedKernel("triton_poi_fused_add_relu_0"));
+  EXPECT_TRUE(IsGeneratedKernel("triton_red_fused_sum_1"));
+  EXPECT_TRUE(IsGeneratedKernel("triton_tem_fused_mm_0"));
+  EXPECT_FALSE(IsGeneratedKernel(
+      "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>"));
+  EXPECT_FALSE(IsGeneratedKernel("void (anonymous namespace)::softmax_warp_forward<float>"));
+  EXPECT_FALSE(IsGeneratedKernel("relu_scale_kernel(float const*, float*, long, float)"));
+}
+
 TEST(PrecisionTest, LibraryKernelNamesThatSayReducedPrecision) {
   EXPECT_TRUE(IsReducedPrecisionLibraryKernel(
       "sm90_xmma_gemm_tf32f32_tf32f32_f32_tn_n_tilesize128x128x32"));

@@ -10,6 +10,12 @@
 //              TF32/half kernels are rejected.
 //   tf32-fair  like strict for the reference and the candidate, but the baselines run with TF32 on,
 //              and fp32 outputs get a tolerance that TF32 meets (the candidate may use TF32 too).
+//   kernelbench  KernelBench's rules (issue 47): torch's eager operators may do part of the work
+//              in ModelNew (hybrid solutions), KernelBench's fixed tolerance (allclose, atol = rtol
+//              = 1e-4 for fp32, 1e-2 for fp16/bf16); no compilers, backend switches or fallbacks,
+//              and every timed call must still run one of the candidate's own kernels. TF32 off,
+//              reduced precision refused in fp32 tasks and IEEE builds as under strict; every
+//              run-time defence kept. docs/policies.md.
 #pragma once
 
 #include <map>
@@ -36,6 +42,18 @@ struct BackendFlags {
   Json ToJson() const;  // null when unpinned
 };
 
+// PolicyRules: what the policy lets the candidate's code do, beyond precision. It travels in the
+// static, candidate and profile jobs' specs as "policy_rules" (ToJson); the C++ scan, the Python
+// rules, the run-time op guard and the kernel audit read it.
+struct PolicyRules {
+  // torch's eager operators may compute part of the result (in model_new.py and through ATen in
+  // the extension's C++): the torch-compute rules and the op guard's compute refusal are off,
+  // the kernelbench rules (no compilers, backend switches, fallbacks; an own kernel in every
+  // call) are on.
+  bool torch_compute = false;
+  Json ToJson() const;
+};
+
 struct PrecisionPolicy {
   std::string name = "strict";
   bool scaled = true;                         // atol relative to the output's RMS
@@ -43,6 +61,7 @@ struct PrecisionPolicy {
   BackendFlags reference, candidate, baselines;
   bool reject_reduced_precision_in_fp32 = true;  // tensor-core SASS, TF32/half library kernels
   bool fast_math = false;                        // build with nvcc --use_fast_math (paper only)
+  PolicyRules rules;
 
   // Tolerance is the compare job's spec ({"mode", "limits"}).
   Json Tolerance() const;
@@ -50,7 +69,10 @@ struct PrecisionPolicy {
   Json ToJson() const;
 };
 
-// MakePrecisionPolicy returns the named policy: paper, strict or tf32-fair.
+// kPolicyNames lists every policy, for messages: "paper, strict, tf32-fair, kernelbench".
+inline constexpr const char* kPolicyNames = "paper, strict, tf32-fair, kernelbench";
+
+// MakePrecisionPolicy returns the named policy: paper, strict, tf32-fair or kernelbench.
 Result<PrecisionPolicy> MakePrecisionPolicy(const std::string& name);
 
 }  // namespace cuda_agent

@@ -44,10 +44,32 @@ TEST(PrecisionTest, Tf32FairGivesTheBaselinesTf32AndLoosensFp32Only) {
   EXPECT_FALSE(fair->reject_reduced_precision_in_fp32);
 }
 
+TEST(PrecisionTest, KernelbenchIsKernelBenchsToleranceWithTorchComputeAllowed) {
+  Result<PrecisionPolicy> p = MakePrecisionPolicy("kernelbench");
+  ASSERT_TRUE(p.ok());
+  Json tol = p->Tolerance();
+  EXPECT_EQ(tol["mode"], "fixed") << "KernelBench compares with torch.allclose";
+  EXPECT_EQ(tol["limits"]["float32"]["atol"], 1e-4);
+  EXPECT_EQ(tol["limits"]["float32"]["rtol"], 1e-4);
+  EXPECT_EQ(tol["limits"]["float16"]["atol"], 1e-2);
+  EXPECT_EQ(tol["limits"]["bfloat16"]["rtol"], 1e-2);
+  EXPECT_FALSE(tol["limits"]["float32"].contains("rnorm"));
+  for (const char* side : {"reference", "candidate", "baselines"}) {
+    EXPECT_EQ(p->ToJson()["backend_flags"][side]["allow_tf32"], false) << side;
+  }
+  EXPECT_TRUE(p->rules.torch_compute);
+  EXPECT_EQ(p->ToJson()["rules"]["torch_compute"], true);
+  EXPECT_TRUE(p->reject_reduced_precision_in_fp32) << "TF32 is a backend switch";
+  EXPECT_FALSE(p->fast_math);
+  for (const char* other : {"paper", "strict", "tf32-fair"}) {
+    EXPECT_FALSE(MakePrecisionPolicy(other)->rules.torch_compute) << other;
+  }
+}
+
 TEST(PrecisionTest, UnknownPolicyIsRefusedWithTheChoices) {
   Result<PrecisionPolicy> p = MakePrecisionPolicy("loose");
   ASSERT_FALSE(p.ok());
-  EXPECT_NE(p.status().message().find("paper, strict, tf32-fair"), std::string::npos);
+  EXPECT_NE(p.status().message().find("paper, strict, tf32-fair, kernelbench"), std::string::npos);
 }
 
 }  // namespace

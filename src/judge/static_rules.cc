@@ -36,7 +36,7 @@ void Append(std::vector<StaticViolation>& all, std::vector<StaticViolation> foun
 const std::vector<StaticRuleInfo>& StaticRules() { return RuleTable(); }
 
 std::vector<StaticViolation> ScanSource(std::string_view text, const std::string& rel_path,
-                                        const fs::path& candidate_dir) {
+                                        const fs::path& candidate_dir, const PolicyRules& rules) {
   HasFile has_file;
   if (!candidate_dir.empty()) {
     has_file = [candidate_dir](const fs::path& rel) {
@@ -44,7 +44,9 @@ std::vector<StaticViolation> ScanSource(std::string_view text, const std::string
       return fs::is_regular_file(candidate_dir / rel, ec);
     };
   }
-  return SourceScan(text, rel_path, std::move(has_file)).Run();
+  SourceScan scan(text, rel_path, std::move(has_file));
+  scan.torch_compute_allowed = rules.torch_compute;
+  return scan.Run();
 }
 
 std::vector<StaticViolation> ScanCandidateSources(const fs::path& candidate_dir) {
@@ -68,7 +70,7 @@ std::vector<StaticViolation> ScanCandidateSources(const fs::path& candidate_dir)
   return all;
 }
 
-std::vector<StaticViolation> ScanCandidate(const Candidate& candidate) {
+std::vector<StaticViolation> ScanCandidate(const Candidate& candidate, const PolicyRules& rules) {
   const auto& files = candidate.files();
   HasFile has_file = [&files](const fs::path& rel) {
     return files.count(rel.generic_string()) > 0;
@@ -80,7 +82,9 @@ std::vector<StaticViolation> ScanCandidate(const Candidate& candidate) {
       all.push_back(TooLarge(file, text.size()));
       continue;
     }
-    Append(all, SourceScan(text, file, has_file).Run());
+    SourceScan scan(text, file, has_file);
+    scan.torch_compute_allowed = rules.torch_compute;
+    Append(all, scan.Run());
   }
   return all;
 }

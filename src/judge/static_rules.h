@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/fs.h"
+#include "judge/precision.h"
 #include "workspace/candidate.h"
 
 namespace cuda_agent {
@@ -45,14 +46,17 @@ const std::vector<StaticRuleInfo>& StaticRules();
 std::vector<StaticViolation> ScanCandidateSources(const fs::path& candidate_dir);
 
 // ScanCandidate scans the same files of a candidate already in memory (the judge's path: the
-// candidate is read once); quoted includes resolve against its files.
-std::vector<StaticViolation> ScanCandidate(const Candidate& candidate);
+// candidate is read once); quoted includes resolve against its files. `rules` is the policy's
+// (PolicyRules::torch_compute: the torch-compute rules off, backend_switch on).
+std::vector<StaticViolation> ScanCandidate(const Candidate& candidate,
+                                           const PolicyRules& rules = {});
 
 // ScanSource scans one file's text. `rel_path` is the file's path relative to `candidate_dir`
 // (it names the file in violations and resolves quoted includes; "" candidate_dir: only the
 // binding header resolves).
 std::vector<StaticViolation> ScanSource(std::string_view text, const std::string& rel_path,
-                                        const fs::path& candidate_dir = {});
+                                        const fs::path& candidate_dir = {},
+                                        const PolicyRules& rules = {});
 
 // FormatViolation is the one-line reason the judge reports: "<rule>: <file>:<line>: <message>".
 std::string FormatViolation(const StaticViolation& v);

@@ -145,6 +145,45 @@ TEST(StaticRules, TorchCompute) {
       "__global__ void k(float* y) { y[0] = relu(y[0]); }\n");
 }
 
+// Under a policy that lets torch compute (kernelbench), ATen in C++ is allowed; switches, the JIT,
+// graphs and operator registration are backend_switch; every other rule holds.
+TEST(StaticRules, KernelbenchPolicyAllowsAtenButNoSwitches) {
+  PolicyRules kb;
+  kb.torch_compute = true;
+  auto rules = [&](const std::string& code) {
+    std::set<std::string> names;
+    for (const StaticViolation& v : ScanSource(code, "kernels/x.cu", {}, kb)) names.insert(v.rule);
+    return names;
+  };
+  for (const char* hybrid :
+       {"torch::Tensor f(torch::Tensor x, torch::Tensor w) { return torch::conv2d(x, w); }",
+        "torch::Tensor f(torch::Tensor x) { return at::relu(x) + x.sum() * 2; }",
+        "torch::Tensor f(torch::Tensor x) { return relu(x); }"}) {
+    EXPECT_TRUE(rules(hybrid).empty()) << hybrid;
+    EXPECT_FALSE(Rules(hybrid).empty()) << "strict refuses " << hybrid;
+  }
+  for (const char* hack :
+       {"void f() { at::globalContext().setAllowTF32CuBLAS(true); }",
+        "void f() { at::globalContext().setBenchmarkCuDNN(true); }",
+        "auto m = torch::jit::load(\"m.pt\");", "at::cuda::CUDAGraph g;",
+        "TORCH_LIBRARY(mine, m) { }",
+        "void f() { c10::impl::ExcludeDispatchKeyGuard g(c10::DispatchKey::Python); }",
+        "void f() { c10::cuda::CUDACachingAllocator::emptyCache(); }"}) {
+    EXPECT_TRUE(rules(hack).count("backend_switch")) << hack;
+    EXPECT_FALSE(Rules(hack).count("backend_switch"))
+        << "strict reports it as torch_compute: " << hack;
+  }
+  std::vector<StaticViolation> v = ScanSource(
+      "void f() { at::globalContext().setAllowTF32CuDNN(true); }", "kernels/x.cu", {}, kb);
+  ASSERT_FALSE(v.empty());
+  EXPECT_NE(v.front().message.find("--policy kernelbench"), std::string::npos) << v.front().message;
+  EXPECT_TRUE(rules("auto t = torch::pickle_load(bytes);").count("file_io"));
+  EXPECT_TRUE(rules("void f(torch::Tensor x) { torch::save(x, \"x.pt\"); }").count("file_io"));
+  EXPECT_TRUE(rules("void f() { std::thread t([] {}); t.join(); }").count("host_thread"));
+  EXPECT_TRUE(rules("static int calls = 0;").count("static_state"));
+  EXPECT_TRUE(rules("void f() { cublasSgemv(0); }").count("library_compute"));
+}
+
 TEST(StaticRules, TensorCompute) {
   EXPECT_FIRES("tensor_compute", "torch::Tensor f(torch::Tensor x) { return x.to(torch::kHalf); }");
   EXPECT_FIRES("tensor_compute", "void f(torch::Tensor y) { y.zero_(); }");

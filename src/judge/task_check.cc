@@ -104,7 +104,8 @@ Result<std::vector<std::string>> TaskCheckPolicies(const std::string& flag) {
   if (flag == "all") return std::vector<std::string>{"strict", "tf32-fair", "paper"};
   Result<PrecisionPolicy> policy = MakePrecisionPolicy(flag);
   if (!policy.ok())
-    return InvalidArgument("--policy expects all, strict, tf32-fair or paper, not '" + flag + "'");
+    return InvalidArgument("--policy expects all, strict, tf32-fair, paper or kernelbench, not '" +
+                           flag + "'");
   return std::vector<std::string>{flag};
 }
 

@@ -40,26 +40,29 @@ import ast
 import sys
 
 from .checker import Checker
+from .policy import PolicyRules, apply as apply_policy
 from .table import FILE_NAME, RULE_HINTS, RULES, RULES_BY_NAME, Rule, Violation
 from .vocabulary import RECURSION_LIMIT
 
-__all__ = ["FILE_NAME", "RULE_HINTS", "RULES", "RULES_BY_NAME", "Rule", "Violation", "check_source",
-           "check_tree"]
+__all__ = ["FILE_NAME", "RULE_HINTS", "RULES", "RULES_BY_NAME", "PolicyRules", "Rule", "Violation",
+           "check_source", "check_tree"]
 
 
-def check_tree(tree: ast.Module) -> list[Violation]:
-    """Every violation of the rules in a parsed model_new.py, in source order. A tree the checker cannot
-    walk (nested deeper than the interpreter's recursion limit) is one `unanalysable` violation."""
+def check_tree(tree: ast.Module, rules: PolicyRules | None = None) -> list[Violation]:
+    """Every violation of the rules in a parsed model_new.py, in source order, under the policy's `rules`
+    (policy.py; default: the paper's). A tree the checker cannot walk (nested deeper than the
+    interpreter's recursion limit) is one `unanalysable` violation."""
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
-        return Checker(tree).run()
+        checker = Checker(tree)
+        return apply_policy(checker, checker.run(), rules or PolicyRules())
     except RecursionError:
         return [Violation("unanalysable", 1, "the file is nested too deeply to be checked")]
     finally:
         sys.setrecursionlimit(limit)
 
 
-def check_source(source: str | bytes) -> list[Violation]:
+def check_source(source: str | bytes, rules: PolicyRules | None = None) -> list[Violation]:
     """Parses and checks model_new.py's text (a SyntaxError propagates)."""
-    return check_tree(ast.parse(source, filename=FILE_NAME))
+    return check_tree(ast.parse(source, filename=FILE_NAME), rules)

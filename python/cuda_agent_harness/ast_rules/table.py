@@ -125,6 +125,14 @@ RULES: tuple[Rule, ...] = (
          "self.ext = cuda_extension, self.f = cuda_extension.f), tensor creation, metadata and functions "
          "of this file may be called.",
          "a call of anything else"),
+    Rule("backend_switch",
+         "Only under a policy that lets torch compute (kernelbench): torch's backend switches make torch's "
+         "kernels faster or less precise than the reference's (TF32, cudnn.benchmark, autocast) (B11).",
+         "any use of torch.backends, torch.autocast, torch.amp, torch.cuda.amp, torch.set_autocast_*"),
+    Rule("no_custom_kernel",
+         "Only under a policy that lets torch compute (kernelbench): a candidate must do part of the work "
+         "in its own kernel; one that never calls cuda_extension is just torch (C1).",
+         "model_new.py with no call of cuda_extension (through any alias) anywhere"),
     Rule("unanalysable",
          "A file the rules cannot analyse (too large, nested too deeply) is rejected rather than trusted.",
          "model_new.py larger than 256 KiB, or one the checker cannot walk"),

@@ -35,7 +35,7 @@ import torch
 
 from .. import go, sampled_checks
 from ..errors import JobError, phase
-from ..guards import OpGuard, ThreadWatch, block_functional, start_torch_threads, warm_blas
+from ..guards import OpGuard, ThreadWatch, block_functional, set_policy_rules, start_torch_threads, warm_blas
 from ..hardware_queues import forget_queue_setting
 from ..inputs import make_input_set, transformed
 from ..integrity import (POISON_HUGE, EarlierOutputs, Frozen, ModelState, check_output, check_weights,
@@ -185,6 +185,7 @@ def run(spec: dict, result: dict) -> None:
     clock = PhaseClock(result)
     os.makedirs(output_dir, exist_ok=True)
     flags = apply_backend_flags(spec.get("backend_flags"))
+    set_policy_rules(spec.get("policy_rules"))
     result["backend_flags"] = flags
 
     init_inputs = as_arg_list(load_trusted(init_inputs_path))
@@ -228,7 +229,7 @@ def run_checks(checks: CheckInputs, model: torch.nn.Module, device: str, weights
     result.update({"checks_run": 0, "aten_ops": {}})
     state = ModelState(model, sys.modules.get("model_new"))
     earlier = EarlierOutputs(frozen_budget(device) // 4)
-    guard = OpGuard()
+    guard = OpGuard(device)
     threads = ThreadWatch()
     try:
         for i in range(len(checks)):

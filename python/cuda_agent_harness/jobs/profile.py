@@ -47,8 +47,8 @@ import torch
 
 from .. import go, timing
 from ..errors import JobError, phase
-from ..guards import (OpGuard, ThreadWatch, block_functional, start_torch_threads, thread_counts,
-                      warm_blas)
+from ..guards import (OpGuard, ThreadWatch, block_functional, set_policy_rules, start_torch_threads,
+                      thread_counts, warm_blas)
 from ..hardware_queues import forget_queue_setting
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
@@ -122,7 +122,7 @@ class CandidateChecks:
         self.state = ModelState(model, sys.modules.get("model_new"))
         self.earlier = EarlierOutputs(timing.OUTPUT_BUDGET_BYTES)
         self.device = device
-        self.guard = OpGuard()
+        self.guard = OpGuard(device)
         self.threads = ThreadWatch()
         self.spot_labels = {f"timed call {i}": i for i in spot_calls}
         self.snapshots: dict[int, Any] = {}  # spot-checked outputs, copied as soon as the call returned
@@ -232,6 +232,7 @@ def run(spec: dict, result: dict) -> None:
     clock.lap("wait")
 
     task_path = require(spec, "task_path", str)
+    set_policy_rules(spec.get("policy_rules") if target == "candidate" else None)
     seed = require(spec, "seed", int)
     warmup = require(spec, "warmup", int, default=5)
     iters = require(spec, "iters", int, default=20)

@@ -6,6 +6,9 @@ Imports no torch, so it answers in milliseconds. Every violation is listed in th
 `"<rule>: model_new.py:LINE: message"`, with `error_kind: "static_rule"`. The scan of the .cu/.cpp
 files is the judge's own (C++, src/judge/static_rules.h).
 
+"policy_rules" ({"torch_compute": bool}, default false) is the judge's policy's (ast_rules/policy.py):
+with torch_compute, torch may do part of the work and the kernelbench rules hold instead.
+
 A spec with "rules": false (the judge's test-only --test-skip-static, docs/hacks.md "Defence in depth")
 checks only that model_new.py exists, parses and defines ModelNew: no size limit and no AST rules.
 """
@@ -15,7 +18,7 @@ from __future__ import annotations
 import ast
 import os
 
-from ..ast_rules import Violation, check_tree
+from ..ast_rules import PolicyRules, Violation, check_tree
 from ..errors import JobError, describe, one_line
 from ..spec import require
 
@@ -49,6 +52,10 @@ def defines_class(tree: ast.Module, name: str) -> bool:
 def run(spec: dict, result: dict) -> None:
     candidate_dir = require(spec, "candidate_dir", str)
     rules = require(spec, "rules", bool, default=True)
+    try:
+        policy_rules = PolicyRules.from_spec(spec.get("policy_rules"))
+    except ValueError as exc:
+        raise JobError("internal", f"spec: {exc}") from exc
     result["violations"] = []
     result["rules"] = rules
     path = os.path.join(candidate_dir, "model_new.py")
@@ -61,6 +68,6 @@ def run(spec: dict, result: dict) -> None:
     tree = parse_model_new(path)
     if not defines_class(tree, "ModelNew"):
         raise JobError("no_model_new_class", "model_new.py defines no top-level class ModelNew")
-    violations = check_tree(tree) if rules else []
+    violations = check_tree(tree, policy_rules) if rules else []
     if violations:
         reject(result, violations)

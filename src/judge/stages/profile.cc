@@ -23,7 +23,7 @@ constexpr int kStandbysPerKey = 8;
 // The profile spec's fields a job reads before its go (jobs/profile.py): all a standby fixes.
 constexpr const char* kPreGoFields[] = {"target", "device", "backend_flags"};
 
-enum class KernelOrigin { kOwn = 0, kLibrary = 1, kCopy = 2, kForeign = 3 };
+enum class KernelOrigin { kOwn = 0, kLibrary = 1, kCopy = 2, kForeign = 3, kTorch = 4 };
 
 const char* KernelOriginName(KernelOrigin o) {
   switch (o) {
@@ -35,33 +35,41 @@ const char* KernelOriginName(KernelOrigin o) {
       return "copy";
     case KernelOrigin::kForeign:
       return "foreign";
+    case KernelOrigin::kTorch:
+      return "torch";
   }
   return "foreign";
 }
 
 // Classify: memcpys, memsets and torch's own copy and fill kernels (torch::zeros, contiguous())
-// are copies; they count towards the device time but never as the candidate's work.
-KernelOrigin Classify(const JudgementFacts& facts, const std::string& name) {
+// are copies; they count towards the device time but never as the candidate's work. Under a
+// policy that lets torch compute (kernelbench) a kernel that is neither the candidate's nor a
+// library's nor generated at run time (Triton, Inductor) is torch's eager operators'.
+KernelOrigin Classify(const JudgementFacts& facts, const std::string& name,
+                      bool torch_compute = false) {
   if (name.rfind("Memcpy", 0) == 0 || name.rfind("Memset", 0) == 0) return KernelOrigin::kCopy;
   if (facts.own_keys.count(KernelKey(name))) return KernelOrigin::kOwn;
   if (IsLibraryKernel(name)) return KernelOrigin::kLibrary;
   if (IsTorchCopyKernel(name)) return KernelOrigin::kCopy;
+  if (torch_compute && !IsGeneratedKernel(name)) return KernelOrigin::kTorch;
   return KernelOrigin::kForeign;
 }
 
 // AuditKernels (HACKS C1, C3, B11): every device activity of the timed calls is the candidate's
-// own kernel, an allowed library kernel (cuBLAS GEMM, cuDNN convolution) or a copy/fill; every
-// timed call runs an own kernel; own and library kernels carry most of the device time; under
-// `strict` an fp32 task uses no TF32/half library kernel.
+// own kernel, an allowed library kernel (cuBLAS GEMM, cuDNN convolution) or a copy/fill (under
+// kernelbench also torch's eager kernels, never generated ones); every timed call runs an own
+// kernel; own and library (and torch's) kernels carry most of the device time; under `strict` an
+// fp32 task uses no TF32/half library kernel.
 Next AuditKernels(Judgement& j, const Json& table, const Json& per_call) {
   const JudgeOptions& opt = j.options();
+  const bool torch_compute = opt.policy.rules.torch_compute;
   JudgementFacts& facts = j.facts();
   JudgeResult& r = j.result();
   Json shown = Json::array();
   for (const auto& k : table) {
     if (shown.size() >= kKernelsShown) break;
     Json entry = k;
-    entry["origin"] = KernelOriginName(Classify(facts, k.value("name", "")));
+    entry["origin"] = KernelOriginName(Classify(facts, k.value("name", ""), torch_compute));
     shown.push_back(entry);
   }
   r.kernels = shown;
@@ -70,11 +78,18 @@ Next AuditKernels(Judgement& j, const Json& table, const Json& per_call) {
     facts.notes.push_back("kernel audit skipped: " + facts.inspection.note);
     return Next::kContinue;
   }
-  double by_origin[4] = {0, 0, 0, 0};
+  double by_origin[5] = {0, 0, 0, 0, 0};
   for (const auto& k : table) {
     std::string name = k.value("name", "");
-    KernelOrigin origin = Classify(facts, name);
+    KernelOrigin origin = Classify(facts, name, torch_compute);
     by_origin[static_cast<int>(origin)] += k.value("total_us", 0.0);
+    if (origin == KernelOrigin::kForeign && torch_compute) {
+      return j.Fail(Stage::kProfile, "kernel_audit",
+                    "kernel audit: " + name +
+                        " ran during the timed calls and was generated at run time (Triton, "
+                        "torch.compile); under --policy kernelbench only the candidate's own "
+                        "kernels and torch's eager operators may run");
+    }
     if (origin == KernelOrigin::kForeign) {
       return j.Fail(Stage::kProfile, "kernel_audit",
                     "kernel audit: " + name +
@@ -90,32 +105,42 @@ Next AuditKernels(Judgement& j, const Json& table, const Json& per_call) {
                         opt.policy.name + " policy requires fp32 arithmetic");
     }
   }
-  double total = by_origin[0] + by_origin[1] + by_origin[2] + by_origin[3];
+  double total = by_origin[0] + by_origin[1] + by_origin[2] + by_origin[3] + by_origin[4];
   double own = by_origin[static_cast<int>(KernelOrigin::kOwn)];
   double library = by_origin[static_cast<int>(KernelOrigin::kLibrary)];
+  double torch_us = by_origin[static_cast<int>(KernelOrigin::kTorch)];
   r.timing["kernel_audit"] = {{"own_us", own},
                               {"library_us", library},
                               {"copy_us", by_origin[static_cast<int>(KernelOrigin::kCopy)]},
                               {"own_kernels_in_binary", facts.own_keys.size()}};
+  if (torch_compute) r.timing["kernel_audit"]["torch_us"] = torch_us;
   for (size_t i = 0; i < per_call.size(); ++i) {
     bool ran_own = false;
     for (const auto& name : per_call[i]) {
-      if (name.is_string() && Classify(facts, name.get<std::string>()) == KernelOrigin::kOwn)
+      if (name.is_string() &&
+          Classify(facts, name.get<std::string>(), torch_compute) == KernelOrigin::kOwn)
         ran_own = true;
     }
     if (!ran_own) {
       return j.Fail(Stage::kProfile, "kernel_audit",
                     "kernel audit: timed call " + std::to_string(i + 1) +
                         " ran no own kernel of the candidate's extension (the work must be done by "
-                        "the candidate's kernels)");
+                        "the candidate's kernels" +
+                        std::string(torch_compute ? "; under --policy kernelbench torch's eager "
+                                                    "operators may do only part of it)"
+                                                  : ")"));
     }
   }
-  if (total > 0 && (own + library) < kOwnShareMin * total) {
+  // Under kernelbench torch's eager kernels compute too: copies and fills may still not pad the
+  // time (HACKS C3).
+  const double computing = own + library + (torch_compute ? torch_us : 0);
+  if (total > 0 && computing < kOwnShareMin * total) {
     char buf[240];
-    std::snprintf(buf, sizeof(buf),
-                  "kernel audit: the candidate's own and library kernels carry only %.0f%% of the "
-                  "device time (copies and fills carry the rest; at least %.0f%% is required)",
-                  100 * (own + library) / total, 100 * kOwnShareMin);
+    std::snprintf(
+        buf, sizeof(buf),
+        "kernel audit: the candidate's own and library kernels%s carry only %.0f%% of the "
+        "device time (copies and fills carry the rest; at least %.0f%% is required)",
+        torch_compute ? " and torch's" : "", 100 * computing / total, 100 * kOwnShareMin);
     return j.Fail(Stage::kProfile, "kernel_audit", buf);
   }
   return Next::kContinue;
@@ -271,6 +296,7 @@ void StartCandidateProfile(Judgement& j) {
   Json spec = ProfileSpec(j, "candidate");
   spec["candidate_dir"] = fs::absolute(dirs.src).string();
   spec["extension_dir"] = fs::absolute(dirs.build).string();
+  spec["policy_rules"] = j.options().policy.rules.ToJson();
   spec["output_dir"] = dirs.spot_candidate.string();
   std::vector<fs::path> readable = {dirs.shared, dirs.src, dirs.build, dirs.task_file};
   JobSandbox box = j.ContainTimed(readable, {dirs.spot_candidate});

@@ -23,7 +23,7 @@ Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& work
   }
   const bool rules = !j.options().test_skip_static;
   std::vector<StaticViolation> found;
-  if (rules) found = ScanCandidate(candidate);
+  if (rules) found = ScanCandidate(candidate, j.options().policy.rules);
   for (const auto& v : found) {
     r.violations.push_back(
         {{"rule", v.rule}, {"file", v.file}, {"line", v.line}, {"message", v.message}});
@@ -43,7 +43,8 @@ Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& work
       std::string where = workspace.empty() ? "the candidate" : fs::absolute(workspace).string();
       return j.Fail(Stage::kStatic, "missing_model_new", "model_new.py not found in " + where);
     }
-    Json spec = {{"candidate_dir", fs::absolute(j.dirs().src).string()}};
+    Json spec = {{"candidate_dir", fs::absolute(j.dirs().src).string()},
+                 {"policy_rules", j.options().policy.rules.ToJson()}};
     if (!rules) spec["rules"] = false;
     Result<JobOutcome> st = j.RunJob("static", "static", spec, 60, nullptr);
     if (!st.ok()) return j.Internal(st.status().message());

@@ -25,7 +25,8 @@ Json CandidateSpec(Judgement& j) {
           {"check_seeds", j.facts().check_seeds},
           {"output_dir", dirs.outputs.string()},
           {"repeat_first_check", true},
-          {"backend_flags", j.options().policy.candidate.ToJson()}};
+          {"backend_flags", j.options().policy.candidate.ToJson()},
+          {"policy_rules", j.options().policy.rules.ToJson()}};
 }
 
 // VerifyPairs: the keys of the expected outputs the served reference kept and the candidate's

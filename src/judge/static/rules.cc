@@ -150,6 +150,15 @@ const std::vector<StaticRuleInfo>& RuleTable() {
        "## or %:%: anywhere in a source or header; a universal character name (\\u, \\U) outside "
        "literals",
        "C1"},
+      {"backend_switch",
+       "Only under a policy that lets torch compute (kernelbench): torch's eager operators may do "
+       "part of the work, but global switches change how torch's kernels (and the reference and "
+       "baselines in other processes' terms) compute, and the JIT, CUDA graphs, operator "
+       "registration and the dispatcher's internals are not kernels of the candidate's (B11, C1).",
+       "at::globalContext(), at::Context setters (setAllowTF32CuBLAS, setBenchmarkCuDNN, "
+       "setFloat32MatmulPrecision, setDeterministicCuDNN ...), torch::jit, autocast, CUDAGraph, "
+       "TORCH_LIBRARY*, c10::impl, DispatchKey, CUDACachingAllocator",
+       "B11 C1"},
       {"unscannable_source",
        "A file the scan cannot read, or one too large to be a kernel, is not "
        "checked and therefore not accepted.",

@@ -33,6 +33,7 @@ enum Rule : int {
   kFileIo,
   kAsmEscape,
   kHiddenIdentifier,
+  kBackendSwitch,
   kUnscannableSource,
 };
 

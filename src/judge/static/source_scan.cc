@@ -20,6 +20,10 @@ SourceScan::SourceScan(std::string_view text, std::string rel_path, HasFile has)
 }
 
 void SourceScan::Emit(Rule rule, int line, std::string message) {
+  if (torch_compute_allowed &&
+      (rule == kTorchCompute || rule == kTensorCompute || rule == kTorchNamespaceAlias)) {
+    return;
+  }
   if (found.size() >= kMaxViolationsPerFile || !emitted.insert({rule, line}).second) return;
   found.push_back({std::string(RuleTable()[rule].name), rel, line, std::move(message)});
 }
@@ -45,6 +49,7 @@ std::vector<StaticViolation> SourceScan::Run() {
   CheckSetDevice(*this);
   CheckStatic(*this, code);
   CheckGlobals(*this);
+  if (torch_compute_allowed) CheckBackendSwitches(*this);
   std::sort(found.begin(), found.end(),
             [](const StaticViolation& a, const StaticViolation& b) { return a.line < b.line; });
   return std::move(found);

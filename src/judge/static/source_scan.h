@@ -57,6 +57,9 @@ struct SourceScan {
   std::vector<bool> declaration;
   std::unordered_set<std::string> defined;  // functions the file defines (with a body)
   bool using_std = false;
+  // torch_compute_allowed: the policy lets torch compute (PolicyRules::torch_compute): Emit drops
+  // torch_compute, tensor_compute and torch_namespace_alias, and backend_switch runs (policy.cc).
+  bool torch_compute_allowed = false;
   std::set<std::pair<int, int>> emitted;  // (rule, line)
   std::vector<StaticViolation> found;
 };
@@ -105,6 +108,9 @@ void CheckStatic(SourceScan& s, const std::vector<Token>& T);
 // CheckGlobals: mutable variables at namespace scope, including __device__ globals.
 void CheckGlobals(SourceScan& s);
 
+// --- policy.cc ----------------------------------------------------------------------------------
+// CheckBackendSwitches: backend_switch, run only when torch_compute_allowed.
+void CheckBackendSwitches(SourceScan& s);
 // --- escapes.cc ---------------------------------------------------------------------------------
 void CheckHiddenIdentifiers(SourceScan& s);
 void CheckAsm(SourceScan& s);
