@@ -32,9 +32,11 @@ for pair in trl:trl openenv:openenv_core datasets:datasets dill:dill multiproces
             anyio:anyio sniffio:sniffio fastmcp:fastmcp fastmcp:fastmcp_slim mcp:mcp mcp.types:mcp_types httpx:httpx \
             httpcore:httpcore sse_starlette:sse_starlette multipart:python_multipart pydantic_settings:pydantic_settings \
             dotenv:python_dotenv key_value:py_key_value_aio beartype:beartype platformdirs:platformdirs \
-            opentelemetry:opentelemetry_api rich:rich email_validator:email_validator dns:dnspython jwt:PyJWT \
+            opentelemetry:opentelemetry_api rich:rich email_validator:email_validator dns:dnspython jwt:pyjwt \
             cryptography:cryptography cffi:cffi pycparser:pycparser exceptiongroup:exceptiongroup \
-            truststore:truststore watchfiles:watchfiles; do
+            truststore:truststore watchfiles:watchfiles httpx2:httpx2 httpcore2:httpcore2 jsonschema:jsonschema \
+            jsonschema_specifications:jsonschema_specifications referencing:referencing rpds:rpds_py \
+            tomli:tomli tomli_w:tomli_w cachetools:cachetools orjson:orjson trio:trio outcome:outcome; do
   mod="${pair%%:*}"; wheel="${pair##*:}"
   python3 -c "import $mod" >/dev/null 2>&1 || missing+=("$wheel")
 done
