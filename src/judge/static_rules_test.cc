@@ -649,6 +649,7 @@ TEST(StaticRules, GlobalState) {
   EXPECT_FIRES("global_state", "float* g_buffer = nullptr;");
   EXPECT_FIRES("global_state", "int g_seen{0};");
   EXPECT_FIRES("global_state", "extern \"C\" { int g_calls; }");
+  EXPECT_FIRES("global_state", "template <int N> int g_table[] = {N, 2};");
   EXPECT_CLEAN(
       "namespace {\nconstexpr int kTile = 64;\nconst float kScale = 2.0f;\n"
       "__constant__ float kWeights[16];\n__device__ const float kBias[2] = {1, 2};\n"
@@ -656,6 +657,7 @@ TEST(StaticRules, GlobalState) {
       "extern \"C\" cudaError_t launcher(const float* x, float* y, int64_t n, cudaStream_t s);\n"
       "extern \"C\" void other(const float* x) {\n  int local = 0;\n  (void)local;\n}\n"
       "template <typename T> __global__ void k(const T* x) { }\n"
+      "template <int ITEMS_PER_THREAD = 8> __global__ void g(float* y) { y[0] = ITEMS_PER_THREAD; }\n"
       "enum class Mode { kA, kB };\n"
       "struct Params { int n; float s; };\n"
       "using Fn = void (*)(int);\n"

@@ -250,10 +250,16 @@ void CheckGlobals(SourceScan& s) {
     if (t.IsPunct("{")) {
       Scope kind = Scope::kBlock;
       if (at_namespace && parens == 0) {
+        // A template's parameter list (`template <int ITEMS = 8> __global__ void k(...) {`) holds
+        // defaults, not a variable's initialiser.
+        size_t decl = begin;
+        if (decl + 1 < i && T[decl].IsIdent("template") && T[decl + 1].IsPunct("<")) {
+          decl = SkipAngles(T, decl + 1);
+        }
         if (OpensNamespace(T, begin, i)) {
           kind = Scope::kNamespace;
-        } else if (!done && IsVariableWithBraces(T, begin, i)) {
-          CheckNamespaceVariable(s, T, begin, i);
+        } else if (!done && decl < i && IsVariableWithBraces(T, decl, i)) {
+          CheckNamespaceVariable(s, T, decl, i);
           done = true;
         }
       }
