@@ -8,7 +8,7 @@
 #   dist/redis/  Debian's redis-server and redis-cli with the libraries Ubuntu lacks (lib/), behind
 #                wrappers that set LD_LIBRARY_PATH for them alone
 # On the GPU machine: CUDA_AGENT_HOME=$PWD dist/bin/cuda-agent judge ...
-#                     CUDA_AGENT_REDIS_SERVER=$PWD/dist/redis/redis-server python3 -m pytest tests/dist
+#                     CUDA_AGENT_REDIS_SERVER=$PWD/dist/redis/redis-server python3 -m pytest tests/queue
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake --build build -j "$(nproc)" --target cuda-agent cuda_agent_http cuda_agent_jail >/dev/null

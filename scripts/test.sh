@@ -20,4 +20,4 @@ echo "== C++ unit tests"
 ctest --test-dir build --output-on-failure -j 2
 
 echo "== Python harness tests, judge scenarios, the hack corpus, the benchmark runner and the LLM clients"
-"$PYTHON" -m pytest python/tests tests/judge tests/build tests/hacks tests/sandbox tests/bench tests/synth tests/llm tests/agent tests/server tests/dist tests/rft tests/train tests/openenv tests/verifiers_env tests/ncu -q -p no:cacheprovider --durations=25 "$@"
+"$PYTHON" -m pytest python/tests tests/judge tests/build tests/hacks tests/sandbox tests/bench tests/synth tests/llm tests/agent tests/server tests/queue tests/rft tests/train tests/openenv tests/verifiers_env tests/ncu -q -p no:cacheprovider --durations=25 "$@"

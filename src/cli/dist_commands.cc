@@ -15,8 +15,8 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/judge_flags.h"
-#include "dist/redis_judge.h"
-#include "dist/worker.h"
+#include "queue/redis_judge.h"
+#include "queue/worker.h"
 #include "harness/client.h"
 
 namespace cuda_agent {

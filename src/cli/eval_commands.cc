@@ -9,7 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/judge_flags.h"
-#include "dist/redis_judge.h"
+#include "queue/redis_judge.h"
 #include "eval/baselines_run.h"
 #include "eval/bench.h"
 #include "eval/report.h"

@@ -86,7 +86,7 @@ int Main(int argc, char** argv) {
   cuda_agent::Args args(argv + 2, argv + argc);
   // The jail backend of the sandbox re-executes this binary (sandbox/sandbox.h); not for people.
   if (command == "__jail") return cuda_agent::RunJailed(args);
-  // A worker's judgement of one job (dist/worker.h); not for people.
+  // A worker's judgement of one job (queue/worker.h); not for people.
   if (command == "__judge-job") return cuda_agent::JudgeJobCommand(args);
   if (cuda_agent::AsksForHelp(args)) {
     std::cout << kUsage;

@@ -2,7 +2,7 @@
 // once: its flag, its key in a job's JSON, its default, its help line and whether it travels with
 // a job to another host. The command line (cli/commands.cc JudgeSpecs), the environment mirrors
 // (CUDA_AGENT_<FLAG>, read by the command line's parser only), the judge gateway's flags
-// (judge_args.h), a job's JSON (dist/job.h) and docs/cli.md all come from this table; no stage
+// (judge_args.h), a job's JSON (queue/job.h) and docs/cli.md all come from this table; no stage
 // reads the process environment (issue 49).
 //
 //   JudgeOptions opt;
@@ -110,7 +110,7 @@ struct JudgeOptionField {
   const char* key;   // in a job's JSON ("" when it never travels)
   OptionKind kind;
   const char* help;
-  // Travelling options go with a job to the worker that judges it (dist/job.h); the others are the
+  // Travelling options go with a job to the worker that judges it (queue/job.h); the others are the
   // judging host's own (its cache, its compilers, how many CPUs it builds with).
   bool travels() const { return *key != '\0'; }
 };

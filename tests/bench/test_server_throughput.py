@@ -23,7 +23,7 @@ def test_server_throughput_measures_serve_and_bench_over_the_same_candidates(tmp
     proc = subprocess.run(
         [sys.executable, str(REPO / "bench" / "server_throughput.py"), "--binary", str(BIN), "--device", "cpu",
          "--threads", "2", "--count", "2", "--repeats", "1",
-         "--pairs", "tests/dist/relu_scale_small.py=examples/relu_scale/candidates/cpu_correct",
+         "--pairs", "tests/queue/relu_scale_small.py=examples/relu_scale/candidates/cpu_correct",
          "--out", str(tmp_path)],
         capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

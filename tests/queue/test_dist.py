@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-TASK = "tests/dist/relu_scale_small.py"
+TASK = "tests/queue/relu_scale_small.py"
 CANDIDATES = REPO / "examples" / "relu_scale" / "candidates"
 # A judgement that is cheap but real: build, reference, candidate, comparison on two input sets.
 FAST = ["--until", "verify", "--checks", "2"]

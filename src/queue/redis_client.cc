@@ -1,5 +1,5 @@
 // redis_client.cc — URL parsing, the hiredis connection and the reconnecting client.
-#include "dist/redis_client.h"
+#include "queue/redis_client.h"
 
 #include <hiredis/hiredis.h>
 #include <sys/time.h>

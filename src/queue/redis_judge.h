@@ -1,5 +1,5 @@
 // redis_judge.h — a JudgeService whose judgements run on `cuda-agent worker` hosts: Evaluate turns
-// the request into a job (dist/job.h), XADDs it to its device's stream and waits for the result
+// the request into a job (queue/job.h), XADDs it to its device's stream and waits for the result
 // that a worker stores once per job id. Safe to call from several threads (a connection each).
 // When Redis goes away, submitting and waiting reconnect with backoff; a job lost with Redis (not
 // in the stream, no result) is submitted again.
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "dist/redis_client.h"
+#include "queue/redis_client.h"
 #include "judge/judge_service.h"
 
 namespace cuda_agent {

@@ -1,9 +1,9 @@
 // job_test.cc — the job's JSON form and id, the Redis URL and JudgeResult read back (no Redis).
-#include "dist/job.h"
+#include "queue/job.h"
 
 #include <gtest/gtest.h>
 
-#include "dist/redis_client.h"
+#include "queue/redis_client.h"
 
 namespace cuda_agent {
 namespace {

@@ -1,6 +1,6 @@
 // redis_test.cc — the client, RedisJudge and the worker against a real redis-server that each test
 // starts on a free loopback port and stops. Judgements here are no-op jobs or a judging command
-// that fails; real judgements are tests/dist/test_dist.py's.
+// that fails; real judgements are tests/queue/test_dist.py's.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "common/test_dir.h"
-#include "dist/job.h"
-#include "dist/redis_judge.h"
-#include "dist/worker.h"
+#include "queue/job.h"
+#include "queue/redis_judge.h"
+#include "queue/worker.h"
 
 namespace cuda_agent {
 namespace {

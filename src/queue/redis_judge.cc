@@ -1,8 +1,8 @@
 // redis_judge.cc — submitting a job to Redis and waiting for its result.
-#include "dist/redis_judge.h"
+#include "queue/redis_judge.h"
 
 #include "common/log.h"
-#include "dist/job.h"
+#include "queue/job.h"
 #include "workspace/workspace.h"
 
 namespace cuda_agent {

@@ -1,5 +1,5 @@
 // worker.cc — the consumers of `cuda-agent worker`, their heartbeat, and WorkerStates.
-#include "dist/worker.h"
+#include "queue/worker.h"
 
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -16,8 +16,8 @@
 
 #include "common/fs.h"
 #include "common/subprocess.h"
-#include "dist/job.h"
-#include "dist/redis_client.h"
+#include "queue/job.h"
+#include "queue/redis_client.h"
 #include "harness/client.h"
 
 namespace cuda_agent {

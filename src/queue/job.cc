@@ -1,5 +1,5 @@
 // job.cc — the job's JSON form, its id, the queue's keys and JudgeResult read back from JSON.
-#include "dist/job.h"
+#include "queue/job.h"
 
 #include <chrono>
 
