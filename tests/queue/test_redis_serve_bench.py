@@ -177,7 +177,7 @@ def test_serve_redis_bounds_its_queue_by_the_live_consumers(binary, redis, worke
     Redis). Two consumers come: within a heartbeat reading the device takes two, and the jobs end."""
     server = serves(binary, tmp_path / "state", "--redis", redis.url, "--queue-per-device", "0")
     assert cpu_workers(server) == 1
-    task = str(REPO / "tests" / "dist" / "relu_scale_small.py")
+    task = str(REPO / "tests" / "queue" / "relu_scale_small.py")
     body = {"task": task, "files": candidate_files("cpu_correct"), "device": "cpu", "wait": False}
     first = server.ok("POST", "/v1/evaluate", body, status=202)["job_id"]
     headers = {}
@@ -228,7 +228,7 @@ def bench_report(proc):
 def test_bench_redis_gives_the_records_of_bench_in_process(binary, redis, workers, tmp_path):
     suite = tmp_path
     (suite / "suite").mkdir()
-    source = (REPO / "tests" / "dist" / "relu_scale_small.py").read_text()
+    source = (REPO / "tests" / "queue" / "relu_scale_small.py").read_text()
     (suite / "suite" / "relu_small.py").write_text(source)
     (suite / "suite" / "relu_small_wrong.py").write_text(source + "\n# judged with a wrong candidate\n")
     for name, candidate in (("relu_small", "cpu_correct"), ("relu_small_wrong", "cpu_wrong_output")):
