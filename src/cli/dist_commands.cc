@@ -15,9 +15,9 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/judge_flags.h"
+#include "harness/client.h"
 #include "queue/redis_judge.h"
 #include "queue/worker.h"
-#include "harness/client.h"
 
 namespace cuda_agent {
 namespace {

@@ -9,11 +9,11 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/judge_flags.h"
-#include "queue/redis_judge.h"
 #include "eval/baselines_run.h"
 #include "eval/bench.h"
 #include "eval/report.h"
 #include "judge/single_file_judge.h"
+#include "queue/redis_judge.h"
 
 namespace cuda_agent {
 namespace {

@@ -8,7 +8,7 @@
 namespace cuda_agent {
 namespace {
 
-const char* kTaskCode =
+const char* const kTaskCode =
     "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n"
     "def get_inputs():\n    return [torch.randn(4)]\ndef get_init_inputs():\n    return []\n";
 

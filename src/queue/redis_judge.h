@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "queue/redis_client.h"
 #include "judge/judge_service.h"
+#include "queue/redis_client.h"
 
 namespace cuda_agent {
 

@@ -16,9 +16,9 @@
 
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "harness/client.h"
 #include "queue/job.h"
 #include "queue/redis_client.h"
-#include "harness/client.h"
 
 namespace cuda_agent {
 namespace {
