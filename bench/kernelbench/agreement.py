@@ -636,8 +636,11 @@ def run(args) -> int:
 
     def our_job(s):
         why = blocked()
-        res = {"error": why} if why else judge_ours(binary, prepared, s, args, args.policy,
-                                                      min(args.judge_timeout, clock.left()))
+        try:
+            res = {"error": why} if why else judge_ours(binary, prepared, s, args, args.policy,
+                                                          min(args.judge_timeout, clock.left()))
+        except Exception as e:  # noqa: BLE001 - recorded: one solution's trouble must not end the run
+            res = {"error": f"agreement.py: {type(e).__name__}: {e}"[:300]}
         ours_out.add({"id": s["id"], "t_end_s": clock.now(), **res})
         log(f"ours {s['id']}: {'correct' if res.get('correct') else res.get('error_kind') or res.get('error')} "
             f"({res.get('seconds', 0):.0f} s)")
@@ -646,6 +649,12 @@ def run(args) -> int:
     compiled: queue.Queue = queue.Queue()
 
     def compile_job(s):
+        try:
+            compile_one(s)
+        except Exception as e:  # noqa: BLE001 - the evaluation loop waits for one result per solution
+            compiled.put((s, {"error": f"agreement.py: {type(e).__name__}: {e}"[:300]}))
+
+    def compile_one(s):
         bdir = builds / s["id"]
         why = blocked()
         if why:
@@ -683,10 +692,13 @@ def run(args) -> int:
             elif not clock.may_start():
                 res = {"error": "not run: deadline"}
             else:
-                w, nxt = nxt, Worker(args)
-                job = {"id": s["id"], "task": str(prepared / "tasks" / f"{s['task_name']}.py"),
-                       "solution": str(prepared / "solutions" / f"{s['id']}.py"), "build_dir": str(bdir)}
-                res = w.evaluate(job, max(1.0, min(args.eval_timeout, clock.left())))
+                try:
+                    w, nxt = nxt, Worker(args)
+                    job = {"id": s["id"], "task": str(prepared / "tasks" / f"{s['task_name']}.py"),
+                           "solution": str(prepared / "solutions" / f"{s['id']}.py"), "build_dir": str(bdir)}
+                    res = w.evaluate(job, max(1.0, min(args.eval_timeout, clock.left())))
+                except Exception as e:  # noqa: BLE001 - recorded; the next solution goes on
+                    res = {"error": f"agreement.py: {type(e).__name__}: {e}"[:300]}
             res["precompile"] = pre
             if args.dry_run:
                 res["evaluator"] = FAKE_KB
@@ -758,8 +770,11 @@ def realworld(args) -> int:
             why = f"not run: disk ({free_gib(work):.1f} GiB free)"
         else:
             why = None
-        res = {"error": why} if why else judge_ours(binary, prepared, s, args, args.policy,
-                                                      min(args.judge_timeout, clock.left()))
+        try:
+            res = {"error": why} if why else judge_ours(binary, prepared, s, args, args.policy,
+                                                          min(args.judge_timeout, clock.left()))
+        except Exception as e:  # noqa: BLE001 - recorded: one solution's trouble must not end the run
+            res = {"error": f"agreement.py: {type(e).__name__}: {e}"[:300]}
         rows.add({"id": s["id"], "t_end_s": clock.now(), **res})
         print(f"[{clock.now():6.1f} s] {s['id']}: "
               f"{'accepted' if res.get('correct') else res.get('error_kind') or res.get('error')}", flush=True)
