@@ -501,9 +501,9 @@ PY
     df -h /tmp | tail -1
     if [ "$1" = kb-agreement ]; then
       STEP=run; NAME=kb-agreement; TABLE=table.md
-      EXTRA=(--compile-jobs "${KB_COMPILE_JOBS:-8}")
+      EXTRA=(--compile-jobs "${KB_COMPILE_JOBS:-8}" --policy "${KB_POLICY:-kernelbench}")
     else
-      STEP=realworld; NAME=kb-realworld; TABLE=realworld.md; EXTRA=()
+      STEP=realworld; NAME=kb-realworld; TABLE=realworld.md; EXTRA=(--policy "${KB_RW_POLICY:-strict}")
     fi
     timeout -k 5 "${KB_TIMEOUT:-530}" python3 bench/kernelbench/agreement.py "$STEP" --prepared .gpu/kb \
       --out "$OUT/$NAME" --binary "$BIN" --jobs "${KB_JOBS:-3}" --deadline-s "${KB_DEADLINE:-460}" \
