@@ -32,8 +32,11 @@
 #                                        # candidates (JSON, text, raw CSV) + tests/ncu (issue 22), ≤ 180 s
 #   bash bench/gpu_session.sh serve      # issue 19's row: 8 concurrent sessions through serve vs
 #                                        # `bench --jobs 8`, same candidates (bench/server_throughput.py)
-#   bash bench/gpu_session.sh kb-agreement  # KernelBench's own evaluator and ours side by side on 50
-#                                        # real-world solutions (bench/kernelbench/agreement.py), ≤ 8 min
+#   bash bench/gpu_session.sh kb-agreement  # KernelBench's own evaluator and ours side by side on 52
+#                                        # real-world solutions (bench/kernelbench/agreement.py run), ≤ 9 min
+#   bash bench/gpu_session.sh kb-realworld  # 48 honest real-world solutions through the whole judge
+#                                        # (issue 46.1; agreement.py realworld), ≤ 9 min
+#                                        # (both need .gpu/kb: agreement.py stage, run here beforehand)
 #   bash bench/gpu_session.sh dist       # the Redis queue on this host's CPUs: overhead, then 1/2/4/8
 #                                        # CPU workers (bench/dist_scaling.py) with the carried redis-server
 #
@@ -485,14 +488,37 @@ PY
       --repeats 2 --json "$OUT/host_line.json"
     CUDA_VISIBLE_DEVICES=0 timeout 90 python3 bench/stream_queues.py --queues 1 2 8 --json "$OUT/stream_queues.json"
     ;;
-  kb-agreement)
-    # Issue 47 part 4: KernelBench's eval_kernel_against_ref and our judge on the same 50 real-world
-    # solutions (bench/kernelbench/agreement.py; carry build/kb-agreement, made by its `prepare`).
-    # KB_POLICY=kernelbench once that policy is merged; ≤ 8 minutes by its --deadline-s.
+  kb-agreement|kb-realworld)
+    # Issue 47.4 / 46.1, each ONE call (bench/kernelbench/agreement.py; its docstring says how): the
+    # staging .gpu/kb (made here by `python3 bench/kernelbench/agreement.py stage --out .gpu/kb`)
+    # travels with the working tree, dist/ is carried. Nothing starts after KB_DEADLINE s (460), all is
+    # killed 30 s later; every result is appended to JSONL as it comes, the table rewritten, so a cut-off
+    # run still has one. KB_RESUME=DIR: keep the verdicts of an earlier call's results (carried back into
+    # the tree, e.g. .gpu/kb-results-1). Few files come back: the results folder as one archive, plus
+    # its table and summary. KB_DRY_RUN=1: the CPU plumbing test (agreement.py --dry-run).
     seed_baselines
-    timeout 500 python3 bench/kernelbench/agreement.py run --prepared build/kb-agreement \
-      --out "$OUT/kb-agreement" --binary "$BIN" --policy "${KB_POLICY:-strict}" \
-      --deadline-s "${KB_DEADLINE:-400}" 2>&1 | tail -40
+    mkdir -p /tmp/kb-agreement-work
+    df -h /tmp | tail -1
+    if [ "$1" = kb-agreement ]; then
+      STEP=run; NAME=kb-agreement; TABLE=table.md
+      EXTRA=(--compile-jobs "${KB_COMPILE_JOBS:-8}" --policy "${KB_POLICY:-kernelbench}")
+    else
+      STEP=realworld; NAME=kb-realworld; TABLE=realworld.md; EXTRA=(--policy "${KB_RW_POLICY:-strict}")
+    fi
+    timeout -k 5 "${KB_TIMEOUT:-530}" python3 bench/kernelbench/agreement.py "$STEP" --prepared .gpu/kb \
+      --out "$OUT/$NAME" --binary "$BIN" --jobs "${KB_JOBS:-3}" --deadline-s "${KB_DEADLINE:-460}" \
+      ${KB_RESUME:+--resume "$KB_RESUME"} ${KB_DRY_RUN:+--dry-run} "${EXTRA[@]}" > "$OUT/$NAME.log" 2>&1
+    echo "exit $? (124: the outer timeout)"; tail -15 "$OUT/$NAME.log"
+    if [ "$1" = kb-agreement ]; then
+      python3 bench/kernelbench/agreement.py report --results "$OUT/$NAME" > /dev/null
+    else
+      python3 bench/kernelbench/agreement.py report-realworld --results "$OUT/$NAME" > /dev/null
+    fi
+    cp "$OUT/$NAME/$TABLE" "$OUT/$NAME-$TABLE"; cp "$OUT/$NAME/summary.json" "$OUT/$NAME-summary.json"
+    mv "$OUT/$NAME.log" "$OUT/$NAME/"
+    tar -C "$OUT" -czf "$OUT/$NAME.tgz" "$NAME" && rm -rf "${OUT:?}/$NAME"
+    head -20 "$OUT/$NAME-$TABLE"
+    df -h /tmp | tail -1
     ;;
   baselines)
     shift
