@@ -40,6 +40,11 @@ if ! "$PYTHON" -c "import torch" >/dev/null 2>&1; then
   log "installing torch==2.13.0"
   "$PYTHON" -m pip install -q torch==2.13.0
 fi
+# pytest-xdist: the suite's two test processes (scripts/test.sh), pinned.
+if [ "$("$PYTHON" -c "import importlib.metadata as m; print(m.version('pytest-xdist'))" 2>/dev/null)" != "3.8.0" ]; then
+  log "installing pytest-xdist==3.8.0"
+  "$PYTHON" -m pip install -q "pytest-xdist==3.8.0"
+fi
 for mod in pytest numpy pyarrow; do
   if ! "$PYTHON" -c "import $mod" >/dev/null 2>&1; then
     log "installing $mod"

@@ -19,5 +19,13 @@ export CUDA_AGENT_SAMPLED_CHECKS="${CUDA_AGENT_SAMPLED_CHECKS:-2}"
 echo "== C++ unit tests"
 ctest --test-dir build --output-on-failure -j 2
 
+# Test processes at once (pytest-xdist): 2 on CI's 2 CPUs, where one process leaves a CPU idle while
+# it waits for a judgement's child processes (docs/decisions/ci.md). A whole file goes to one process
+# (--dist loadfile): module fixtures are set up once and a file's tests keep their order.
+# CUDA_AGENT_TEST_JOBS=1 runs them in this process, one after another.
+JOBS="${CUDA_AGENT_TEST_JOBS:-2}"
+PARALLEL=()
+if [ "$JOBS" -gt 1 ]; then PARALLEL=(-n "$JOBS" --dist loadfile); fi
+
 echo "== Python harness tests, judge scenarios, the hack corpus, the benchmark runner and the LLM clients"
-"$PYTHON" -m pytest python/tests tests/judge tests/build tests/hacks tests/sandbox tests/bench tests/synth tests/llm tests/agent tests/server tests/queue tests/rft tests/train tests/openenv tests/verifiers_env tests/ncu -q -p no:cacheprovider --durations=25 "$@"
+"$PYTHON" -m pytest python/tests tests/judge tests/build tests/hacks tests/sandbox tests/bench tests/synth tests/llm tests/agent tests/server tests/queue tests/rft tests/train tests/openenv tests/verifiers_env tests/ncu -q -p no:cacheprovider --durations=25 "${PARALLEL[@]}" "$@"

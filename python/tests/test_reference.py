@@ -229,20 +229,44 @@ def get_init_inputs():
 """
 
 
+UPPER_TRIANGULAR_MATMUL = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.triu(a @ b)
+def get_inputs():
+    return [torch.triu(torch.rand(16, 16)), torch.triu(torch.rand(16, 16))]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_the_transforms_keep_the_inputs_structure(tmp_path):
+    # A kernel may rely on what get_inputs() promises (here: upper-triangular matrices, KernelBench's
+    # level-1 problem 14): every transformed set keeps the zeros where they are.
+    spec, result = transformed_reference(tmp_path, UPPER_TRIANGULAR_MATMUL)
+    assert result["ok"], result
+    assert result["input_scales"] == [1, 1, 8, 0.125, -1], result["input_scales"]
+    task = import_task(spec["task_path"])
+    for scale in result["input_scales"]:
+        a, b = transformed(make_input_set(task, 5, "cpu"), scale, 0)
+        assert torch.equal(a, torch.triu(a)) and torch.equal(b, torch.triu(b)), scale
+
+
 def transformed_reference(tmp_path, source):
     spec = reference_spec(tmp_path, write(tmp_path / "task" / "model.py", source), seeds=(1, 2, 3, 4, 5))
-    spec.update(input_scales=[1, 1, 8, 0.125, 2], input_shifts=[0, 0, 0, 0, -1])
+    spec.update(input_scales=[1, 1, 8, 0.125, -1], input_shifts=[0, 0, 0, 0, 0])
     return spec, run("reference", spec)
 
 
-def test_floating_inputs_are_scaled_and_shifted_and_integers_kept(tmp_path):
+def test_floating_inputs_are_scaled_and_negated_and_integers_kept(tmp_path):
     spec, result = transformed_reference(tmp_path, NON_NEGATIVE_RELU)
     assert result["ok"], result
-    assert result["input_scales"] == [1, 1, 8, 0.125, 2] and result["input_shifts"] == [0, 0, 0, 0, -1]
+    assert result["input_scales"] == [1, 1, 8, 0.125, -1] and result["input_shifts"] == [0, 0, 0, 0, 0]
     # the inputs as the candidate job makes them: the seed's set, then the check's transform
     task = import_task(spec["task_path"])
-    shifted, idx = transformed(make_input_set(task, 5, "cpu"), 2, -1)
-    assert shifted.min() < 0, "x * 2 - 1 gives the non-negative task negative inputs"
+    shifted, idx = transformed(make_input_set(task, 5, "cpu"), -1, 0)
+    assert shifted.max() <= 0 and shifted.min() < 0, "x * -1 gives the non-negative task negative inputs"
     assert torch.equal(idx, torch.arange(4))
     expected = load(os.path.join(spec["data_dir"], "expected_4.pt"))
     torch.testing.assert_close(expected, torch.relu(shifted) + idx.float().sum())
@@ -255,7 +279,7 @@ def test_floating_inputs_are_scaled_and_shifted_and_integers_kept(tmp_path):
 def test_a_transform_the_task_does_not_allow_falls_back(tmp_path):
     spec, result = transformed_reference(tmp_path, NEEDS_PROBABILITIES)
     assert result["ok"], result
-    # BCE refuses inputs outside [0, 1]: x * 8 and x * 2 - 1 fall back; x / 8 stays.
+    # BCE refuses inputs outside [0, 1]: x * 8 and x * -1 fall back; x / 8 stays.
     assert result["input_scales"] == [1, 1, 1, 0.125, 1] and result["input_shifts"] == [0, 0, 0, 0, 0]
     p, = make_input_set(import_task(spec["task_path"]), 3, "cpu")
     assert 0 <= p.min() and p.max() <= 1

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/exit_status.h"
 #include "cli/options.h"
+#include "common/host_environment.h"
 #include "judge/judge.h"
 #include "sandbox/sandbox.h"
 
@@ -78,6 +79,8 @@ int main(int argc, char** argv) {
 
 int Main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
+  // The one read of the host's environment (common/host_environment.h); options are flags.
+  cuda_agent::CaptureHostEnvironment();
   if (argc < 2) {
     std::cerr << kUsage;
     return cuda_agent::kExitUsage;

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 
+#include "common/host_environment.h"
 #include "common/subprocess.h"
 #include "harness/client.h"
 
@@ -15,8 +16,8 @@ Status RunPythonStep(const std::vector<std::string>& module_and_args) {
   options.argv = {env->python, "-m"};
   options.argv.insert(options.argv.end(), module_and_args.begin(), module_and_args.end());
   std::string pythonpath = (env->home / "python").string();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old)
-    pythonpath += ":" + std::string(old);
+  if (const std::string& old = HostValue(HostVar::kPythonPath); !old.empty())
+    pythonpath += ":" + old;
   options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1"};
   options.timeout_seconds = 3600;
   Result<RunResult> run = RunProcess(options);

@@ -18,6 +18,7 @@
 #include "cli/judge_flags.h"
 #include "cli/options.h"
 #include "common/device.h"
+#include "common/host_environment.h"
 #include "harness/client.h"
 #include "judge/judge_service.h"
 #include "queue/redis_judge.h"
@@ -80,7 +81,7 @@ const std::vector<OptionSpec>& ServeSpecs() {
 // the homes, the cache folders), so a session sees its own workspace (bound back) and no other.
 bool HiddenFromSessions(const fs::path& dir, const fs::path& cache_dir) {
   std::vector<fs::path> hidden = {"/tmp", "/root", "/home", DefaultCacheDir()};
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+  if (const std::string& home = HostValue(HostVar::kHome); !home.empty())
     hidden.push_back(home);
   if (!cache_dir.empty()) hidden.push_back(fs::absolute(cache_dir));
   const fs::path target = fs::absolute(dir).lexically_normal();

@@ -1,6 +1,8 @@
 // fs.cc — filesystem helpers.
 #include "common/fs.h"
 
+#include "common/host_environment.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -89,11 +91,11 @@ std::string FileStamp(const fs::path& path) {
 }
 
 fs::path DefaultCacheDir() {
-  if (const char* dir = std::getenv("CUDA_AGENT_CACHE_DIR"); dir && *dir) return dir;
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+  if (const std::string& dir = HostValue(HostVar::kCacheDir); !dir.empty()) return dir;
+  if (const std::string& xdg = HostValue(HostVar::kXdgCacheHome); !xdg.empty()) {
     return fs::path(xdg) / "cuda-agent";
   }
-  if (const char* home = std::getenv("HOME"); home && *home) {
+  if (const std::string& home = HostValue(HostVar::kHome); !home.empty()) {
     return fs::path(home) / ".cache" / "cuda-agent";
   }
   return fs::temp_directory_path() / "cuda-agent-cache";

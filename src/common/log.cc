@@ -1,6 +1,8 @@
 // log.cc — stderr logger; one mutex so lines from build threads do not interleave.
 #include "common/log.h"
 
+#include "common/host_environment.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -10,11 +12,10 @@ namespace cuda_agent {
 namespace {
 
 LogLevel LevelFromEnv() {
-  const char* v = std::getenv("CUDA_AGENT_LOG");
-  if (v == nullptr) return LogLevel::kWarn;
-  if (std::strcmp(v, "error") == 0) return LogLevel::kError;
-  if (std::strcmp(v, "info") == 0) return LogLevel::kInfo;
-  if (std::strcmp(v, "debug") == 0) return LogLevel::kDebug;
+  const std::string& v = HostValue(HostVar::kLog);
+  if (v == "error") return LogLevel::kError;
+  if (v == "info") return LogLevel::kInfo;
+  if (v == "debug") return LogLevel::kDebug;
   return LogLevel::kWarn;
 }
 

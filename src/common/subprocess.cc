@@ -1,6 +1,8 @@
 // subprocess.cc — fork/exec with pipes, poll-based capture, a process-group watchdog.
 #include "common/subprocess.h"
 
+#include "common/host_environment.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -134,11 +136,6 @@ bool Allowed(const std::vector<std::string>& allow, const std::string& name) {
 
 }  // namespace
 
-bool EnvSwitchedOff(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && std::string(value) == "0";
-}
-
 const std::vector<std::string>& JudgedEnvironment() {
   static const std::vector<std::string> names = {"PATH",
                                                  "HOME",
@@ -247,8 +244,8 @@ Result<std::string> FindExecutable(const std::string& name) {
     if (access(name.c_str(), X_OK) == 0) return name;
     return NotFound("not executable: " + name);
   }
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  const std::string& path = HostValue(HostVar::kPath);
+  std::string dirs = !path.empty() ? path : "/usr/local/bin:/usr/bin:/bin";
   std::stringstream ss(dirs);
   std::string dir;
   while (std::getline(ss, dir, ':')) {

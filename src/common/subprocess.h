@@ -88,10 +88,6 @@ std::vector<std::string> BuildEnvironment(const RunOptions& options);
 // one).
 const std::vector<std::string>& JudgedEnvironment();
 
-// EnvSwitchedOff: whether the environment variable `name` is "0" — how our CUDA_AGENT_* switches
-// turn a default-on behaviour off (unset, empty or any other value leaves it on).
-bool EnvSwitchedOff(const char* name);
-
 // SpawnDetached starts `argv` (environment `env`, "KEY=VALUE") in a session of its own whose parent
 // is init, stdout and stderr appended to `log`, and returns at once: for helpers that outlive the
 // caller (the fork server, a precompiled header being made).

@@ -5,6 +5,8 @@
 // lease.
 #include "gpu/lease.h"
 
+#include "common/host_environment.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -111,8 +113,8 @@ const char* LeaseModeName(LeaseMode mode) {
 
 std::string LeaseKey(Device device) {
   if (device == Device::kCpu) return "cpu";
-  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-  std::string key = visible && *visible ? visible : "all";
+  const std::string& visible = HostValue(HostVar::kCudaVisibleDevices);
+  std::string key = !visible.empty() ? visible : "all";
   for (char& c : key) {
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') c = '_';
   }

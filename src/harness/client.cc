@@ -9,6 +9,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/host_environment.h"
 #include "common/log.h"
 #include "common/subprocess.h"
 #include "harness/fork_server.h"
@@ -27,7 +28,7 @@ Result<HarnessEnv> HarnessEnv::Discover() {
     std::error_code ec;
     return fs::exists(dir / "python" / "cuda_agent_harness" / "__main__.py", ec);
   };
-  if (const char* home = std::getenv("CUDA_AGENT_HOME"); home && *home) {
+  if (const std::string& home = HostValue(HostVar::kHarnessHome); !home.empty()) {
     env.home = home;
   } else if (fs::path exe = ExecutablePath();
              !exe.empty() && holds_harness(exe.parent_path().parent_path())) {
@@ -39,15 +40,15 @@ Result<HarnessEnv> HarnessEnv::Discover() {
     return FailedPrecondition("cannot find the harness (python/cuda_agent_harness) under " +
                               env.home.string() + "; set CUDA_AGENT_HOME to the cuda-agent folder");
   }
-  if (const char* py = std::getenv("CUDA_AGENT_PYTHON"); py && *py) env.python = py;
-  env.fork_server = !EnvSwitchedOff("CUDA_AGENT_FORK_SERVER");
-  if (const char* idle = std::getenv("CUDA_AGENT_FORK_SERVER_IDLE"); idle && *idle) {
+  if (const std::string& py = HostValue(HostVar::kPython); !py.empty()) env.python = py;
+  env.fork_server = !HostSwitchedOff(HostVar::kForkServer);
+  if (const std::string& idle = HostValue(HostVar::kForkServerIdle); !idle.empty()) {
     char* end = nullptr;
-    const double seconds = std::strtod(idle, &end);
+    const double seconds = std::strtod(idle.c_str(), &end);
     if (*end != '\0' || !(seconds > 0)) {
       return InvalidArgument(
           "CUDA_AGENT_FORK_SERVER_IDLE must be a positive number of seconds, not '" +
-          std::string(idle) + "'");
+          idle + "'");
     }
     env.fork_server_idle_s = seconds;
   }
@@ -168,8 +169,8 @@ RunOptions HarnessRunOptions(const HarnessEnv& env, const std::string& job,
   options.argv.insert(options.argv.end(),
                       {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()});
   std::string pythonpath = (env.home / "python").string();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old)
-    pythonpath += ":" + std::string(old);
+  if (const std::string& old = HostValue(HostVar::kPythonPath); !old.empty())
+    pythonpath += ":" + old;
   options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1", "PYTHONUNBUFFERED=1",
                      "PYTHONHASHSEED=0"};
   options.env_allow = JudgedEnvironment();

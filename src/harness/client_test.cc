@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "common/fs.h"
+#include "common/host_environment.h"
 #include "common/test_dir.h"
 
 namespace cuda_agent {
@@ -19,7 +20,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// ScopedEnv sets (or, with nullopt, unsets) one environment variable and restores it.
+// ScopedEnv sets (or, with nullopt, unsets) one environment variable and restores it, each time
+// capturing the host environment again (common/host_environment.h).
 class ScopedEnv {
  public:
   ScopedEnv(const char* name, std::optional<std::string> value) : name_(name) {
@@ -29,6 +31,7 @@ class ScopedEnv {
     } else {
       unsetenv(name);
     }
+    CaptureHostEnvironment();
   }
   ~ScopedEnv() {
     if (old_) {
@@ -36,6 +39,7 @@ class ScopedEnv {
     } else {
       unsetenv(name_);
     }
+    CaptureHostEnvironment();
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

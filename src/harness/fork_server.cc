@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/hash.h"
+#include "common/host_environment.h"
 #include "common/log.h"
 #include "harness/client.h"
 
@@ -202,8 +203,8 @@ Result<ForkServer> ForkServer::Ensure(const HarnessEnv& env, const ForkServerOpt
   if (!jail.empty()) argv.insert(argv.end(), {"--jail-library", jail});
   RunOptions env_options;
   std::string pythonpath = (env.home / "python").string();
-  if (const char* old = std::getenv("PYTHONPATH"); old && *old)
-    pythonpath += ":" + std::string(old);
+  if (const std::string& old = HostValue(HostVar::kPythonPath); !old.empty())
+    pythonpath += ":" + old;
   env_options.env_set = {"PYTHONPATH=" + pythonpath, "PYTHONDONTWRITEBYTECODE=1",
                          "PYTHONUNBUFFERED=1", "PYTHONHASHSEED=0"};
   // A forked child's /proc/self/environ shows the server's own start-up environment, whatever the

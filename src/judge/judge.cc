@@ -5,13 +5,13 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/host_environment.h"
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
 
 bool TestSwitchesAllowed() {
-  const char* value = std::getenv(kTestingEnv);
-  return value != nullptr && std::strcmp(value, "1") == 0;
+  return HostValue(HostVar::kTesting) == "1";
 }
 
 namespace {

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 
+#include "common/host_environment.h"
 #include "judge/judge_args.h"
 #include "judge/judge_service.h"
 
@@ -61,6 +62,7 @@ class JudgeTest : public ::testing::Test {
   }
   void TearDown() override {
     unsetenv(kTestingEnv);
+    CaptureHostEnvironment();
     fs::remove_all(home_);
   }
 
@@ -210,6 +212,7 @@ TEST_F(JudgeTest, SkippingTheStaticRulesNeedsTheTestingVariable) {
     } else {
       setenv(kTestingEnv, value, 1);
     }
+    CaptureHostEnvironment();
     JudgeResult r = Run();
     EXPECT_EQ(r.outcome, Outcome::kInternalError) << value;
     EXPECT_NE(r.reason.find("CUDA_AGENT_TESTING=1"), std::string::npos) << r.reason;
@@ -232,6 +235,7 @@ TEST_F(JudgeTest, SkippingTheStaticRulesSkipsBothRuleSetsAndIsNoVerdict) {
   EXPECT_EQ(Run().error_kind, "static_rule") << "the AST rules alone stop it too";
 
   setenv(kTestingEnv, "1", 1);
+  CaptureHostEnvironment();
   opt_.test_skip_static = true;
   ASSERT_TRUE(WriteFileAtomic(cand_ / "kernels" / "x.cpp", "void f() { fork(); }\n").ok());
   JudgeResult r = Run();

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "common/host_environment.h"
 #include "llm/http_client.h"
 
 namespace cuda_agent {
@@ -272,14 +273,13 @@ std::string AnthropicMessagesUrl(const std::string& base_url) {
 Result<std::unique_ptr<LlmClient>> MakeAnthropicClient(const std::string& model,
                                                        const LlmOptions& options) {
   if (Status s = HttpAvailable(); !s.ok()) return s;
-  const char* base_env = std::getenv("ANTHROPIC_BASE_URL");
-  std::string base = base_env != nullptr && *base_env ? base_env : kDefaultBaseUrl;
+  const std::string& base_env = HostValue(HostVar::kAnthropicBaseUrl);
+  std::string base = !base_env.empty() ? base_env : kDefaultBaseUrl;
   if (base.rfind("http://", 0) != 0 && base.rfind("https://", 0) != 0) {
     return InvalidArgument("$ANTHROPIC_BASE_URL must start with http:// or https://, got '" + base +
                            "'");
   }
-  const char* key_env = std::getenv("ANTHROPIC_API_KEY");
-  std::string key = key_env != nullptr ? key_env : "";
+  const std::string& key = HostValue(HostVar::kAnthropicApiKey);
   if (key.empty() && !IsLoopbackUrl(base)) {
     return FailedPrecondition("anthropic:" + model +
                               " needs $ANTHROPIC_API_KEY (unset); only a loopback "

@@ -1,6 +1,8 @@
 // http_client.cc — HttpPost over libcurl, resolved with dlopen/dlsym at first use.
 #include "llm/http_client.h"
 
+#include "common/host_environment.h"
+
 // The curl headers give the types and constants only; every function is called through CurlApi.
 #define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
@@ -47,8 +49,8 @@ const LoadedCurl& LoadCurl() {
   static LoadedCurl loaded;
   static std::once_flag once;
   std::call_once(once, [] {
-    const char* override_path = std::getenv("CUDA_AGENT_LIBCURL");
-    std::string path = override_path != nullptr && *override_path ? override_path : "libcurl.so.4";
+    const std::string& override_path = HostValue(HostVar::kLibcurl);
+    std::string path = !override_path.empty() ? override_path : "libcurl.so.4";
     void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (library == nullptr) {
       const char* why = dlerror();
@@ -154,9 +156,8 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 // the merge.)
 std::string NoProxyList() {
   std::string list;
-  for (const char* name : {"no_proxy", "NO_PROXY"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr && *value) {
+  for (HostVar var : {HostVar::kNoProxy, HostVar::kNoProxyUpper}) {
+    if (const std::string& value = HostValue(var); !value.empty()) {
       list = value;
       break;
     }

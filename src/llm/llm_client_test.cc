@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "common/host_environment.h"
 #include "llm/anthropic_client.h"
 #include "llm/http_client.h"
 #include "llm/openai_client.h"
@@ -74,20 +75,25 @@ TEST(MakeLlmClientTest, OpenAiSpec) {
 
 TEST(MakeLlmClientTest, AnthropicNeedsAKeyUnlessLoopback) {
   unsetenv("ANTHROPIC_API_KEY");
+  CaptureHostEnvironment();
   setenv("ANTHROPIC_BASE_URL", "https://api.anthropic.com", 1);
+  CaptureHostEnvironment();
   Result<std::unique_ptr<LlmClient>> remote = MakeLlmClient("anthropic:claude-x", {});
   ASSERT_FALSE(remote.ok());
   EXPECT_EQ(remote.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(remote.status().message().find("ANTHROPIC_API_KEY"), std::string::npos);
 
   setenv("ANTHROPIC_BASE_URL", "http://localhost:9/", 1);
+  CaptureHostEnvironment();
   Result<std::unique_ptr<LlmClient>> local = MakeLlmClient("anthropic:claude-x", {});
   ASSERT_TRUE(local.ok()) << local.status().ToString();
   EXPECT_EQ(local.value()->Describe(), "anthropic:claude-x at http://localhost:9/");
 
   setenv("ANTHROPIC_BASE_URL", "ftp://x", 1);
+  CaptureHostEnvironment();
   EXPECT_EQ(MakeLlmClient("anthropic:claude-x", {}).status().code(), StatusCode::kInvalidArgument);
   unsetenv("ANTHROPIC_BASE_URL");
+  CaptureHostEnvironment();
 }
 
 TEST(HttpClientTest, LoopbackUrls) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "common/host_environment.h"
 #include "llm/http_client.h"
 
 namespace cuda_agent {
@@ -257,8 +258,8 @@ Result<std::unique_ptr<LlmClient>> MakeOpenAiClient(const std::string& base_url,
                                                     const std::string& model,
                                                     const LlmOptions& options) {
   if (Status s = HttpAvailable(); !s.ok()) return s;
-  const char* key = std::getenv("OPENAI_API_KEY");
-  auto protocol = std::make_unique<OpenAiProtocol>(base_url, model, key != nullptr ? key : "");
+  auto protocol =
+      std::make_unique<OpenAiProtocol>(base_url, model, HostValue(HostVar::kOpenAiApiKey));
   return MakeHttpChatClient(std::move(protocol), options);
 }
 

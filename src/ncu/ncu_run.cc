@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "builder/binary_inspector.h"
+#include "common/host_environment.h"
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
@@ -113,9 +114,8 @@ std::string NcuNotPermittedMessage() {
 
 std::vector<fs::path> NcuSearchHomes() {
   std::vector<fs::path> homes;
-  for (const char* name : {"CUDA_HOME", "CUDA_PATH"}) {
-    const char* v = std::getenv(name);
-    if (v != nullptr && *v != '\0') homes.emplace_back(v);
+  for (HostVar var : {HostVar::kCudaHome, HostVar::kCudaPath}) {
+    if (const std::string& v = HostValue(var); !v.empty()) homes.emplace_back(v);
   }
   if (Result<std::string> nvcc = FindExecutable("nvcc"); nvcc.ok()) {
     std::error_code ec;
@@ -266,9 +266,8 @@ NcuReport ProfileWithNcu(const HarnessEnv& env, const Task& task, const Candidat
     return done();
   }
   // ncu first: without it nothing else is worth doing.
-  const char* from_env = std::getenv(kNcuPathEnv);
   std::string explicit_path =
-      !options.ncu_path.empty() ? options.ncu_path : (from_env ? from_env : "");
+      !options.ncu_path.empty() ? options.ncu_path : HostValue(HostVar::kNcuPath);
   Result<std::string> ncu = FindNcu(explicit_path, NcuSearchHomes());
   if (!ncu.ok()) {
     Fail(&report, "ncu_missing", NcuMissingMessage(ncu.status().message()));

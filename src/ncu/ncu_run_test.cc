@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 
+#include "common/host_environment.h"
 #include "common/test_dir.h"
 
 namespace cuda_agent {
@@ -132,6 +133,7 @@ TEST(NcuRun, FindNcu) {
   const char* old_path = std::getenv("PATH");
   std::string saved = old_path ? old_path : "";
   setenv("PATH", (dir.path() / "empty").c_str(), 1);
+  CaptureHostEnvironment();
   fs::path home = dir.path() / "cuda";
   Result<std::string> missing = FindNcu("", {home});
   EXPECT_FALSE(missing.ok());
@@ -145,8 +147,10 @@ TEST(NcuRun, FindNcu) {
   fs::create_directories(dir.path() / "onpath");
   fs::path on_path = WriteFakeNcu(dir.path() / "onpath", "exit 0\n");
   setenv("PATH", (dir.path() / "onpath").c_str(), 1);
+  CaptureHostEnvironment();
   EXPECT_EQ(FindNcu("", {home}).value(), on_path.string());
   setenv("PATH", saved.c_str(), 1);
+  CaptureHostEnvironment();
 }
 
 TEST(NcuRun, CpuDeviceNeedsAGpuAndMakesNoNumbers) {

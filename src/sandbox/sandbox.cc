@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "common/hash.h"
+#include "common/host_environment.h"
 #include "common/log.h"
 #include "sandbox/cgroup.h"
 
@@ -74,14 +75,14 @@ void GiveTo(const std::vector<fs::path>& dirs, uid_t uid) {
 // HiddenFolders: the home folders and the policy's hidden folders.
 std::vector<fs::path> HiddenFolders(const SandboxPolicy& policy) {
   std::vector<fs::path> hidden = {"/root", "/home"};
-  if (const char* home = std::getenv("HOME"); home && *home && fs::path(home) != "/")
-    hidden.push_back(home);
+  if (const std::string& home = HostValue(HostVar::kHome); !home.empty() && fs::path(home) != "/")
+    hidden.emplace_back(home);
   hidden.insert(hidden.end(), policy.hidden.begin(), policy.hidden.end());
   return hidden;
 }
 
 std::string FindBubblewrap() {
-  if (const char* env = std::getenv("CUDA_AGENT_BWRAP"); env && *env) return env;
+  if (const std::string& bwrap = HostValue(HostVar::kBubblewrap); !bwrap.empty()) return bwrap;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
@@ -128,8 +129,7 @@ Sandbox Sandbox::Unisolated(std::string why) {
 
 const Sandbox& Sandbox::Default() {
   static const Sandbox sandbox = [] {
-    const char* mode_env = std::getenv("CUDA_AGENT_SANDBOX");
-    std::string mode = mode_env ? mode_env : "";
+    const std::string& mode = HostValue(HostVar::kSandbox);
     if (mode == "none") {
       Sandbox off = Unisolated("sandbox disabled by CUDA_AGENT_SANDBOX=none");
       off.jail_allowed_ = false;

@@ -71,8 +71,8 @@ class CheckInputs:
     def __init__(self, spec: dict, device: str, task=None):
         self.task = task if task is not None else import_task(require(spec, "task_path", str))
         self.seeds = require(spec, "check_seeds", list)
-        self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, positive=True)
-        self.shifts = per_check(spec, "input_shifts", len(self.seeds), 0.0, positive=False)
+        self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, nonzero=True)
+        self.shifts = per_check(spec, "input_shifts", len(self.seeds), 0.0, nonzero=False)
         self.device = device
         self.sampled_seed, self.sampled_count, _, _ = sampled_checks.plan(spec)
 

@@ -117,12 +117,12 @@ def own_storage(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def per_check(spec: dict, key: str, count: int, default: float, positive: bool) -> list[float]:
+def per_check(spec: dict, key: str, count: int, default: float, nonzero: bool) -> list[float]:
     values = require(spec, key, list, default=[default] * count)
     if len(values) != count or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                       and (v > 0 or not positive) for v in values):
+                                       and (v != 0 or not nonzero) for v in values):
         raise JobError("internal", f"spec: {key} must hold {count} numbers"
-                                   f"{' > 0' if positive else ''}, not {values!r}")
+                                   f"{' other than 0' if nonzero else ''}, not {values!r}")
     return [float(v) for v in values]
 
 
@@ -289,8 +289,8 @@ def reference_outputs(spec: dict, result: dict, keep: Keep) -> None:
     init_seed = require(spec, "init_seed", int)
     check_seeds = require(spec, "check_seeds", list)
     result.update({"num_checks": 0, "output_signature": None})
-    scales = per_check(spec, "input_scales", len(check_seeds), 1.0, positive=True)
-    shifts = per_check(spec, "input_shifts", len(check_seeds), 0.0, positive=False)
+    scales = per_check(spec, "input_scales", len(check_seeds), 1.0, nonzero=True)
+    shifts = per_check(spec, "input_shifts", len(check_seeds), 0.0, nonzero=False)
     result["backend_flags"] = apply_backend_flags(spec.get("backend_flags"))
     result["input_scales"] = []
     result["input_shifts"] = []
