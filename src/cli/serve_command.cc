@@ -81,8 +81,7 @@ const std::vector<OptionSpec>& ServeSpecs() {
 // the homes, the cache folders), so a session sees its own workspace (bound back) and no other.
 bool HiddenFromSessions(const fs::path& dir, const fs::path& cache_dir) {
   std::vector<fs::path> hidden = {"/tmp", "/root", "/home", DefaultCacheDir()};
-  if (const std::string& home = HostValue(HostVar::kHome); !home.empty())
-    hidden.push_back(home);
+  if (const std::string& home = HostValue(HostVar::kHome); !home.empty()) hidden.push_back(home);
   if (!cache_dir.empty()) hidden.push_back(fs::absolute(cache_dir));
   const fs::path target = fs::absolute(dir).lexically_normal();
   for (const fs::path& h : hidden) {

@@ -1,8 +1,6 @@
 // fs.cc — filesystem helpers.
 #include "common/fs.h"
 
-#include "common/host_environment.h"
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +9,8 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+
+#include "common/host_environment.h"
 
 namespace cuda_agent {
 

@@ -1,12 +1,10 @@
 // log.cc — stderr logger; one mutex so lines from build threads do not interleave.
 #include "common/log.h"
 
-#include "common/host_environment.h"
-
-#include <cstdlib>
-#include <cstring>
 #include <iostream>
 #include <mutex>
+
+#include "common/host_environment.h"
 
 namespace cuda_agent {
 namespace {

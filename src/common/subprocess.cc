@@ -1,8 +1,6 @@
 // subprocess.cc — fork/exec with pipes, poll-based capture, a process-group watchdog.
 #include "common/subprocess.h"
 
-#include "common/host_environment.h"
-
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -18,6 +16,8 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+
+#include "common/host_environment.h"
 
 extern char** environ;
 

@@ -5,8 +5,6 @@
 // lease.
 #include "gpu/lease.h"
 
-#include "common/host_environment.h"
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -19,6 +17,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+
+#include "common/host_environment.h"
 
 namespace cuda_agent {
 namespace {

@@ -47,8 +47,7 @@ Result<HarnessEnv> HarnessEnv::Discover() {
     const double seconds = std::strtod(idle.c_str(), &end);
     if (*end != '\0' || !(seconds > 0)) {
       return InvalidArgument(
-          "CUDA_AGENT_FORK_SERVER_IDLE must be a positive number of seconds, not '" +
-          idle + "'");
+          "CUDA_AGENT_FORK_SERVER_IDLE must be a positive number of seconds, not '" + idle + "'");
     }
     env.fork_server_idle_s = seconds;
   }

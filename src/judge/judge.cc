@@ -2,17 +2,12 @@
 // JudgeResult and says whether to go on; Run and Baselines only string them together.
 #include "judge/judge.h"
 
-#include <cstdlib>
-#include <cstring>
-
 #include "common/host_environment.h"
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
 
-bool TestSwitchesAllowed() {
-  return HostValue(HostVar::kTesting) == "1";
-}
+bool TestSwitchesAllowed() { return HostValue(HostVar::kTesting) == "1"; }
 
 namespace {
 
