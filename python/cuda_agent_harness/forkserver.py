@@ -43,7 +43,7 @@ class Job:
         self.client_gone = False  # its client went away: killed, and cleaned up as offered
 
 
-def _standby_fields(request: dict[str, Any]) -> dict | None:
+def _standby_fields(request: dict[str, Any]) -> dict[str, Any] | None:
     """The request's "standby" object, checked; None when absent. Raises ValueError when malformed."""
     standby = request.get("standby")
     if standby is None:
@@ -97,7 +97,7 @@ def _preload() -> dict[str, Any]:
     return {"torch": torch.__version__, "cuda_initialized": bool(torch.cuda.is_initialized())}
 
 
-def _load_jail(path: str | None):
+def _load_jail(path: str | None) -> Any:
     if not path:
         return None
     lib = ctypes.CDLL(path)
@@ -110,7 +110,7 @@ def _open_output(path: str) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
 
 
-def _run_child(request: dict[str, Any], jail_lib, ready_w: int) -> None:
+def _run_child(request: dict[str, Any], jail_lib: Any, ready_w: int) -> None:
     """The forked child: never returns."""
     code = 1
     try:
@@ -209,7 +209,7 @@ def _probe_cuda_fork() -> str:
     return answer
 
 
-def _probe_jail(jail_lib) -> str | None:
+def _probe_jail(jail_lib: Any) -> str | None:
     """Enters a trivial jail in a child: "ok", or why the jail does not work here."""
     if jail_lib is None:
         return None
@@ -236,7 +236,7 @@ def _probe_jail(jail_lib) -> str | None:
 
 
 class Server:
-    def __init__(self, path: str, jail_lib, idle_timeout: float, info: dict[str, Any]):
+    def __init__(self, path: str, jail_lib: Any, idle_timeout: float, info: dict[str, Any]) -> None:
         self.path = path
         self.jail_lib = jail_lib
         self.idle_timeout = idle_timeout
@@ -264,7 +264,7 @@ class Server:
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.running = True
 
-    def _stop(self, *_):
+    def _stop(self, *_: Any) -> None:
         self.running = False
 
     def serve(self) -> None:

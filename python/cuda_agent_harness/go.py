@@ -24,7 +24,7 @@ def prepare(spec: dict[str, Any]) -> None:
         torch.cuda.init()
 
 
-def wait_for_go(spec: dict[str, Any], result: dict) -> bool:
+def wait_for_go(spec: dict[str, Any], result: dict[str, Any]) -> bool:
     """Waits for the judge's go (see the module doc); without "wait_for" goes at once. Adds the go's
     spec fields to `spec`, records the seconds waited (result["go_wait_seconds"]) and returns whether
     to go."""
@@ -46,7 +46,7 @@ def wait_for_go(spec: dict[str, Any], result: dict) -> bool:
     return True
 
 
-def wait_for_then(spec: dict[str, Any], result: dict) -> bool:
+def wait_for_then(spec: dict[str, Any], result: dict[str, Any]) -> bool:
     """The second go of a job that prepares first (docs/harness-protocol.md "Early jobs"): with "then":
     PATH in "wait_for", marks the trusted preparation done ("prepared": PATH) and waits for `then`,
     before which the job runs no candidate code; the judge gives it under the device lease the job's
@@ -55,7 +55,7 @@ def wait_for_then(spec: dict[str, Any], result: dict) -> bool:
     return next_go(spec, result, "then", "prepared", "its preparation")
 
 
-def wait_for_time(spec: dict[str, Any], result: dict) -> bool:
+def wait_for_time(spec: dict[str, Any], result: dict[str, Any]) -> bool:
     """The third go of a job that checks the candidate before it times it (the candidate's profile job
     when it also verifies, docs/harness-protocol.md "Early jobs"): with "time": PATH in "wait_for", marks
     the checks done ("checked": PATH, once their outputs are written and the device is idle) and waits for
@@ -65,7 +65,7 @@ def wait_for_time(spec: dict[str, Any], result: dict) -> bool:
     return next_go(spec, result, "time", "checked", "its checks")
 
 
-def next_go(spec: dict[str, Any], result: dict, go_key: str, done_key: str, done: str) -> bool:
+def next_go(spec: dict[str, Any], result: dict[str, Any], go_key: str, done_key: str, done: str) -> bool:
     """A later go (wait_for[go_key]): marks what came before it `done` (wait_for[done_key]), waits for
     it and records the wait as result[go_key + "_wait_seconds"]; False (and "not_started") when stopped."""
     wait = spec.get("wait_for")

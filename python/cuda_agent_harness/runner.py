@@ -30,7 +30,7 @@ JOB_MODULES = {
 }
 
 
-def wait_for_go(module, spec: dict[str, Any], result: dict) -> bool:
+def wait_for_go(module: Any, spec: dict[str, Any], result: dict[str, Any]) -> bool:
     if spec.get("wait_for") is None:
         return True
     go.prepare(spec)
@@ -40,12 +40,12 @@ def wait_for_go(module, spec: dict[str, Any], result: dict) -> bool:
     return go.wait_for_go(spec, result)
 
 
-def run_job(job: str, spec: dict[str, Any]) -> dict:
+def run_job(job: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Runs `job` on `spec`, writes the result to spec["result_path"] and returns it."""
     return run_job_module(JOB_MODULES[job], spec)
 
 
-def run_job_module(module_name: str, spec: dict[str, Any]) -> dict:
+def run_job_module(module_name: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Runs the job module `module_name` (a harness job's, or another package's that speaks the same
     protocol: cuda_agent_synth.job) as run_job does."""
     result = new_result()

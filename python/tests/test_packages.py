@@ -42,3 +42,29 @@ def test_no_harness_job_is_data_synthesis():
 
     assert all(module.startswith("cuda_agent_harness.jobs.") for module in JOB_MODULES.values())
     assert "synth" not in JOB_MODULES
+
+
+def test_pyproject_pins_match_setup_sh():
+    # pyproject.toml's optional groups describe what scripts/setup.sh installs; a pin changed in one
+    # place only fails here. The lint group is installed by setup.sh from pyproject.toml itself.
+    import re
+    import tomllib
+
+    root = os.path.dirname(PYTHON_DIR)
+    with open(os.path.join(root, "pyproject.toml"), "rb") as f:
+        groups = tomllib.load(f)["project"]["optional-dependencies"]
+    with open(os.path.join(root, "scripts", "setup.sh"), encoding="utf-8") as f:
+        setup = f.read()
+    pinned_in_setup = dict(re.findall(r"([A-Za-z0-9_.-]+)==([0-9][A-Za-z0-9_.]*)", setup))
+    for name, version in re.findall(r"([A-Z]+)_VERSION=([0-9.]+)", setup):  # MCP_VERSION=2.3.0
+        pinned_in_setup[name.lower()] = version
+    for group, pins in groups.items():
+        if group == "lint":
+            continue
+        for pin in pins:
+            if "==" not in pin:
+                continue
+            name, version = pin.split("==")
+            found = pinned_in_setup.get(name)
+            assert found == version, f"{group}: {pin} in pyproject.toml, {name}=={found} in scripts/setup.sh"
+    assert '["optional-dependencies"]["lint"]' in setup

@@ -46,7 +46,7 @@ from .reference import per_check
 
 
 def guarded_forward(model: torch.nn.Module, inputs: list[Any], device: str, guard: OpGuard, what: str,
-                    watch: ProcessWatch | None = None, sync: bool = True):
+                    watch: ProcessWatch | None = None, sync: bool = True) -> Any:
     """One forward under no_grad with F blocked, the op guard on and (with `watch`) Python threads
     refused, then (with `sync`) a device-wide synchronise."""
     no_threads = watch.no_thread_starts(what) if watch is not None else contextlib.nullcontext()
@@ -60,7 +60,7 @@ def guarded_forward(model: torch.nn.Module, inputs: list[Any], device: str, guar
 class CheckInputs:
     """The input set of each check, made from its seed with its scale and shift."""
 
-    def __init__(self, spec: dict[str, Any], device: str, task=None):
+    def __init__(self, spec: dict[str, Any], device: str, task: Any = None) -> None:
         self.task = task if task is not None else import_task(require(spec, "task_path", str))
         self.seeds = require(spec, "check_seeds", list)
         self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, positive=True)
@@ -81,7 +81,7 @@ class CheckInputs:
 
 
 def run_check(i: int, model: torch.nn.Module, inputs: list[Any], device: str, guard: OpGuard,
-              threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict[str, Any], flags: dict,
+              threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict[str, Any], flags: dict[str, Any],
               what: str = "", poison: float = math.nan, another_state: bool = False,
               filler: SharedMemoryFiller | None = None, clock: PhaseClock | None = None,
               watch: ProcessWatch | None = None, earlier: EarlierOutputs | None = None,
@@ -164,7 +164,7 @@ def run_sampled_checks(checks: CheckInputs, model: torch.nn.Module, device: str,
         json.dump({"seed": checks.sampled_seed, "count": len(fingerprints), "fingerprints": fingerprints}, f)
 
 
-def run(spec: dict[str, Any], result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     device = require_device(spec)
     no_checksums()  # of the output files (output_files.py), before any candidate code is loaded
     candidate_dir = require(spec, "candidate_dir", str)
@@ -213,7 +213,8 @@ def run(spec: dict[str, Any], result: dict) -> None:
 
 
 def run_checks(checks: CheckInputs, model: torch.nn.Module, device: str, weights: Frozen, output_dir: str,
-               result: dict[str, Any], flags: dict, clock: PhaseClock, watch: ProcessWatch, repeat: bool) -> None:
+               result: dict[str, Any], flags: dict[str, Any], clock: PhaseClock, watch: ProcessWatch,
+               repeat: bool) -> None:
     """One checked forward per check seed, writing output_{i}.pt, then (with `repeat`) check 0 again under
     another allocator state (the module doc). Records checks_run, the ATen ops and the thread counts in
     `result`. The candidate's profile job runs these too when it verifies before it is timed

@@ -54,7 +54,8 @@ TARGETS = ("candidate", "eager", "compile")
 WAITS_FOR_GO = True  # after the profiler started (runner.py)
 
 
-def build_model(spec: dict[str, Any], target: str, task, init_inputs: list[Any], state_dict: dict, device: str):
+def build_model(spec: dict[str, Any], target: str, task: Any, init_inputs: list[Any], state_dict: dict[str, Any],
+                device: str) -> torch.nn.Module:
     """The model to time; a baseline failure is the task's ("task"), a candidate's has its own kinds."""
     if target == "candidate":
         candidate_dir = require(spec, "candidate_dir", str)
@@ -163,9 +164,9 @@ def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets:
                                             f"{summarize(differences)} (inputs must be left untouched)")
 
 
-def verify_before_timing(spec: dict[str, Any], task, model: torch.nn.Module, device: str, weights: Frozen,
-                         result: dict[str, Any], flags: dict, clock: PhaseClock, watch: ProcessWatch,
-                         profiler) -> bool:
+def verify_before_timing(spec: dict[str, Any], task: Any, model: torch.nn.Module, device: str, weights: Frozen,
+                         result: dict[str, Any], flags: dict[str, Any], clock: PhaseClock, watch: ProcessWatch,
+                         profiler: timing.DeviceProfiler | timing.CuptiProfiler | None) -> bool:
     """The verification's checks in this process (see the module doc), then the wait for the go of the
     timing inside timing.BETWEEN_RANGE; False when the judge called the job off meanwhile."""
     wait = spec.get("wait_for")
@@ -188,7 +189,7 @@ def verify_before_timing(spec: dict[str, Any], task, model: torch.nn.Module, dev
     return True
 
 
-def run(spec: dict[str, Any], result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     # Only these spec fields are read before the go: a standby learns everything else from its go.
     device = require_device(spec)
     no_checksums()  # of the spot-checked outputs' files (output_files.py)

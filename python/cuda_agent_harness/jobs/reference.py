@@ -43,12 +43,12 @@ KEEP_BYTES = 2 << 30
 KEEP_DEVICE_BYTES = 1 << 30
 
 
-def all_finite(value) -> bool:
+def all_finite(value: Any) -> bool:
     return all(bool(torch.isfinite(t).all()) for _, t in named_tensors(value, "output")
                if t.is_floating_point() or t.is_complex())
 
 
-def float_dtypes(*values) -> list[str]:
+def float_dtypes(*values: Any) -> list[str]:
     names = set()
     for value in values:
         for _, t in named_tensors(value, "value"):
@@ -57,7 +57,7 @@ def float_dtypes(*values) -> list[str]:
     return sorted(names)
 
 
-def run_forward(model, inputs: list[Any], device: str, what: str):
+def run_forward(model: Any, inputs: list[Any], device: str, what: str) -> Any:
     """The reference output on `inputs` (already on the device), where it was computed: a tensor
     that is a view into a larger block is copied out of it (keeping it must not keep the block)."""
     with phase("task", f"Model.forward ({what})"):
@@ -84,7 +84,7 @@ def per_check(spec: dict[str, Any], key: str, count: int, default: float, positi
     return [float(v) for v in values]
 
 
-def run(spec: dict[str, Any], result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     if spec.get("kept") is not None:
         serve_rounds(spec, result)
         return
@@ -95,7 +95,7 @@ def run(spec: dict[str, Any], result: dict) -> None:
     serve_judgement(spec, result, serving, warmed=spec.get("wait_for") is not None)
 
 
-def serve_judgement(spec: dict[str, Any], result: dict, serving: Serving, warmed: bool) -> None:
+def serve_judgement(spec: dict[str, Any], result: dict[str, Any], serving: Serving, warmed: bool) -> None:
     """One judgement served (see the module doc): the reference's work, its answer, the comparisons.
     `warmed`: the comparison's kernels are loaded already (an early job loaded them before its go)."""
     device = require_device(spec)
@@ -105,7 +105,7 @@ def serve_judgement(spec: dict[str, Any], result: dict, serving: Serving, warmed
     kept: dict[str, Callable[[], object]] = {}  # key -> the expected output
     kept_bytes = kept_device_bytes = 0
 
-    def keep(key: str, path: str, output) -> str | None:
+    def keep(key: str, path: str, output: Any) -> str | None:
         nonlocal kept_bytes, kept_device_bytes
         size = tensor_bytes(output)
         if device == "cuda" and kept_device_bytes + size <= device_budget and room_on_device(size):
@@ -129,7 +129,7 @@ def serve_judgement(spec: dict[str, Any], result: dict, serving: Serving, warmed
         warm_up(spec)
     serving.answer(serving.requests[0], result)
 
-    def handle(name: str, fields: dict[str, Any], answer: dict) -> None:
+    def handle(name: str, fields: dict[str, Any], answer: dict[str, Any]) -> None:
         keys = require(fields, "expected_keys", list)
         missing = [k for k in keys if k not in kept]
         if missing:
@@ -151,7 +151,7 @@ def serve_judgement(spec: dict[str, Any], result: dict, serving: Serving, warmed
     result["answered"] = serving.serve(handle)
 
 
-def serve_rounds(spec: dict[str, Any], result: dict) -> None:
+def serve_rounds(spec: dict[str, Any], result: dict[str, Any]) -> None:
     """A kept reference (see the module doc): serves one judgement per round, each from the fields
     of its round's go (spec["round"]: the first from the runner's go, the next ones from
     kept["signals_dir"]/<r>/<kept["go"]>), until a round fails, `max_rounds` were served, or no go
@@ -234,12 +234,12 @@ def warm_up(spec: dict[str, Any]) -> None:
         compare_job.warm_up(spec)
 
 
-def save_output(_key: str, path: str, output) -> str:
+def save_output(_key: str, path: str, output: Any) -> str:
     torch.save(to_cpu(output), path)
     return path
 
 
-def reference_outputs(spec: dict[str, Any], result: dict, keep: Keep) -> None:
+def reference_outputs(spec: dict[str, Any], result: dict[str, Any], keep: Keep) -> None:
     """The reference's work (see the module doc); `keep` takes each expected output."""
     device = require_device(spec)
     task_path = require(spec, "task_path", str)
@@ -304,7 +304,7 @@ def reference_outputs(spec: dict[str, Any], result: dict, keep: Keep) -> None:
         clock.lap("sampled_checks")
 
 
-def sampled_reference(spec: dict[str, Any], task, model, device: str) -> dict:
+def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str) -> dict[str, Any]:
     """The reference's fingerprints of the sampled checks (sampled_checks.py): as many sets as the
     budget allows, each with its bounds under the spec's tolerance. The sums are queued on the device
     and copied back at the end; the budget's clock waits for the device every few sets."""
@@ -328,7 +328,7 @@ def sampled_reference(spec: dict[str, Any], task, model, device: str) -> dict:
             "seconds": time.perf_counter() - budget.start}
 
 
-def spot_expected(spec: dict[str, Any], task, model, device: str, out_dir: str, result: dict,
+def spot_expected(spec: dict[str, Any], task: Any, model: Any, device: str, out_dir: str, result: dict[str, Any],
                   keep: Keep) -> None:
     """spot_expected_{c}.pt for each spot-checked timed call c of the candidate's profile, and
     `min_bytes` (see the module docstring)."""

@@ -12,7 +12,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -62,7 +62,7 @@ def moments(t: torch.Tensor) -> tuple[float, float]:
     """Mean and standard deviation of the finite elements of a real tensor (0, 0 when none)."""
     flat = t.detach().reshape(-1)
 
-    def finite_chunks():
+    def finite_chunks() -> Iterator[torch.Tensor]:
         for start in range(0, flat.numel(), CHUNK_ELEMENTS):
             c = flat[start:start + CHUNK_ELEMENTS].to(torch.float64)
             yield c[torch.isfinite(c)]
@@ -129,7 +129,7 @@ def input_answers(output: Any, inputs: list[Any]) -> list[tuple[str, Any]]:
     return [(", ".join(chosen), answer)]
 
 
-def fingerprint(inputs: list[Any]) -> list:
+def fingerprint(inputs: list[Any]) -> list[Any]:
     """Per input tensor: shape, dtype and (sum, sum of squares) in float64; other values as text."""
     prints = []
     for name, t in named_tensors(inputs, "input"):
@@ -192,19 +192,21 @@ class TaskChecker:
                     passes[other] = report.ok
         return {"pass": {p: passes[p] for p in self.tolerances}, "rel_norm_err": rel_norm}
 
-    def make_inputs(self, task, seed: int, what: str) -> list[Any]:
+    def make_inputs(self, task: Any, seed: int, what: str) -> list[Any]:
         """get_inputs() seeded; on CUDA created on the device directly (CPU + copy if that raises)."""
         torch.manual_seed(seed)
         if self.device == "cuda":
             try:
                 with torch.device("cuda"):
-                    return to_device(as_arg_list(task.get_inputs()), "cuda")
+                    made: list[Any] = to_device(as_arg_list(task.get_inputs()), "cuda")
+                    return made
             except Exception:  # noqa: BLE001 - some tasks only work with CPU defaults
                 torch.manual_seed(seed)
         with phase("task", f"get_inputs() ({what})"):
-            return to_device(as_arg_list(task.get_inputs()), self.device)
+            made = to_device(as_arg_list(task.get_inputs()), self.device)
+        return made
 
-    def build_model(self, task, init_inputs: list[Any]) -> torch.nn.Module:
+    def build_model(self, task: Any, init_inputs: list[Any]) -> torch.nn.Module:
         """Model(*init_inputs) with the weights created on the device where that works."""
         torch.manual_seed(self.seed)
         if self.device == "cuda":
@@ -215,7 +217,7 @@ class TaskChecker:
                 torch.manual_seed(self.seed)
         return construct(task.Model, init_inputs, self.device, "task")
 
-    def forward(self, model, inputs: list[Any], what: str) -> Any:
+    def forward(self, model: Any, inputs: list[Any], what: str) -> Any:
         with phase("task", f"Model.forward ({what})"):
             with torch.no_grad():
                 output = model(*inputs)
@@ -232,7 +234,7 @@ class TaskChecker:
         finally:
             sys.modules.pop(task.__name__, None)  # nothing of a finished task stays reachable
 
-    def check_task(self, task, record: dict[str, Any]) -> None:
+    def check_task(self, task: Any, record: dict[str, Any]) -> None:
         """Model, input sets A and B, the expected outputs, then every trivial answer and policy."""
         with phase("task", "get_init_inputs()"):
             torch.manual_seed(self.seed)
@@ -302,15 +304,15 @@ def tolerances_of(spec: dict[str, Any]) -> dict[str, Tolerance]:
         raise JobError("internal", f"spec: tolerances: {exc}") from exc
 
 
-def task_list(spec: dict[str, Any]) -> list[dict]:
-    tasks = require(spec, "tasks", list)
+def task_list(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    tasks: list[dict[str, Any]] = require(spec, "tasks", list)
     for t in tasks:
         if not isinstance(t, dict) or not all(isinstance(t.get(k), str) for k in ("name", "path")):
             raise JobError("internal", f"spec: each task needs a name and a path, not {t!r}")
     return tasks
 
 
-def run(spec: dict[str, Any], result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     device = require_device(spec)
     tasks = task_list(spec)
     tolerances = tolerances_of(spec)
