@@ -63,6 +63,7 @@ def import_model_new(candidate_dir: str, extension_dir: str) -> type:
     sys.path[:0] = [extension_dir, candidate_dir]
     importlib.invalidate_caches()
     spec = importlib.util.spec_from_file_location("model_new", path)
+    assert spec is not None and spec.loader is not None  # a .py file's path always has both
     module = importlib.util.module_from_spec(spec)
     sys.modules["model_new"] = module
     with phase("import", "importing model_new.py"):
@@ -76,13 +77,13 @@ def import_model_new(candidate_dir: str, extension_dir: str) -> type:
             if extension is not None:
                 count_extension_calls(extension)
         spec.loader.exec_module(module)
-    model_class = getattr(module, "ModelNew", None)
+    model_class: type | None = getattr(module, "ModelNew", None)
     if model_class is None:
         raise JobError("import", "model_new.py defines no ModelNew")
     return model_class
 
 
-def construct(model_class: type, init_inputs: list, device: str, kind: str) -> torch.nn.Module:
+def construct(model_class: type, init_inputs: list[Any], device: str, kind: str) -> torch.nn.Module:
     """`model_class(*init_inputs).eval().to(device)`, built inside `torch.device(device)` first and on
     the CPU where that raises; a failure on the CPU too is `JobError(kind)`."""
     name = model_class.__name__
@@ -107,12 +108,12 @@ def _shown(keys: list[str]) -> str:
     return "[" + ", ".join(keys[:MAX_KEYS_SHOWN]) + f", ... (+{len(keys) - MAX_KEYS_SHOWN} more)]"
 
 
-def load_state_dict_strict(model: torch.nn.Module, state_dict: dict, kind: str) -> None:
+def load_state_dict_strict(model: torch.nn.Module, state_dict: dict[str, Any], kind: str) -> None:
     """load_state_dict(strict=True); the failure reason lists missing and unexpected keys."""
     name = type(model).__name__
     try:
         model.load_state_dict(state_dict, strict=True)
-    except BaseException as exc:  # noqa: BLE001 - reported as the model's failure
+    except BaseException as exc:  # reported as the model's failure
         try:
             own = set(model.state_dict().keys())
         except BaseException:  # noqa: BLE001 - a broken state_dict() leaves only the message
@@ -127,7 +128,7 @@ def load_state_dict_strict(model: torch.nn.Module, state_dict: dict, kind: str) 
         raise JobError(kind, reason) from exc
 
 
-def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list, state_dict: dict,
+def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list[Any], state_dict: dict[str, Any],
                     device: str) -> torch.nn.Module:
     """ModelNew from the candidate's files, with the reference weights loaded strictly."""
     model_class = import_model_new(candidate_dir, extension_dir)
@@ -136,7 +137,8 @@ def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list, s
     return model
 
 
-def build_reference(task: Any, init_inputs: list, state_dict: dict | None, device: str) -> torch.nn.Module:
+def build_reference(task: Any, init_inputs: list[Any], state_dict: dict[str, Any] | None,
+                    device: str) -> torch.nn.Module:
     """The task's Model; with `state_dict` given, the reference weights are loaded strictly."""
     model = construct(task.Model, init_inputs, device, "task")
     if state_dict is not None:
@@ -144,7 +146,7 @@ def build_reference(task: Any, init_inputs: list, state_dict: dict | None, devic
     return model
 
 
-def seeded_reference(task: Any, init_seed: int, device: str) -> tuple[list, torch.nn.Module]:
+def seeded_reference(task: Any, init_seed: int, device: str) -> tuple[list[Any], torch.nn.Module]:
     """(init_inputs, Model) as the reference job makes them: seed, get_init_inputs(), Model(...)."""
     torch.manual_seed(init_seed)
     with phase("task", "get_init_inputs()"):
@@ -152,13 +154,13 @@ def seeded_reference(task: Any, init_seed: int, device: str) -> tuple[list, torc
     return init_inputs, build_reference(task, init_inputs, None, device)
 
 
-def detached_state(model: torch.nn.Module) -> "OrderedDict[str, Any]":
+def detached_state(model: torch.nn.Module) -> OrderedDict[str, Any]:
     with phase("task", "Model.state_dict()"):
         return OrderedDict((k, v.detach() if isinstance(v, torch.Tensor) else v)
                            for k, v in model.state_dict().items())
 
 
-def state_checksums(state: dict) -> dict:
+def state_checksums(state: dict[str, Any]) -> dict[str, Any]:
     return {k: checksum(v) for k, v in state.items() if isinstance(v, torch.Tensor)}
 
 
@@ -167,7 +169,7 @@ def seed_file(state_dict_path: str) -> str:
     return os.path.splitext(state_dict_path)[0] + ".seed.json"
 
 
-def write_reference_weights(task: Any, init_seed: int, state: dict, device: str, state_dict_path: str) -> str:
+def write_reference_weights(task: Any, init_seed: int, state: dict[str, Any], device: str, state_dict_path: str) -> str:
     """Writes the seed file when a second build from the seed gives the same weights, else the
     state_dict on the CPU; returns which ("seed" or "file")."""
     sums = state_checksums(state)
@@ -186,7 +188,7 @@ def write_reference_weights(task: Any, init_seed: int, state: dict, device: str,
     return "file"
 
 
-def reference_state_dict(state_dict_path: str, task: Any, device: str) -> tuple[dict, bool]:
+def reference_state_dict(state_dict_path: str, task: Any, device: str) -> tuple[dict[str, Any], bool]:
     """The reference weights: state_dict.pt when the reference job wrote it, else rebuilt from its
     seed file on `device` and checked against its checksums. Returns (state_dict, private): private
     when the tensors are this function's own (nothing else refers to them)."""
@@ -202,10 +204,10 @@ def reference_state_dict(state_dict_path: str, task: Any, device: str) -> tuple[
     return state, True
 
 
-def load_seed_file(path: str) -> dict:
+def load_seed_file(path: str) -> dict[str, Any]:
     with phase("internal", f"loading {os.path.basename(path)}"):
         with open(path) as f:
-            meta = json.load(f)
+            meta: dict[str, Any] = json.load(f)
         if not isinstance(meta.get("init_seed"), int) or not isinstance(meta.get("checksums"), dict):
             raise ValueError("init_seed or checksums missing")
         return meta

@@ -267,8 +267,9 @@ def test_the_profile_job_checks_the_candidate_before_its_timing_go(tmp_path, mon
     """One process for the candidate's verification and its timing: after `then` it writes the checks'
     outputs (the same as the `candidate` job's: the reference's compare job passes them), marks them
     done, and times nothing before `time` (nothing at all when stopped there instead)."""
-    from cuda_agent_harness import timing
     from helpers import compare_spec
+
+    from cuda_agent_harness import timing
 
     spec, fields, ref, out = checking(tmp_path)
     wait = spec["wait_for"]

@@ -9,8 +9,13 @@ import torch.nn.functional as F
 
 from cuda_agent_harness.ast_rules import RULES_BY_NAME, PolicyRules, check_source
 from cuda_agent_harness.errors import JobError
-from cuda_agent_harness.guards import (OpGuard, block_functional, count_extension_calls, set_policy_rules,
-                                       torch_compute_allowed)
+from cuda_agent_harness.guards import (
+    OpGuard,
+    block_functional,
+    count_extension_calls,
+    set_policy_rules,
+    torch_compute_allowed,
+)
 
 KB = PolicyRules(torch_compute=True)
 
