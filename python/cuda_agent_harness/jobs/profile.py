@@ -53,7 +53,8 @@ from ..hardware_queues import forget_queue_setting
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
                          poison_free_memory, reference_weights, summarize, weight_tensors)
-from ..models import build_candidate, build_reference, load_trusted, reference_state_dict, synchronize
+from ..models import (build_candidate, build_reference, load_trusted, reference_state_dict, renamed_state,
+                      synchronize, weights_record)
 from ..phases import PhaseClock
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
@@ -69,7 +70,8 @@ WAITS_FOR_GO = True  # after the profiler started (runner.py)
 
 
 def build_model(spec: dict, target: str, task, init_inputs: list, state_dict: dict, device: str):
-    """The model to time; a baseline failure is the task's ("task"), a candidate's has its own kinds."""
+    """(the model to time, the renaming of the reference weights: {} when loaded by name, models.py
+    build_candidate); a baseline failure is the task's ("task"), a candidate's has its own kinds."""
     if target == "candidate":
         candidate_dir = require(spec, "candidate_dir", str)
         extension_dir = require(spec, "extension_dir", str)
@@ -78,7 +80,7 @@ def build_model(spec: dict, target: str, task, init_inputs: list, state_dict: di
     if target == "compile":
         with phase("task", "torch.compile(Model)"):
             model = torch.compile(model)
-    return model
+    return model, {}
 
 
 def spot_check_calls(spec: dict, iters: int) -> list[int]:
@@ -282,7 +284,7 @@ def run(spec: dict, result: dict) -> None:
     # counted on the CPU.
     watch = ProcessWatch(device, count_created_threads=device == "cpu") if target == "candidate" else None
     with watch.no_thread_starts("loading ModelNew") if watch is not None else contextlib.nullcontext():
-        model = build_model(spec, target, task, init_inputs, state_dict, device)
+        model, renaming = build_model(spec, target, task, init_inputs, state_dict, device)
     if watch is not None:
         watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
     clock.lap("model")
@@ -290,7 +292,11 @@ def run(spec: dict, result: dict) -> None:
     checks = None
     guard = contextlib.nullcontext()
     threads = ThreadWatch()
-    weights = reference_weights(state_dict, device, private) if target == "candidate" else None
+    if target == "candidate":
+        result.update(weights_record(renaming))
+    # Loaded by position (kernelbench): the weights are compared under ModelNew's names.
+    weights = reference_weights(renamed_state(state_dict, renaming), device, private) \
+        if target == "candidate" else None
     del state_dict  # the model holds its own copy; a GB-sized weight must not be held twice while timing
     if weights is not None:
         check_weights(weights, model, "after load_state_dict")
