@@ -32,6 +32,9 @@ from .nested import as_arg_list
 
 CANDIDATE_MODULES = ("model_new", "cuda_extension")
 MAX_KEYS_SHOWN = 8
+# The profile job's record of how it loaded the weights (weights_record), in its output folder when it
+# verifies before it is timed: the judge reads it once the checks are marked done.
+WEIGHTS_FILE = "weights.json"
 WEIGHTS_ALLOWED_WAY = ("keep the model's parameters: same names, or under --policy kernelbench the same number "
                        "and shapes in the same order")
 

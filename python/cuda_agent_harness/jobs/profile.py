@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import sys
 from typing import Any, Callable
@@ -53,8 +54,8 @@ from ..hardware_queues import forget_queue_setting
 from ..inputs import make_timing_sets, timed_call_set
 from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
                          poison_free_memory, reference_weights, summarize, weight_tensors)
-from ..models import (build_candidate, build_reference, load_trusted, reference_state_dict, renamed_state,
-                      synchronize, weights_record)
+from ..models import (WEIGHTS_FILE, build_candidate, build_reference, load_trusted, reference_state_dict,
+                      renamed_state, synchronize, weights_record)
 from ..phases import PhaseClock
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
@@ -192,6 +193,9 @@ def verify_before_timing(spec: dict, task, model: torch.nn.Module, device: str, 
     result["verification"] = verification
     output_dir = require(spec, "output_dir", str)
     os.makedirs(output_dir, exist_ok=True)
+    # How the weights were loaded, for the judge's record of the verification (read at `checked`).
+    with open(os.path.join(output_dir, WEIGHTS_FILE), "w", encoding="utf-8") as f:
+        json.dump({k: result[k] for k in ("weights", "weights_renamed") if k in result}, f)
     run_checks(CheckInputs(spec, device, task), model, device, weights, output_dir, verification, flags, clock,
                watch, require(spec, "repeat_first_check", bool, default=False))
     synchronize(device)
