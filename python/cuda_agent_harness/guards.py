@@ -72,7 +72,7 @@ THREAD_SETTLE_SECONDS = 0.05
 # The policy's rules for this job's candidate (set once per job from its spec, set_policy_rules) and the
 # count of cuda_extension calls (count_extension_calls). Mutated in place, never rebound: the process
 # watch pins this module's callables and classes, and a counter on a class would read as patching.
-_POLICY = {"torch_compute": False}
+_POLICY = {"torch_compute": False, "weights_by_position": False}
 _EXTENSION_CALLS = [0]
 
 
@@ -81,19 +81,27 @@ def torch_compute_allowed() -> bool:
     return _POLICY["torch_compute"]
 
 
+def weights_by_position_allowed() -> bool:
+    """Whether the job's policy lets ModelNew take the reference weights by position (kernelbench)."""
+    return _POLICY["weights_by_position"]
+
+
 def extension_calls() -> int:
     """How many calls of cuda_extension's functions this process has made."""
     return _EXTENSION_CALLS[0]
 
 
 def set_policy_rules(value: object) -> None:
-    """Takes the job spec's "policy_rules" ({"torch_compute": bool}; None: the paper's rules)."""
+    """Takes the job spec's "policy_rules" ({"torch_compute": bool, "weights_by_position": bool}, each
+    optional; None: the paper's rules)."""
     if value is None:
         value = {}
-    if not isinstance(value, dict) or not isinstance(value.get("torch_compute", False), bool) or \
-            set(value) - {"torch_compute"}:
-        raise JobError("internal", f"spec: policy_rules must be {{\"torch_compute\": bool}}, not {value!r}")
-    _POLICY["torch_compute"] = value.get("torch_compute", False)
+    if not isinstance(value, dict) or set(value) - set(_POLICY) or \
+            not all(isinstance(value.get(key, False), bool) for key in _POLICY):
+        raise JobError("internal", f"spec: policy_rules must be {{\"torch_compute\": bool, "
+                                   f"\"weights_by_position\": bool}}, not {value!r}")
+    for key in _POLICY:
+        _POLICY[key] = value.get(key, False)
 
 
 def _counted(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -26,12 +26,17 @@ from typing import Any
 import torch
 
 from .errors import JobError, describe, phase
-from .guards import count_extension_calls, torch_compute_allowed
+from .guards import count_extension_calls, torch_compute_allowed, weights_by_position_allowed
 from .integrity import checksum
 from .nested import as_arg_list
 
 CANDIDATE_MODULES = ("model_new", "cuda_extension")
 MAX_KEYS_SHOWN = 8
+# The profile job's record of how it loaded the weights (weights_record), in its output folder when it
+# verifies before it is timed: the judge reads it once the checks are marked done.
+WEIGHTS_FILE = "weights.json"
+WEIGHTS_ALLOWED_WAY = ("keep the model's parameters: same names, or under --policy kernelbench the same number "
+                       "and shapes in the same order")
 
 
 def load_trusted(path: str) -> Any:
@@ -108,8 +113,8 @@ def _shown(keys: list[str]) -> str:
     return "[" + ", ".join(keys[:MAX_KEYS_SHOWN]) + f", ... (+{len(keys) - MAX_KEYS_SHOWN} more)]"
 
 
-def load_state_dict_strict(model: torch.nn.Module, state_dict: dict[str, Any], kind: str) -> None:
-    """load_state_dict(strict=True); the failure reason lists missing and unexpected keys."""
+def load_state_dict_strict(model: torch.nn.Module, state_dict: dict[str, Any], kind: str, hint: str = "") -> None:
+    """load_state_dict(strict=True); the failure reason lists missing and unexpected keys (then `hint`)."""
     name = type(model).__name__
     try:
         model.load_state_dict(state_dict, strict=True)
@@ -122,19 +127,87 @@ def load_state_dict_strict(model: torch.nn.Module, state_dict: dict[str, Any], k
         unexpected = sorted(set(state_dict.keys()) - own)
         if missing or unexpected:
             reason = (f"{name}.load_state_dict(strict=True) failed: missing keys {_shown(missing)}; "
-                      f"unexpected keys {_shown(unexpected)}")
+                      f"unexpected keys {_shown(unexpected)}{hint}")
         else:
             reason = f"{name}.load_state_dict(strict=True) raised {describe(exc)}"
         raise JobError(kind, reason) from exc
 
 
+def _entry(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"{str(value.dtype).removeprefix('torch.')}{list(value.shape)}"
+    return type(value).__name__
+
+
+def match_by_position(reference: dict[str, Any], own: dict[str, Any]) -> dict[str, str]:
+    """{reference name: ModelNew name} for the state_dict entries whose names differ, paired in their
+    state_dict (registration) order: KernelBench builds Model and ModelNew under one seed and never moves
+    weights, so a ModelNew that registers the same tensors under other names passes there. Raises
+    ValueError saying what differs: the counts of the unmatched entries, or the first pair whose shape or
+    dtype differs."""
+    ref_only = [k for k in reference if k not in own]
+    own_only = [k for k in own if k not in reference]
+    if len(ref_only) != len(own_only):
+        raise ValueError(f"by position, the reference's {len(ref_only)} unmatched entries {_shown(ref_only)} "
+                         f"against ModelNew's {len(own_only)} {_shown(own_only)}: another count")
+    for ref_name, own_name in zip(ref_only, own_only, strict=True):
+        a, b = reference[ref_name], own[own_name]
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape or \
+                a.dtype != b.dtype:
+            raise ValueError(f"by position, the reference's {ref_name} ({_entry(a)}) pairs with ModelNew's "
+                             f"{own_name} ({_entry(b)}): another shape or dtype")
+    return dict(zip(ref_only, own_only, strict=True))
+
+
+def renamed_state(state_dict: dict[str, Any], renaming: dict[str, str]) -> OrderedDict[str, Any]:
+    """`state_dict` with its keys renamed (`renaming`: reference name -> ModelNew name), in its order."""
+    return OrderedDict((renaming.get(k, k), v) for k, v in state_dict.items())
+
+
+def load_reference_weights(model: torch.nn.Module, state_dict: dict[str, Any], by_position: bool) -> dict[str, str]:
+    """Loads the reference weights into ModelNew strictly by name; failing that, with `by_position` (the
+    policy's weights_by_position), by position (match_by_position) and strictly under ModelNew's names.
+    Returns the renaming ({} when loaded by name); failures are JobError("state_dict") naming the
+    allowed way."""
+    name_keys = set(state_dict)
+    try:
+        own = OrderedDict(torch.nn.Module.state_dict(model))
+    except BaseException:  # noqa: BLE001 - load_state_dict_strict reports it
+        own = None
+    if not by_position or own is None or set(own) == name_keys:
+        load_state_dict_strict(model, state_dict, "state_dict", f" ({WEIGHTS_ALLOWED_WAY})")
+        return {}
+    try:
+        renaming = match_by_position(state_dict, own)
+    except ValueError as exc:
+        missing = sorted(set(own) - name_keys)
+        unexpected = sorted(name_keys - set(own))
+        raise JobError("state_dict", f"{type(model).__name__}.load_state_dict(strict=True) failed: missing keys "
+                                     f"{_shown(missing)}; unexpected keys {_shown(unexpected)}; {exc} "
+                                     f"({WEIGHTS_ALLOWED_WAY})") from None
+    load_state_dict_strict(model, renamed_state(state_dict, renaming), "state_dict", f" ({WEIGHTS_ALLOWED_WAY})")
+    return renaming
+
+
 def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list[Any], state_dict: dict[str, Any],
-                    device: str) -> torch.nn.Module:
-    """ModelNew from the candidate's files, with the reference weights loaded strictly."""
+                    device: str, by_position: bool | None = None) -> tuple[torch.nn.Module, dict[str, str]]:
+    """ModelNew from the candidate's files, with the reference weights loaded strictly: by name, or where
+    the policy allows (`by_position`; None: the job's policy_rules) by position. Returns the model and the
+    renaming of the reference's names to ModelNew's ({} when loaded by name): the weights' checks compare
+    under ModelNew's names (renamed_state)."""
     model_class = import_model_new(candidate_dir, extension_dir)
     model = construct(model_class, init_inputs, device, "construct")
-    load_state_dict_strict(model, state_dict, "state_dict")
-    return model
+    if by_position is None:
+        by_position = weights_by_position_allowed()
+    return model, load_reference_weights(model, state_dict, by_position)
+
+
+def weights_record(renaming: dict[str, str]) -> dict[str, Any]:
+    """What a job's result says of how the weights were loaded: "weights" ("by_name" or "by_position") and,
+    by position, "weights_renamed" (reference name -> ModelNew name, the first MAX_KEYS_SHOWN)."""
+    if not renaming:
+        return {"weights": "by_name"}
+    return {"weights": "by_position", "weights_renamed": dict(list(renaming.items())[:MAX_KEYS_SHOWN])}
 
 
 def build_reference(task: Any, init_inputs: list[Any], state_dict: dict[str, Any] | None,

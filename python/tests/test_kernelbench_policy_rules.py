@@ -120,6 +120,8 @@ def test_the_new_rules_are_in_the_table():
 def test_policy_rules_from_a_spec():
     assert PolicyRules.from_spec(None) == PolicyRules()
     assert PolicyRules.from_spec({"torch_compute": True}).torch_compute
+    # kernelbench's whole rule set (PolicyRules::ToJson): weights_by_position is the jobs', not the code's.
+    assert PolicyRules.from_spec({"torch_compute": True, "weights_by_position": True}).torch_compute
     for bad in ({"torch_compute": "yes"}, {"torch": True}, [True]):
         with pytest.raises(ValueError):
             PolicyRules.from_spec(bad)

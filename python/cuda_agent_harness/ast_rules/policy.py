@@ -69,7 +69,8 @@ class PolicyRules:
             return cls()
         if not isinstance(value, dict) or not isinstance(value.get("torch_compute", False), bool):
             raise ValueError(f"policy_rules must be {{\"torch_compute\": bool}}, not {value!r}")
-        unknown = set(value) - {"torch_compute"}
+        # weights_by_position is the candidate and profile jobs' (models.py), no rule of the code's.
+        unknown = set(value) - {"torch_compute", "weights_by_position"}
         if unknown:
             raise ValueError(f"policy_rules: unknown field(s) {sorted(unknown)}")
         return cls(torch_compute=value.get("torch_compute", False))

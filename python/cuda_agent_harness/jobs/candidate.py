@@ -33,7 +33,14 @@ from ..integrity import (
     summarize,
     weight_tensors,
 )
-from ..models import build_candidate, load_trusted, reference_state_dict, synchronize
+from ..models import (
+    build_candidate,
+    load_trusted,
+    reference_state_dict,
+    renamed_state,
+    synchronize,
+    weights_record,
+)
 from ..nested import as_arg_list, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
 from ..phases import PhaseClock
@@ -203,9 +210,11 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.
     watch = ProcessWatch(device, count_created_threads=device == "cpu")
     with watch.no_thread_starts("loading ModelNew"):
-        model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
+        model, renaming = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
     watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
-    weights = reference_weights(state_dict, device, private)
+    result.update(weights_record(renaming))
+    # Loaded by position (kernelbench): the weights are compared under ModelNew's names.
+    weights = reference_weights(renamed_state(state_dict, renaming), device, private)
     del state_dict
     check_weights(weights, model, "after load_state_dict")
     clock.lap("model")

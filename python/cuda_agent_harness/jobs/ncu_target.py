@@ -48,7 +48,7 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     init_inputs, reference = seeded_reference(task, seed, device)
     state = detached_state(reference)
     del reference
-    model = build_candidate(candidate_dir, extension_dir, as_arg_list(init_inputs), state, device)
+    model, _ = build_candidate(candidate_dir, extension_dir, as_arg_list(init_inputs), state, device)
     del state
     inputs = make_input_set(task, seed + 1, device)
 

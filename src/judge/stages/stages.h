@@ -133,6 +133,14 @@ Next Verify(Judgement& j);
 Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
                                  const std::vector<std::string>& keys,
                                  const std::vector<std::string>& actual);
+// RecordWeights: how the candidate's process loaded the reference weights, from its job's result
+// or its weights file (`loaded`: "weights": "by_name" or "by_position", by position also
+// "weights_renamed", reference name -> ModelNew name; PolicyRules::weights_by_position), into the
+// result's verify section. Anything else in `loaded` is ignored.
+void RecordWeights(JudgeResult& r, const Json& loaded);
+// kWeightsFile: that record in the output folder of a profile job that verifies
+// (OneCandidateProcess).
+inline constexpr const char* kWeightsFile = "weights.json";
 // DescribeCandidateFailure: the error kind and the reason of a failed job that ran candidate code
 // during `phase`.
 std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& job,
