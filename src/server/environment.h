@@ -20,27 +20,9 @@
 #include "agent/session.h"
 #include "common/json.h"
 #include "judge/judge_service.h"
+#include "server/api_result.h"
 
 namespace cuda_agent {
-
-// ApiError is a refusal with the HTTP status it maps to (docs/server.md): 400 invalid, 404 unknown,
-// 409 conflict (turn limit, closed session), 413 too large, 429 busy (retry_after_s), 503 stopping.
-struct ApiError {
-  int http_status = 400;
-  std::string code;     // "invalid_argument", "not_found", "turn_limit", "busy", ...
-  std::string message;  // what went wrong and how to fix it
-  double retry_after_s = 0;
-  Json ToJson() const { return {{"error", {{"code", code}, {"message", message}}}}; }
-};
-
-template <typename T>
-struct ApiResult {
-  std::optional<T> value;
-  std::optional<ApiError> error;
-  ApiResult(T v) : value(std::move(v)) {}         // NOLINT: implicit by design
-  ApiResult(ApiError e) : error(std::move(e)) {}  // NOLINT: implicit by design
-  bool ok() const { return value.has_value(); }
-};
 
 struct EnvironmentOptions {
   fs::path state_dir;  // sessions/<id>/ folders and server.sqlite
