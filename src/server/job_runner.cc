@@ -30,10 +30,12 @@ void JobRunner::Work(const std::shared_ptr<Shared>& shared) {
 
 bool JobRunner::Submit(std::function<void()> job) {
   std::lock_guard<std::mutex> lock(shared_->mutex);
-  // A free worker takes the job at once; beyond the free workers, `queue_bound` may wait.
-  const size_t free_workers = shared_->workers - shared_->running;
-  if (shared_->closed || shared_->queue.size() >= free_workers + shared_->queue_bound) {
-    return false;
+  // Up to `workers` run at once; beyond them, `queue_bound` may wait.
+  const size_t taken = shared_->running + shared_->queue.size();
+  if (shared_->closed || taken >= shared_->max_workers + shared_->queue_bound) return false;
+  // A worker starts when the job would find none idle (an idle server holds no threads).
+  if (taken >= workers_.size() && workers_.size() < shared_->max_workers) {
+    workers_.emplace_back([shared = shared_] { Work(shared); });
   }
   shared_->queue.push_back(std::move(job));
   shared_->work.notify_one();
@@ -42,12 +44,8 @@ bool JobRunner::Submit(std::function<void()> job) {
 
 void JobRunner::Grow(size_t workers, size_t queue) {
   std::lock_guard<std::mutex> lock(shared_->mutex);
-  if (shared_->closed) return;
+  shared_->max_workers = std::max(shared_->max_workers, workers);
   shared_->queue_bound = std::max(shared_->queue_bound, queue);
-  while (workers_.size() < workers) {
-    workers_.emplace_back([shared = shared_] { Work(shared); });
-  }
-  shared_->workers = workers_.size();
 }
 
 size_t JobRunner::Waiting() const {
@@ -60,13 +58,18 @@ size_t JobRunner::Running() const {
   return shared_->running;
 }
 
+size_t JobRunner::Threads() const {
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  return workers_.size();
+}
+
 size_t JobRunner::Stop(double grace_s) {
   std::vector<std::thread> workers;
   size_t left = 0;
   bool idle = false;
   {
     std::unique_lock<std::mutex> lock(shared_->mutex);
-    if (workers_.empty()) return 0;
+    if (shared_->closed) return 0;
     shared_->closed = true;
     shared_->idle.wait_for(lock, std::chrono::duration<double>(std::max(grace_s, 0.0)),
                            [&] { return shared_->queue.empty() && shared_->running == 0; });

@@ -1,6 +1,7 @@
 // job_runner_test.cc — the pool runs at most `workers` jobs at once, holds at most `queue` more and
 // refuses the next one at once (the server answers 429 busy: retryable); a refused job is never
-// run; Grow adds workers; Stop waits for the grace period, then drops what still waits.
+// run; workers start with the jobs, up to the bound; Grow raises it; Stop waits for the grace
+// period, then drops what still waits.
 #include "server/job_runner.h"
 
 #include <gtest/gtest.h>
@@ -56,6 +57,7 @@ bool Eventually(F done) {
 TEST(JobRunner, RefusesBeyondItsQueueAndRunsAtMostItsWorkers) {
   auto gate = std::make_shared<Gate>();
   JobRunner runner({.workers = 2, .queue = 1});
+  EXPECT_EQ(runner.Threads(), 0u);  // workers start with the jobs
   EXPECT_TRUE(runner.Submit([gate] { gate->Wait(); }));
   EXPECT_TRUE(runner.Submit([gate] { gate->Wait(); }));
   ASSERT_TRUE(Eventually([&] { return runner.Running() == 2; }));
@@ -67,11 +69,13 @@ TEST(JobRunner, RefusesBeyondItsQueueAndRunsAtMostItsWorkers) {
   ASSERT_TRUE(Eventually([&] { return gate->passed_ == 3; }));
   EXPECT_EQ(gate->most_inside_, 2);
   EXPECT_FALSE(refused_ran);
+  EXPECT_EQ(runner.Threads(), 2u);
   // Room again once the queue drained.
   ASSERT_TRUE(Eventually([&] { return runner.Waiting() == 0 && runner.Running() == 0; }));
   std::atomic<bool> ran{false};
   EXPECT_TRUE(runner.Submit([&] { ran = true; }));
   EXPECT_TRUE(Eventually([&] { return ran.load(); }));
+  EXPECT_EQ(runner.Threads(), 2u);  // the workers stayed for the next jobs
 }
 
 TEST(JobRunner, GrowAddsWorkersAndRoom) {

@@ -58,7 +58,9 @@ TEST(RequestChecks, InlineTasksLoadAndNameTheirFile) {
   EXPECT_EQ(InlineTaskFileName("relu.py"), "relu.py");
   EXPECT_EQ(InlineTaskFileName("../../etc/x y"), "_.._etc_x_y.py");
   EXPECT_EQ(InlineTaskFileName("..."), "task.py");
-  EXPECT_EQ(InlineTaskFileName(std::string(100, 'a')), std::string(64, 'a') + ".py");
+  std::string longest(64, 'a');
+  longest += ".py";
+  EXPECT_EQ(InlineTaskFileName(std::string(100, 'a')), longest);
 }
 
 TEST(RequestChecks, DeviceAndPolicyTakeTheDefaultsWhenEmpty) {
