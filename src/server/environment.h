@@ -1,9 +1,13 @@
 // environment.h — what `cuda-agent serve` holds, independent of the wire: the open sessions
 // (agent/session.h) with their call records, the one-shot evaluations, and the limits that keep a
 // server alive under load. The HTTP face (server/http_api) and the MCP face (server/mcp) both call
-// this class; neither owns state of its own. Everything is durable in the server's SQLite store:
-// after a restart, every finished call and grade is answered again by its id, and sessions that
-// were open are reopened from their folders or marked `interrupted`.
+// this class; neither owns state of its own nor checks more than the wire's shape. Environment is
+// a facade over the rooms that do the work: request_checks (a request's contents, checked once),
+// session_registry (live sessions and their reaper), judgement_queue (per device), job_runner (the
+// bounded pool of asynchronous evaluations), status_queries (the status page's data) and
+// store/session_store (everything durable: after a restart, every finished call and grade is
+// answered again by its id, and sessions that were open are reopened from their folders or marked
+// `interrupted`).
 //
 //   Environment env(options, judge);
 //   Result<SessionOpened> s = env.OpenSession({.task = Json("examples/relu_scale/model.py")});
