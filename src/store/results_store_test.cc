@@ -1,6 +1,6 @@
 // results_store_test.cc — run records survive reopening, runs stay apart, writes from many threads,
 // a file of before schema versions is migrated with its records and a newer one refused.
-#include "eval/results_store.h"
+#include "store/results_store.h"
 
 #include <gtest/gtest.h>
 

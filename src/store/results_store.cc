@@ -1,5 +1,5 @@
 // results_store.cc — the "bench" schema (bench_runs, bench_results) and its statements.
-#include "eval/results_store.h"
+#include "store/results_store.h"
 
 #include "common/hash.h"
 
