@@ -29,7 +29,7 @@ Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& work
     found = std::move(scan.violations);
     j.facts().libraries = std::move(scan.libraries);
   } else {
-    j.facts().libraries = CandidateLibraries(candidate);  // the rules skipped, the link still needs
+    j.facts().libraries = CandidateLibraries(candidate);  // what the link needs, rules or not
   }
   for (const auto& v : found) {
     r.violations.push_back(
