@@ -4,7 +4,7 @@
 //
 //   task.cc          CheckTask            the task's shape; its source into the work folder
 //   static_checks.cc StaticChecks         workspace integrity, the C++ scan, model_new.py's rules
-//   build.cc         WriteSnapshot, Build the candidate's files + our binding files, compiled
+//   build.cc         WriteSnapshot, Build the candidate value + our binding files, compiled
 //   reference.cc     Start/FinishReference the trusted reference job (during the build)
 //   inspect.cc       InspectDeviceCode,   the extension's machine code (each .cu's during the
 //                    Start/FinishInspect  build, the library's joined during verification)
@@ -36,17 +36,20 @@ Next CheckTask(Judgement& j, const Task& task);
 // --- static -------------------------------------------------------------------------------------
 
 // StaticChecks: an agent workspace's protected files (when `workspace` is one), the C++/CUDA scan
-// of the candidate's sources, then (unless only building) the harness's checks of model_new.py
-// in the snapshot.
+// of the candidate's sources (which also names the CUDA libraries they use: facts().libraries,
+// what Build links), then (unless only building) the harness's checks of model_new.py in the
+// snapshot.
 Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& workspace);
 
 // --- build --------------------------------------------------------------------------------------
 
 // WriteSnapshot writes the candidate's files and our binding files into the work folder's src/:
-// what the harness checks, compiles and runs is exactly the candidate that was hashed.
+// what the harness checks and runs (model_new.py) is exactly the candidate that was hashed.
 Next WriteSnapshot(Judgement& j, const Candidate& candidate);
-// Build compiles the snapshot. With options.until == kBuild it is the last stage.
-Next Build(Judgement& j);
+// Build compiles the candidate value itself (the builder writes its sources into build/, never
+// reading them back) and links the libraries the static scan found. With options.until == kBuild
+// it is the last stage.
+Next Build(Judgement& j, const Candidate& candidate);
 
 // --- reference ----------------------------------------------------------------------------------
 
