@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# lint.sh — the C++ lint of CI: (a) clang-format --dry-run --Werror over our sources (src/ and the
+# lint.sh — the lint of CI: (a) clang-format --dry-run --Werror over our sources (src/ and the
 # fuzz targets; never the candidate kernels under tests/ and examples/, which are test data),
 # (b) clang-tidy with the checks of .clang-tidy over src/, from build/compile_commands.json
-# (configure build/ first: cmake -S . -B build) and (c) one type per name among the headers.
+# (configure build/ first: cmake -S . -B build), (c) one type per name among the headers,
+# (d) ruff over the Python packages (python/) and (e) mypy over them, strict on the judging harness
+# (both configured in pyproject.toml; scripts/setup.sh installs the pinned versions).
 # Exits non-zero on any finding.
 #
-#   scripts/lint.sh            # all three
+#   scripts/lint.sh            # all five
 #   scripts/lint.sh format     # formatting only (no build folder needed)
 #   scripts/lint.sh tidy [RE]  # clang-tidy only, on the files matching the regex RE
 #   scripts/lint.sh odr        # one type per name among src/'s headers (no build folder needed)
+#   scripts/lint.sh ruff       # ruff check (no build folder needed; < 1 s)
+#   scripts/lint.sh types      # mypy (no build folder needed; ~40 s of CPU cold, a few s with its cache)
 #
 # The one-type-per-name check: two headers that define a type of one name in namespace cuda_agent
 # (llm's and server's HttpResponse, until 2026-11-27) break the one-definition rule. Each object
@@ -53,6 +57,29 @@ if [ "$what" = all ] || [ "$what" = odr ]; then
     echo "one type per name: rename one of them (the one-definition rule; docs/decisions/ci.md)"
     status=1
   fi
+fi
+
+PYTHON="${CUDA_AGENT_PYTHON:-python3}"
+if [ "$what" = all ] || [ "$what" = ruff ]; then
+  echo "== ruff"
+  # The rule set and the files are pyproject.toml's ([tool.ruff]); lint only, never `ruff format`.
+  if ! "$PYTHON" -m ruff check --no-cache python; then
+    echo "ruff: fix the findings above (a deliberate exception gets a '# noqa: CODE - why' comment)"
+    status=1
+  fi
+fi
+
+if [ "$what" = all ] || [ "$what" = types ]; then
+  echo "== mypy"
+  start=$(date +%s)
+  # pyproject.toml's [tool.mypy]: strict on python/cuda_agent_harness, every function body checked
+  # elsewhere. The cache (build/mypy-cache) makes a second run take seconds.
+  mkdir -p "$BUILD"
+  if ! "$PYTHON" -m mypy --cache-dir "$BUILD/mypy-cache"; then
+    echo "mypy: fix the findings above"
+    status=1
+  fi
+  echo "mypy: $(($(date +%s) - start)) s"
 fi
 
 if [ "$what" = all ] || [ "$what" = tidy ]; then

@@ -102,6 +102,18 @@ if [ -n "${CUDA_AGENT_TRL:-}" ] && ! "$PYTHON" -c "from trl import GRPOTrainer" 
   "$PYTHON" -m pip install -q --no-deps "trl==1.16.0" "accelerate==1.13.0"
 fi
 
+# The Python lint of scripts/lint.sh (ruff, mypy): the exact versions of pyproject.toml's `lint` group,
+# the one place they are pinned (a newer ruff or mypy finds new things: an upgrade is a commit of its own).
+mapfile -t LINT_PINS < <("$PYTHON" -c 'import tomllib
+for pin in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["lint"]:
+    print(pin)')
+for pin in "${LINT_PINS[@]}"; do
+  if [ "$("$PYTHON" -c "import importlib.metadata as m; print(m.version('${pin%%==*}'))" 2>/dev/null)" != "${pin##*==}" ]; then
+    log "installing $pin"
+    "$PYTHON" -m pip install -q "$pin"
+  fi
+done
+
 # Build.
 GENERATOR=()
 command -v ninja >/dev/null 2>&1 && GENERATOR=(-G Ninja)

@@ -496,7 +496,8 @@ def judge_ours(binary: str, prepared: Path, s: dict, args, policy: str, timeout:
             "rule": (viol[0].get("rule") if viol and isinstance(viol[0], dict) else None),
             "time_us": (timing.get("candidate") or {}).get("time_us"),
             "eager_us": (timing.get("eager") or {}).get("time_us"),
-            "speedup": timing.get("speedup_vs_eager"), "seconds": round(time.monotonic() - t0, 2)}
+            "speedup": timing.get("speedup_vs_eager"), "seconds": round(time.monotonic() - t0, 2),
+            "weights": (r.get("verify") or {}).get("weights")}  # by_name or by_position (docs/policies.md)
 
 
 class Worker:

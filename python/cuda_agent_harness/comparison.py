@@ -18,6 +18,7 @@ The Tolerance says where atol and rtol come from (docs/precision.md):
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -46,11 +47,11 @@ class Tolerance:
     limits: dict[str, Limits] = field(default_factory=dict)  # dtype name ("float32") or "default"
 
     @staticmethod
-    def fixed(atol: float, rtol: float) -> "Tolerance":
+    def fixed(atol: float, rtol: float) -> Tolerance:
         return Tolerance("fixed", {"default": Limits(atol, rtol)})
 
     @staticmethod
-    def from_spec(spec: dict) -> "Tolerance":
+    def from_spec(spec: dict[str, Any]) -> Tolerance:
         """{"mode": "fixed"|"scaled", "limits": {"float32": {"atol": .., "rtol": .., "rnorm": ..}, ..}}.
         Raises ValueError on anything else."""
         mode = spec.get("mode")
@@ -95,7 +96,7 @@ class Report:
         self.path = path
         self.reason = f"{path}: {reason}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -143,17 +144,17 @@ def _scalars_equal(expected: Any, actual: Any) -> bool:
         return False
 
 
-def _compare_sequence(expected, actual, tol, path, report) -> None:
+def _compare_sequence(expected: Any, actual: Any, tol: Tolerance, path: str, report: Report) -> None:
     if len(actual) != len(expected):
         report.fail(path, f"length {len(actual)} != expected {len(expected)}")
         return
-    for i, (e, a) in enumerate(zip(expected, actual)):
+    for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
         _compare_value(e, a, tol, f"{path}[{i}]", report)
         if not report.ok:
             return
 
 
-def _compare_dict(expected, actual, tol, path, report) -> None:
+def _compare_dict(expected: Any, actual: Any, tol: Tolerance, path: str, report: Report) -> None:
     missing = [k for k in expected if k not in actual]
     unexpected = [k for k in actual if k not in expected]
     if missing or unexpected:
@@ -179,7 +180,7 @@ def _comparable(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, tol, path, report) -> None:
+def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, tol: Tolerance, path: str, report: Report) -> None:
     if actual.shape != expected.shape:
         report.fail(path, f"shape {_shape(actual)} != expected {_shape(expected)}")
         return
@@ -196,7 +197,7 @@ def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, tol, path, rep
     a = _comparable(actual)
     floating = e.is_floating_point()
     limits = tol.for_dtype(e.dtype) if floating else None
-    stats = _float_stats(e, a, tol.mode, limits) if floating else _exact_stats(e, a)
+    stats = _float_stats(e, a, tol.mode, limits) if limits is not None else _exact_stats(e, a)
     report.numel += expected.numel()
     report.max_abs_err = max(report.max_abs_err, stats.max_abs)
     report.max_rel_err = max(report.max_rel_err, stats.max_rel)
@@ -210,16 +211,18 @@ def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, tol, path, rep
     e_flat = e.reshape(-1)
     a_flat = a.reshape(-1)
     report.mismatches += stats.mismatches
-    report.first_mismatch_index = _unravel(stats.first_bad, e.shape)
-    report.expected_value = e_flat[stats.first_bad].item()
-    report.actual_value = a_flat[stats.first_bad].item()
+    first_bad = stats.first_bad
+    assert first_bad is not None  # there are mismatches
+    report.first_mismatch_index = _unravel(first_bad, e.shape)
+    report.expected_value = e_flat[first_bad].item()
+    report.actual_value = a_flat[first_bad].item()
     count = f"{stats.mismatches} of {e.numel()} elements differ"
     if stats.first_special is not None:
         where = _unravel(stats.first_special, e.shape)
         shown_a = _kind_of_value(a_flat[stats.first_special].item())
         shown_e = _kind_of_value(e_flat[stats.first_special].item())
         report.fail(path, f"{shown_a} where expected is {shown_e} at {where} ({count})")
-    elif floating:
+    elif limits is not None:  # floating
         scaled = f" ({limits.atol:g} x RMS {stats.atol / limits.atol:.4g})" if tol.mode == "scaled" else ""
         report.fail(path, f"{count} beyond atol={stats.atol:g}{scaled} rtol={limits.rtol:g} "
                           f"(max abs err {stats.max_abs:.4g}, first at {report.first_mismatch_index})")
@@ -244,7 +247,7 @@ def _unravel(flat: int, shape: torch.Size) -> list[int]:
     return index[::-1]
 
 
-def _chunks(e: torch.Tensor, a: torch.Tensor):
+def _chunks(e: torch.Tensor, a: torch.Tensor) -> Iterator[tuple[int, torch.Tensor, torch.Tensor]]:
     """(start, expected, actual) in float64, CHUNK_ELEMENTS at a time."""
     e_flat = e.reshape(-1)
     a_flat = a.reshape(-1)

@@ -28,6 +28,7 @@ import glob
 import os
 import struct
 from dataclasses import dataclass
+from typing import Any
 
 KIND_MEMCPY, KIND_MEMSET, KIND_CONCURRENT_KERNEL = 1, 2, 10
 KINDS = (KIND_CONCURRENT_KERNEL, KIND_MEMCPY, KIND_MEMSET)
@@ -92,7 +93,7 @@ def _cupti_path() -> str | None:
 class _Demangler:
     """C++ names as the profiler shows them (libstdc++'s __cxa_demangle, which kineto uses too)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.cache: dict[bytes, str] = {}
         self.fn = None
         try:
@@ -124,10 +125,10 @@ class ActivityTrace:
     """CUPTI's activity record of kernels, memcpys and memsets (one per process: CUPTI has one set of
     buffer callbacks). `load()` gives it, or None where CUPTI cannot be used."""
 
-    _instance: "ActivityTrace | None" = None
+    _instance: ActivityTrace | None = None
 
     @classmethod
-    def load(cls) -> "ActivityTrace | None":
+    def load(cls) -> ActivityTrace | None:
         if cls._instance is None:
             path = _cupti_path()
             if path is None:
@@ -149,16 +150,16 @@ class ActivityTrace:
                                                    ctypes.POINTER(ctypes.c_void_p)]
         lib.cuptiActivityGetNumDroppedRecords.argtypes = [ctypes.c_void_p, ctypes.c_uint32,
                                                           ctypes.POINTER(ctypes.c_size_t)]
-        self.spare: list = []       # buffers handed back and read: reused
-        self.lent: dict = {}        # address -> buffer CUPTI holds
-        self.completed: list = []   # (buffer, valid bytes) to read
+        self.spare: list[Any] = []       # buffers handed back and read: reused
+        self.lent: dict[int, Any] = {}        # address -> buffer CUPTI holds
+        self.completed: list[Any] = []   # (buffer, valid bytes) to read
         self.dropped = 0
         self.demangle = _Demangler()
         self._requested = _REQUESTED(self._on_requested)  # kept alive as long as CUPTI may call them
         self._completed = _COMPLETED(self._on_completed)
         self.running = False
 
-    def _on_requested(self, buffer, size, max_records) -> None:
+    def _on_requested(self, buffer: Any, size: Any, max_records: Any) -> None:
         buf = self.spare.pop() if self.spare else (ctypes.c_uint8 * BUFFER_BYTES)()
         address = ctypes.addressof(buf)
         self.lent[address] = buf
@@ -166,7 +167,7 @@ class ActivityTrace:
         size[0] = BUFFER_BYTES
         max_records[0] = 0
 
-    def _on_completed(self, context, stream, buffer, size, valid) -> None:
+    def _on_completed(self, context: Any, stream: Any, buffer: Any, size: Any, valid: Any) -> None:
         buf = self.lent.pop(buffer, None)
         if buf is None:
             return
@@ -215,12 +216,14 @@ class ActivityTrace:
             base = ctypes.addressof(buf)
             view = memoryview(buf).cast("B")
             while self.lib.cuptiActivityGetNextRecord(ctypes.c_void_p(base), valid, ctypes.byref(record)) == 0:
-                at = record.value - base
+                address = record.value
+                assert address is not None  # CUPTI returned a record
+                at = address - base
                 kind = struct.unpack_from("<I", view, at)[0]
                 if kind == KIND_CONCURRENT_KERNEL:
                     start, end = struct.unpack_from("<QQ", view, at + KERNEL_START)
                     stream = struct.unpack_from("<I", view, at + KERNEL_STREAM)[0]
-                    raw = ctypes.c_char_p.from_address(record.value + KERNEL_NAME).value or b"?"
+                    raw = ctypes.c_char_p.from_address(address + KERNEL_NAME).value or b"?"
                     out.append(Record(self.demangle(raw), start, end, stream))
                 elif kind in (KIND_MEMCPY, KIND_MEMSET):
                     start, end = struct.unpack_from("<QQ", view, at + COPY_START)

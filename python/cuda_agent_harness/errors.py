@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import traceback
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 MAX_REASON_CHARS = 300
 TRACEBACK_LINES = 40
@@ -58,12 +59,12 @@ def phase(kind: str, what: str) -> Iterator[None]:
         raise JobError(kind, f"{what} raised {describe(exc)}") from exc
 
 
-def new_result() -> dict:
+def new_result() -> dict[str, Any]:
     """The fields every result has."""
     return {"ok": True, "error_kind": None, "reason": "", "traceback": ""}
 
 
-def mark_failed(result: dict, kind: str, reason: str, tb: str = "") -> None:
+def mark_failed(result: dict[str, Any], kind: str, reason: str, tb: str = "") -> None:
     """Sets the failure fields of `result`."""
     result["ok"] = False
     result["error_kind"] = kind
@@ -71,7 +72,7 @@ def mark_failed(result: dict, kind: str, reason: str, tb: str = "") -> None:
     result["traceback"] = tb
 
 
-def run_reporting(work: Callable[[], None], result: dict) -> None:
+def run_reporting(work: Callable[[], None], result: dict[str, Any]) -> None:
     """Runs `work`; whatever it raises becomes the failure fields of `result` (a JobError its kind,
     anything else "internal": a harness or judge bug, or an invalid spec)."""
     try:

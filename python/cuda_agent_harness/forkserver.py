@@ -3,38 +3,7 @@ child per harness job, so a job costs its work and a CUDA initialisation, not an
 
     python3 -m cuda_agent_harness.forkserver --socket PATH [--jail-library LIB] [--idle-timeout S]
 
-The parent never initialises CUDA (a forked child could not use it then) and never imports task or
-candidate code. Each child: a session of its own, stdin from /dev/null, stdout/stderr into the files
-the request names, the request's environment, then the jail (libcuda_agent_jail.so, src/sandbox/jail.h:
-new namespaces, read-only root, only the job's folders, no network, uid 65534, no capabilities,
-rlimits, the cgroup the judge made), then the job exactly as `python3 -m cuda_agent_harness JOB --spec
-SPEC` runs it (runner.run_job), then os._exit.
-
-Protocol (docs/harness-protocol.md, "Fork server"): a client connects to the Unix socket and sends one
-JSON line; the server answers with JSON lines on the same connection.
-  {"op": "ping"}  ->  {"event": "pong", "pid", "torch", "jail": "ok" | "unavailable: ..." | null,
-                       "cuda_fork": "ok" | "poisoned", "threads", "os_threads", "cuda_initialized"}
-  {"op": "run", "job", "spec_path", "env": {..}, "cwd", "stdout_path", "stderr_path", "jail": {..}|null}
-      ->  {"event": "started", "pid"}, later {"event": "ended", "exit_code", "signal", "jail", "seconds"}
-  A client that disconnects before "ended" has its job killed. Malformed requests get
-  {"event": "error", "message"}.
-  {"op": "run", ..., "standby": {"key", "max_waiting", "cleanup": [PATH, ..], "record": {..}}}  ->  {"event": "started",
-      "pid"}, then {"event": "waiting"} (or {"event": "declined", "message"} when max_waiting jobs wait
-      under that key already, before anything is forked): a standby, an early job started for a later
-      judgement that nobody waits for yet. It lives on after its client leaves; when it ends unclaimed,
-      the server removes each `cleanup` path (a folder tree; a cgroup folder with rmdir).
-  {"op": "claim", "key"}  ->  {"event": "claimed", "pid", "waited_seconds", "record"}, later {"event": "ended", ...} as for "run"
-      (the claiming client now owns it: its disconnect kills the job, and the server then removes the offer's
-      `cleanup` paths too), or {"event": "none"}.
-  {"op": "release"}, sent by the client that claimed a standby on that connection  ->  {"event": "released"} and the
-      connection closes: the job waits again under its key, as offered, for the next claim (a kept job serves one
-      judgement per claim, harness/kept_jobs.h); or {"event": "declined", "message"} (max_waiting wait under the key
-      already, or the job was never a standby): the client still owns it.
-  A standby offered with "idle_s" is killed once it has waited that long unclaimed (the server decides, so that a
-  claim never hands out a job that is giving up). One offered with "group" (and "group_max", default 1) makes room
-  when it starts to wait, offered or released: the group's longest-waiting standbys are killed until fewer than
-  group_max wait.
-The server exits after --idle-timeout seconds without a connection or a running job.
+Its socket protocol (ping, run, standbys, claim, release): docs/harness-protocol.md, "Fork server".
 """
 
 from __future__ import annotations
@@ -51,6 +20,7 @@ import sys
 import threading
 import time
 import traceback
+from typing import Any, cast
 
 JAIL_SETUP_EXIT = 125  # src/sandbox/jail.h kJailSetupExit
 MAX_REQUEST_BYTES = 1 << 20
@@ -60,7 +30,7 @@ MAX_FD = 1 << 20
 class Job:
     """One running child and the connection that asked for it (None: a standby nobody claimed yet)."""
 
-    def __init__(self, pid: int, conn: socket.socket | None, ready_fd: int, standby: dict | None = None):
+    def __init__(self, pid: int, conn: socket.socket | None, ready_fd: int, standby: dict[str, Any] | None = None):
         self.pid = pid
         self.conn = conn
         self.ready_fd = ready_fd
@@ -73,7 +43,7 @@ class Job:
         self.client_gone = False  # its client went away: killed, and cleaned up as offered
 
 
-def _standby_fields(request: dict) -> dict | None:
+def _standby_fields(request: dict[str, Any]) -> dict[str, Any] | None:
     """The request's "standby" object, checked; None when absent. Raises ValueError when malformed."""
     standby = request.get("standby")
     if standby is None:
@@ -113,20 +83,21 @@ def _clean_up(paths: list[str]) -> None:
             pass
 
 
-def _preload() -> dict:
+def _preload() -> dict[str, Any]:
     """Imports what the jobs need, without touching CUDA: torch, the profiler, the jobs. Not
     torch._dynamo/_inductor: on a GPU machine their import asks the CUDA driver about devices, after
     which no forked child may use CUDA (a compile baseline imports them itself)."""
-    import torch  # noqa: F401
-    import torch.nn  # noqa: F401
-    import torch.profiler  # noqa: F401
+    import torch
+    import torch.nn
+    import torch.profiler
+
     from . import runner
     for module in runner.JOB_MODULES.values():
         __import__(module)
     return {"torch": torch.__version__, "cuda_initialized": bool(torch.cuda.is_initialized())}
 
 
-def _load_jail(path: str | None):
+def _load_jail(path: str | None) -> Any:
     if not path:
         return None
     lib = ctypes.CDLL(path)
@@ -139,7 +110,7 @@ def _open_output(path: str) -> int:
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
 
 
-def _run_child(request: dict, jail_lib, ready_w: int) -> None:
+def _run_child(request: dict[str, Any], jail_lib: Any, ready_w: int) -> None:
     """The forked child: never returns."""
     code = 1
     try:
@@ -194,7 +165,7 @@ def _run_child(request: dict, jail_lib, ready_w: int) -> None:
     os._exit(code)
 
 
-def _run_job(request: dict) -> int:
+def _run_job(request: dict[str, Any]) -> int:
     """The job, as `python3 -m cuda_agent_harness JOB --spec SPEC` would run it."""
     from .__main__ import JOBS_RUNNING_CANDIDATE_CODE
     from .runner import JOB_MODULES, run_job
@@ -238,7 +209,7 @@ def _probe_cuda_fork() -> str:
     return answer
 
 
-def _probe_jail(jail_lib) -> str | None:
+def _probe_jail(jail_lib: Any) -> str | None:
     """Enters a trivial jail in a child: "ok", or why the jail does not work here."""
     if jail_lib is None:
         return None
@@ -265,7 +236,7 @@ def _probe_jail(jail_lib) -> str | None:
 
 
 class Server:
-    def __init__(self, path: str, jail_lib, idle_timeout: float, info: dict):
+    def __init__(self, path: str, jail_lib: Any, idle_timeout: float, info: dict[str, Any]) -> None:
         self.path = path
         self.jail_lib = jail_lib
         self.idle_timeout = idle_timeout
@@ -293,7 +264,7 @@ class Server:
         self.sel.register(self.wake_r, selectors.EVENT_READ, "wake")
         self.running = True
 
-    def _stop(self, *_):
+    def _stop(self, *_: Any) -> None:
         self.running = False
 
     def serve(self) -> None:
@@ -308,7 +279,7 @@ class Server:
                     except BlockingIOError:
                         pass
                 elif isinstance(kind, tuple) and kind[0] == "request":
-                    self._read_request(key.fileobj)
+                    self._read_request(cast(socket.socket, key.fileobj))  # requests come on sockets
                 elif isinstance(kind, tuple) and kind[0] == "job":
                     self._read_job_conn(kind[1])
                 elif isinstance(kind, tuple) and kind[0] == "ready":
@@ -357,7 +328,7 @@ class Server:
         conn.close()
 
     @staticmethod
-    def _send(conn: socket.socket, message: dict) -> None:
+    def _send(conn: socket.socket, message: dict[str, Any]) -> None:
         data = (json.dumps(message) + "\n").encode()
         conn.setblocking(True)
         try:
@@ -409,7 +380,7 @@ class Server:
             self._send(conn, {"event": "error", "message": f"unknown op {op!r}"})
             conn.close()
 
-    def _start(self, conn: socket.socket, request: dict) -> None:
+    def _start(self, conn: socket.socket, request: dict[str, Any]) -> None:
         for key in ("job", "spec_path", "stdout_path", "stderr_path"):
             if not isinstance(request.get(key), str):
                 self._send(conn, {"event": "error", "message": f"request: '{key}' missing"})
@@ -448,7 +419,7 @@ class Server:
         return sum(1 for job in self.jobs.values()
                    if job.standby is not None and not job.ending and job.standby["key"] == key)
 
-    def _claim(self, conn: socket.socket, request: dict) -> None:
+    def _claim(self, conn: socket.socket, request: dict[str, Any]) -> None:
         """Hands the oldest standby waiting under the request's key to this client."""
         key = request.get("key")
         waiting = [job for job in self.jobs.values()
@@ -458,6 +429,7 @@ class Server:
             conn.close()
             return
         job = min(waiting, key=lambda j: j.start)
+        assert job.standby is not None  # waiting holds standbys only
         record = job.standby["record"]
         job.standby = None
         job.conn = conn
@@ -486,8 +458,10 @@ class Server:
         job = self.jobs.get(pid)
         if job is None:
             return
+        conn = job.conn
+        assert conn is not None  # registered for its client's connection
         try:
-            chunk = job.conn.recv(4096)
+            chunk = conn.recv(4096)
         except BlockingIOError:
             return
         except OSError:
@@ -509,18 +483,20 @@ class Server:
             if op == "release":
                 self._release(job)
                 return
-            self._send(job.conn, {"event": "error", "message": f"a running job's client may only send "
+            self._send(conn, {"event": "error", "message": f"a running job's client may only send "
                                                                f"release, not {line[:80]!r}"})
 
     def _release(self, job: Job) -> None:
         """Puts a claimed standby back under its key for the next claim (see the protocol)."""
+        conn = job.conn
+        assert conn is not None  # the claiming client's connection
         offer = job.offer
         if offer is None or self._waiting(offer["key"]) >= offer["max_waiting"]:
             why = "not a standby" if offer is None else f"{offer['max_waiting']} wait under its key already"
-            self._send(job.conn, {"event": "declined", "message": why})
+            self._send(conn, {"event": "declined", "message": why})
             return
         self._make_room(offer)
-        conn, job.conn = job.conn, None
+        job.conn = None
         try:
             self.sel.unregister(conn)
         except (KeyError, ValueError):
@@ -530,7 +506,7 @@ class Server:
         self._send(conn, {"event": "released"})
         conn.close()
 
-    def _make_room(self, standby: dict) -> None:
+    def _make_room(self, standby: dict[str, Any]) -> None:
         """Before a standby of a group starts waiting: ends the group's longest-waiting standbys until
         fewer than "group_max" wait (what they hold — a GPU's memory, the host's — is the group's)."""
         group = standby.get("group")

@@ -1,38 +1,6 @@
 """Early jobs: a job the judge starts before its inputs exist does its set-up, then waits for a go.
 
-A job is forked, jailed and initialises CUDA in about 0.3 s on the H200 machine (a profile job
-also starts its profiler: seconds). torch.cuda.init() does not create the CUDA context: the driver
-does at the job's first allocation or kernel (docs/harness-protocol.md, "The CUDA context"). The
-judge starts the candidate's `candidate` and `profile` jobs and the `compare` jobs at the beginning
-of a judgement, with "wait_for": {"go": PATH, "stop": PATH, "timeout_s": S} in their spec, so that
-this set-up overlaps the build; a job waits for `go` before it loads anything, reads any file or runs
-any work on the GPU.
-
-The go file is written by the judge (trusted). It holds "go" or a JSON object of spec fields known only
-at the go (e.g. the paths a spot-check comparison reads); they are added to the spec. `stop`, or no go
-within `timeout_s`, calls the job off: the result says ok false, error_kind "not_started".
-
-A standby (a profile job started for a later judgement, docs/harness-protocol.md "Standby jobs") has its
-go file in its own writable folder and "consume": true: its go carries the judgement's secrets (the
-timing seed, the spot-checked calls), so the job deletes it as soon as it has read it, before any
-candidate code runs.
-
-With "ready": PATH (a file in a folder the job may write) the job creates that file once its set-up is
-done, just before it starts to wait: the judge takes the device lease for the job's work only then,
-so that no lease is held while the job forks, enters its jail and starts CUDA (seconds on a busy host,
-during which a shared lease would hold every other judgement's timing off the device).
-
-A job that prepares first (the candidate's profile job) has a second go: with "then": PATH and
-"prepared": PATH, after its go it does its trusted preparation (input sets, weights, pristine copies:
-no candidate code), synchronises the device, creates `prepared` and waits for `then` (wait_for_then).
-The judge gives the first go under the shared lease of the candidate's verification, holds that lease
-until `prepared` exists, and gives `then` under the exclusive lease of the timing: the exclusive
-window no longer covers the preparation.
-
-A job that also checks the candidate before it times it (the candidate's profile job in one process for
-both) has a third go: `then` comes under the verification's shared lease, the job runs the checks,
-writes their outputs, synchronises the device, creates `checked` and waits for `time` (wait_for_time),
-which the judge gives under the exclusive lease once the served reference found the outputs right.
+The go, stop, ready, then/prepared and time files: docs/harness-protocol.md, "Early jobs".
 """
 
 from __future__ import annotations
@@ -40,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from typing import Any
 
 from .errors import JobError
 from .spec import require
@@ -47,7 +16,7 @@ from .spec import require
 POLL_SECONDS = 0.002
 
 
-def prepare(spec: dict) -> None:
+def prepare(spec: dict[str, Any]) -> None:
     """Set-up that needs nothing of the job's inputs: CUDA initialised for a job on the GPU (its
     context comes with its first device call)."""
     if spec.get("device") == "cuda":
@@ -55,7 +24,7 @@ def prepare(spec: dict) -> None:
         torch.cuda.init()
 
 
-def wait_for_go(spec: dict, result: dict) -> bool:
+def wait_for_go(spec: dict[str, Any], result: dict[str, Any]) -> bool:
     """Waits for the judge's go (see the module doc); without "wait_for" goes at once. Adds the go's
     spec fields to `spec`, records the seconds waited (result["go_wait_seconds"]) and returns whether
     to go."""
@@ -77,7 +46,7 @@ def wait_for_go(spec: dict, result: dict) -> bool:
     return True
 
 
-def wait_for_then(spec: dict, result: dict) -> bool:
+def wait_for_then(spec: dict[str, Any], result: dict[str, Any]) -> bool:
     """The second go of a job that prepares first (docs/harness-protocol.md "Early jobs"): with "then":
     PATH in "wait_for", marks the trusted preparation done ("prepared": PATH) and waits for `then`,
     before which the job runs no candidate code; the judge gives it under the device lease the job's
@@ -86,7 +55,7 @@ def wait_for_then(spec: dict, result: dict) -> bool:
     return next_go(spec, result, "then", "prepared", "its preparation")
 
 
-def wait_for_time(spec: dict, result: dict) -> bool:
+def wait_for_time(spec: dict[str, Any], result: dict[str, Any]) -> bool:
     """The third go of a job that checks the candidate before it times it (the candidate's profile job
     when it also verifies, docs/harness-protocol.md "Early jobs"): with "time": PATH in "wait_for", marks
     the checks done ("checked": PATH, once their outputs are written and the device is idle) and waits for
@@ -96,7 +65,7 @@ def wait_for_time(spec: dict, result: dict) -> bool:
     return next_go(spec, result, "time", "checked", "its checks")
 
 
-def next_go(spec: dict, result: dict, go_key: str, done_key: str, done: str) -> bool:
+def next_go(spec: dict[str, Any], result: dict[str, Any], go_key: str, done_key: str, done: str) -> bool:
     """A later go (wait_for[go_key]): marks what came before it `done` (wait_for[done_key]), waits for
     it and records the wait as result[go_key + "_wait_seconds"]; False (and "not_started") when stopped."""
     wait = spec.get("wait_for")
@@ -113,7 +82,7 @@ def next_go(spec: dict, result: dict, go_key: str, done_key: str, done: str) -> 
     return True
 
 
-def wait_for_file(path: str, wait: dict) -> float | None:
+def wait_for_file(path: str, wait: dict[str, Any]) -> float | None:
     """Seconds until `path` exists, or None at wait["stop"] or after wait["timeout_s"]."""
     stop = require(wait, "stop", str)
     start = time.monotonic()
@@ -135,7 +104,7 @@ def mark(path: str) -> None:
         raise JobError("internal", f"cannot write the mark {path}: {exc}") from exc
 
 
-def go_fields(path: str) -> dict:
+def go_fields(path: str) -> dict[str, Any]:
     """The spec fields a go file carries: {} for a plain go."""
     with open(path, encoding="utf-8") as f:
         text = f.read().strip()

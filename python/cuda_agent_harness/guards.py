@@ -32,7 +32,8 @@ import contextlib
 import os
 import threading
 import time
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -71,7 +72,7 @@ THREAD_SETTLE_SECONDS = 0.05
 # The policy's rules for this job's candidate (set once per job from its spec, set_policy_rules) and the
 # count of cuda_extension calls (count_extension_calls). Mutated in place, never rebound: the process
 # watch pins this module's callables and classes, and a counter on a class would read as patching.
-_POLICY = {"torch_compute": False}
+_POLICY = {"torch_compute": False, "weights_by_position": False}
 _EXTENSION_CALLS = [0]
 
 
@@ -80,23 +81,31 @@ def torch_compute_allowed() -> bool:
     return _POLICY["torch_compute"]
 
 
+def weights_by_position_allowed() -> bool:
+    """Whether the job's policy lets ModelNew take the reference weights by position (kernelbench)."""
+    return _POLICY["weights_by_position"]
+
+
 def extension_calls() -> int:
     """How many calls of cuda_extension's functions this process has made."""
     return _EXTENSION_CALLS[0]
 
 
 def set_policy_rules(value: object) -> None:
-    """Takes the job spec's "policy_rules" ({"torch_compute": bool}; None: the paper's rules)."""
+    """Takes the job spec's "policy_rules" ({"torch_compute": bool, "weights_by_position": bool}, each
+    optional; None: the paper's rules)."""
     if value is None:
         value = {}
-    if not isinstance(value, dict) or not isinstance(value.get("torch_compute", False), bool) or \
-            set(value) - {"torch_compute"}:
-        raise JobError("internal", f"spec: policy_rules must be {{\"torch_compute\": bool}}, not {value!r}")
-    _POLICY["torch_compute"] = value.get("torch_compute", False)
+    if not isinstance(value, dict) or set(value) - set(_POLICY) or \
+            not all(isinstance(value.get(key, False), bool) for key in _POLICY):
+        raise JobError("internal", f"spec: policy_rules must be {{\"torch_compute\": bool, "
+                                   f"\"weights_by_position\": bool}}, not {value!r}")
+    for key in _POLICY:
+        _POLICY[key] = value.get(key, False)
 
 
-def _counted(fn: Callable) -> Callable:
-    def call(*args, **kwargs):
+def _counted(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
         _EXTENSION_CALLS[0] += 1
         return fn(*args, **kwargs)
 
@@ -105,7 +114,7 @@ def _counted(fn: Callable) -> Callable:
     return call
 
 
-def count_extension_calls(module) -> None:
+def count_extension_calls(module: Any) -> None:
     """Replaces every public callable of the built cuda_extension module with one that counts its calls
     (before model_new imports it, so that `from cuda_extension import f` binds the counted one too)."""
     for name in dir(module):
@@ -113,11 +122,11 @@ def count_extension_calls(module) -> None:
             setattr(module, name, _counted(getattr(module, name)))
 
 
-def _on_host(value, out: bool) -> bool:
+def _on_host(value: Any, out: bool) -> bool:
     """A CPU tensor among an op's arguments (a 0-dim one, a wrapped scalar, only as a result) or results."""
     found = []
 
-    def visit(x):
+    def visit(x: Any) -> None:
         if isinstance(x, torch.Tensor):
             if x.device.type == "cpu" and (out or x.dim() > 0):
                 found.append(x)
@@ -156,14 +165,15 @@ class OpGuard(TorchDispatchMode):
         # imports torch._dynamo (about 2 s) at the first op of the first forward, and adds a call per op.
         return False
 
-    def __init__(self, device: str = "cpu"):
-        super().__init__()
-        self.counts: collections.Counter = collections.Counter()
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()  # type: ignore[no-untyped-call]  # TorchDispatchMode's, unannotated
+        self.counts: collections.Counter[str] = collections.Counter()
         self.violation: str | None = None
         self.device = device
         self.torch_compute = torch_compute_allowed()
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(self, func: Any, types: Any, args: tuple[Any, ...] = (),
+                           kwargs: dict[str, Any] | None = None) -> Any:
         shown = str(func)
         self.counts[shown] += 1
         if self.torch_compute and func.namespace == "aten":
@@ -175,7 +185,7 @@ class OpGuard(TorchDispatchMode):
             raise ForbiddenOp(reason)
         return func(*args, **(kwargs or {}))
 
-    def torch_op(self, func, shown: str, args, kwargs):
+    def torch_op(self, func: Any, shown: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """An aten op under a policy that lets torch compute: allowed, but on CUDA not on the host."""
         host = self.device == "cuda" and not op_allowed(func.name(), func.namespace)
         if host and (func.name() == "aten::_local_scalar_dense" or _on_host((args, kwargs), out=False)):
@@ -232,8 +242,8 @@ class OpGuard(TorchDispatchMode):
                            f"kernel must do the rest")
 
 
-def _raiser(name: str, on_block: Callable[[str], None] | None) -> Callable:
-    def blocked(*args, **kwargs):
+def _raiser(name: str, on_block: Callable[[str], None] | None) -> Callable[..., Any]:
+    def blocked(*args: Any, **kwargs: Any) -> Any:
         if on_block is not None:
             on_block(f"forbidden call during the candidate's forward: torch.nn.functional.{name} "
                      f"(torch.nn.functional is not allowed)")
@@ -243,7 +253,7 @@ def _raiser(name: str, on_block: Callable[[str], None] | None) -> Callable:
     return blocked
 
 
-def public_callables() -> dict[str, Callable]:
+def public_callables() -> dict[str, Callable[..., Any]]:
     """Name → object of every public callable attribute of torch.nn.functional."""
     found = {}
     for name in dir(F):
@@ -310,7 +320,7 @@ def warm_blas(device: str) -> None:
 class ThreadWatch:
     """Thread counts against a baseline: more threads than at the baseline is `spawned_threads`."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.before = thread_counts()
         self.after = self.before
 
@@ -342,6 +352,6 @@ class ThreadWatch:
                            f"{py_after} Python threads, {os_before} -> {os_after} OS threads); "
                            f"all work must be done when the forward returns")
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"threads_before": {"python": self.before[0], "os": self.before[1]},
                 "threads_after": {"python": self.after[0], "os": self.after[1]}}

@@ -24,7 +24,7 @@ from .nested import as_arg_list, map_tensors, tensor_bytes, to_device
 INPUT_BUDGET_BYTES = 2 << 30
 
 
-def make_input_set(task: Any, seed: int, device: str, what: str = "") -> list:
+def make_input_set(task: Any, seed: int, device: str, what: str = "") -> list[Any]:
     """get_inputs() after manual_seed(seed), on `device` (made there directly on CUDA, see above)."""
     label = f"get_inputs() ({what})" if what else "get_inputs()"
     torch.manual_seed(seed)
@@ -32,18 +32,21 @@ def make_input_set(task: Any, seed: int, device: str, what: str = "") -> list:
         try:
             with torch.device("cuda"):
                 inputs = as_arg_list(task.get_inputs())
-            return to_device(inputs, device)
+            made: list[Any] = to_device(inputs, device)
+            return made
         except Exception:  # noqa: BLE001 - some tasks only work with CPU defaults
             torch.manual_seed(seed)
     with phase("task", label):
-        return to_device(as_arg_list(task.get_inputs()), device)
+        made = to_device(as_arg_list(task.get_inputs()), device)
+    return made
 
 
-def transformed(inputs: list, scale: float, shift: float) -> list:
+def transformed(inputs: list[Any], scale: float, shift: float) -> list[Any]:
     """The inputs with every floating tensor mapped to x * scale + shift (other values untouched)."""
     if scale == 1.0 and shift == 0.0:
         return inputs
-    return map_tensors(inputs, lambda t: t * scale + shift if t.is_floating_point() else t)
+    mapped: list[Any] = map_tensors(inputs, lambda t: t * scale + shift if t.is_floating_point() else t)
+    return mapped
 
 
 def timing_set_seed(seed: int, k: int) -> int:
@@ -65,7 +68,7 @@ def timed_call_set(call: int, warmup: int, sets: int) -> int:
 
 
 def make_timing_sets(task: Any, seed: int, calls: int, device: str,
-                     budget_bytes: int = INPUT_BUDGET_BYTES) -> list[list]:
+                     budget_bytes: int = INPUT_BUDGET_BYTES) -> list[list[Any]]:
     """The input sets of a profile: set 0 first, then as many more as `input_set_count` allows."""
     first = make_input_set(task, timing_set_seed(seed, 0), device, "input set 0")
     count = input_set_count(tensor_bytes(first), calls, budget_bytes)

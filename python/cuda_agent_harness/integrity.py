@@ -20,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any, NoReturn
 
 import torch
 
@@ -77,7 +78,7 @@ def storage_range(t: torch.Tensor) -> tuple[int, int] | None:
 
 def has_internal_overlap(t: torch.Tensor) -> bool:
     """Whether two indices of `t` address the same element (a zero stride, or overlapping strides)."""
-    dims = sorted((abs(stride), size) for size, stride in zip(t.shape, t.stride()) if size > 1)
+    dims = sorted((abs(stride), size) for size, stride in zip(t.shape, t.stride(), strict=True) if size > 1)
     extent = 1  # elements spanned by the dimensions with smaller strides
     for stride, size in dims:
         if stride < extent:
@@ -90,13 +91,13 @@ def _needed_bytes(t: torch.Tensor) -> int:
     """Bytes from the storage's start to the end of the last element of `t`."""
     if t.numel() == 0:
         return 0
-    last = t.storage_offset() + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
-    return (last + 1) * t.element_size()
+    last = t.storage_offset() + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))
+    return int((last + 1) * t.element_size())
 
 
 def _check_tensor(t: torch.Tensor, path: str, device: str,
                   protected: list[tuple[str, tuple[str, tuple[int, int]]]]) -> None:
-    def bad(why: str) -> None:
+    def bad(why: str) -> NoReturn:
         raise JobError("bad_output", f"{path}: {why}")
 
     if type(t) is not torch.Tensor:
@@ -141,7 +142,7 @@ def check_output(value: Any, device: str, protected: list[tuple[str, torch.Tenso
     _check_value(value, path, device, ranges)
 
 
-def _check_value(value: Any, path: str, device: str, ranges: list) -> None:
+def _check_value(value: Any, path: str, device: str, ranges: list[Any]) -> None:
     if issubclass(type(value), torch.Tensor):
         _check_tensor(value, path, device, ranges)
         return
@@ -197,7 +198,7 @@ class ModelState:
         self.source = source  # the model_new module, when there is one
         self.before = self._take()
 
-    def _take(self) -> dict:
+    def _take(self) -> dict[tuple[str, str], tuple[Any, tuple[Any, ...] | None]]:
         state = {}
         for prefix, module in torch.nn.Module.named_modules(self.model):
             for key, value in list(vars(module).items()):
@@ -209,7 +210,7 @@ class ModelState:
         return state
 
     @staticmethod
-    def _items(value: Any) -> tuple | None:
+    def _items(value: Any) -> tuple[Any, ...] | None:
         """The items of a plain dict (keys and values), list or set, read without any override."""
         kind = type(value)
         if issubclass(kind, dict):
@@ -221,10 +222,10 @@ class ModelState:
         return None
 
     @staticmethod
-    def _same(a: tuple | None, b: tuple | None) -> bool:
+    def _same(a: tuple[Any, ...] | None, b: tuple[Any, ...] | None) -> bool:
         if a is None or b is None:
             return a is b
-        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b, strict=True))
 
     def differences(self) -> list[str]:
         now = self._take()
@@ -267,11 +268,11 @@ def _bits(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def _meta(t: torch.Tensor) -> tuple:
+def _meta(t: torch.Tensor) -> tuple[Any, ...]:
     return (t.dtype, tuple(t.shape), t.layout)
 
 
-def _describe_meta(meta: tuple) -> str:
+def _describe_meta(meta: tuple[Any, ...]) -> str:
     dtype, shape, _ = meta
     return f"Tensor[{dtype_name(dtype)}]{shape}"
 
@@ -349,7 +350,7 @@ class Frozen:
 
 
     @classmethod
-    def adopt(cls, named: list[tuple[str, torch.Tensor]]) -> "Frozen":
+    def adopt(cls, named: list[tuple[str, torch.Tensor]]) -> Frozen:
         """A Frozen that keeps the given tensors themselves as the copies (they must stay private)."""
         frozen = cls([], "cpu", 0)
         frozen.copies = True
@@ -380,12 +381,12 @@ def model_weights(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
 
 def weight_tensors(model: torch.nn.Module) -> list[tuple[str, torch.Tensor]]:
     """Parameters, buffers and state_dict tensors, labelled for messages (outputs must not share them)."""
-    found = [(f"parameter '{n}'", p) for n, p in model.named_parameters()]
+    found: list[tuple[str, torch.Tensor]] = [(f"parameter '{n}'", p) for n, p in model.named_parameters()]
     found += [(f"buffer '{n}'", b) for n, b in model.named_buffers()]
     return found + [(f"weight '{n}'", t) for n, t in model_weights(model)]
 
 
-def reference_weights(state_dict: dict, device: str, private: bool = False) -> Frozen:
+def reference_weights(state_dict: dict[str, Any], device: str, private: bool = False) -> Frozen:
     """The reference state_dict frozen on `device`: its own tensors when `private` (rebuilt from the
     seed by this job, referred to by nothing else) and on the device, else copies within the budget."""
     named = [(n, t) for n, t in state_dict.items() if isinstance(t, torch.Tensor)]
@@ -535,6 +536,7 @@ def _poison_cuda(fill: float, hint_bytes: int) -> int:
         return 0
     torch.cuda.synchronize()
     blocks: list[torch.Tensor] = []
+    free_blocks: list[tuple[str, int]] | None
     free_blocks, unreachable = _cache_survey()
     largest = max((size for pool, size in free_blocks if pool == "large"), default=0)
     if unreachable or largest < _poison_need(hint_bytes):

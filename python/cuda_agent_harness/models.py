@@ -26,12 +26,17 @@ from typing import Any
 import torch
 
 from .errors import JobError, describe, phase
-from .guards import count_extension_calls, torch_compute_allowed
+from .guards import count_extension_calls, torch_compute_allowed, weights_by_position_allowed
 from .integrity import checksum
 from .nested import as_arg_list
 
 CANDIDATE_MODULES = ("model_new", "cuda_extension")
 MAX_KEYS_SHOWN = 8
+# The profile job's record of how it loaded the weights (weights_record), in its output folder when it
+# verifies before it is timed: the judge reads it once the checks are marked done.
+WEIGHTS_FILE = "weights.json"
+WEIGHTS_ALLOWED_WAY = ("keep the model's parameters: same names, or under --policy kernelbench the same number "
+                       "and shapes in the same order")
 
 
 def load_trusted(path: str) -> Any:
@@ -63,6 +68,7 @@ def import_model_new(candidate_dir: str, extension_dir: str) -> type:
     sys.path[:0] = [extension_dir, candidate_dir]
     importlib.invalidate_caches()
     spec = importlib.util.spec_from_file_location("model_new", path)
+    assert spec is not None and spec.loader is not None  # a .py file's path always has both
     module = importlib.util.module_from_spec(spec)
     sys.modules["model_new"] = module
     with phase("import", "importing model_new.py"):
@@ -76,13 +82,13 @@ def import_model_new(candidate_dir: str, extension_dir: str) -> type:
             if extension is not None:
                 count_extension_calls(extension)
         spec.loader.exec_module(module)
-    model_class = getattr(module, "ModelNew", None)
+    model_class: type | None = getattr(module, "ModelNew", None)
     if model_class is None:
         raise JobError("import", "model_new.py defines no ModelNew")
     return model_class
 
 
-def construct(model_class: type, init_inputs: list, device: str, kind: str) -> torch.nn.Module:
+def construct(model_class: type, init_inputs: list[Any], device: str, kind: str) -> torch.nn.Module:
     """`model_class(*init_inputs).eval().to(device)`, built inside `torch.device(device)` first and on
     the CPU where that raises; a failure on the CPU too is `JobError(kind)`."""
     name = model_class.__name__
@@ -107,12 +113,12 @@ def _shown(keys: list[str]) -> str:
     return "[" + ", ".join(keys[:MAX_KEYS_SHOWN]) + f", ... (+{len(keys) - MAX_KEYS_SHOWN} more)]"
 
 
-def load_state_dict_strict(model: torch.nn.Module, state_dict: dict, kind: str) -> None:
-    """load_state_dict(strict=True); the failure reason lists missing and unexpected keys."""
+def load_state_dict_strict(model: torch.nn.Module, state_dict: dict[str, Any], kind: str, hint: str = "") -> None:
+    """load_state_dict(strict=True); the failure reason lists missing and unexpected keys (then `hint`)."""
     name = type(model).__name__
     try:
         model.load_state_dict(state_dict, strict=True)
-    except BaseException as exc:  # noqa: BLE001 - reported as the model's failure
+    except BaseException as exc:  # reported as the model's failure
         try:
             own = set(model.state_dict().keys())
         except BaseException:  # noqa: BLE001 - a broken state_dict() leaves only the message
@@ -121,22 +127,91 @@ def load_state_dict_strict(model: torch.nn.Module, state_dict: dict, kind: str) 
         unexpected = sorted(set(state_dict.keys()) - own)
         if missing or unexpected:
             reason = (f"{name}.load_state_dict(strict=True) failed: missing keys {_shown(missing)}; "
-                      f"unexpected keys {_shown(unexpected)}")
+                      f"unexpected keys {_shown(unexpected)}{hint}")
         else:
             reason = f"{name}.load_state_dict(strict=True) raised {describe(exc)}"
         raise JobError(kind, reason) from exc
 
 
-def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list, state_dict: dict,
-                    device: str) -> torch.nn.Module:
-    """ModelNew from the candidate's files, with the reference weights loaded strictly."""
+def _entry(value: Any) -> str:
+    if isinstance(value, torch.Tensor):
+        return f"{str(value.dtype).removeprefix('torch.')}{list(value.shape)}"
+    return type(value).__name__
+
+
+def match_by_position(reference: dict[str, Any], own: dict[str, Any]) -> dict[str, str]:
+    """{reference name: ModelNew name} for the state_dict entries whose names differ, paired in their
+    state_dict (registration) order: KernelBench builds Model and ModelNew under one seed and never moves
+    weights, so a ModelNew that registers the same tensors under other names passes there. Raises
+    ValueError saying what differs: the counts of the unmatched entries, or the first pair whose shape or
+    dtype differs."""
+    ref_only = [k for k in reference if k not in own]
+    own_only = [k for k in own if k not in reference]
+    if len(ref_only) != len(own_only):
+        raise ValueError(f"by position, the reference's {len(ref_only)} unmatched entries {_shown(ref_only)} "
+                         f"against ModelNew's {len(own_only)} {_shown(own_only)}: another count")
+    for ref_name, own_name in zip(ref_only, own_only, strict=True):
+        a, b = reference[ref_name], own[own_name]
+        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape or \
+                a.dtype != b.dtype:
+            raise ValueError(f"by position, the reference's {ref_name} ({_entry(a)}) pairs with ModelNew's "
+                             f"{own_name} ({_entry(b)}): another shape or dtype")
+    return dict(zip(ref_only, own_only, strict=True))
+
+
+def renamed_state(state_dict: dict[str, Any], renaming: dict[str, str]) -> OrderedDict[str, Any]:
+    """`state_dict` with its keys renamed (`renaming`: reference name -> ModelNew name), in its order."""
+    return OrderedDict((renaming.get(k, k), v) for k, v in state_dict.items())
+
+
+def load_reference_weights(model: torch.nn.Module, state_dict: dict[str, Any], by_position: bool) -> dict[str, str]:
+    """Loads the reference weights into ModelNew strictly by name; failing that, with `by_position` (the
+    policy's weights_by_position), by position (match_by_position) and strictly under ModelNew's names.
+    Returns the renaming ({} when loaded by name); failures are JobError("state_dict") naming the
+    allowed way."""
+    name_keys = set(state_dict)
+    try:
+        own = OrderedDict(torch.nn.Module.state_dict(model))
+    except BaseException:  # noqa: BLE001 - load_state_dict_strict reports it
+        own = None
+    if not by_position or own is None or set(own) == name_keys:
+        load_state_dict_strict(model, state_dict, "state_dict", f" ({WEIGHTS_ALLOWED_WAY})")
+        return {}
+    try:
+        renaming = match_by_position(state_dict, own)
+    except ValueError as exc:
+        missing = sorted(set(own) - name_keys)
+        unexpected = sorted(name_keys - set(own))
+        raise JobError("state_dict", f"{type(model).__name__}.load_state_dict(strict=True) failed: missing keys "
+                                     f"{_shown(missing)}; unexpected keys {_shown(unexpected)}; {exc} "
+                                     f"({WEIGHTS_ALLOWED_WAY})") from None
+    load_state_dict_strict(model, renamed_state(state_dict, renaming), "state_dict", f" ({WEIGHTS_ALLOWED_WAY})")
+    return renaming
+
+
+def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list[Any], state_dict: dict[str, Any],
+                    device: str, by_position: bool | None = None) -> tuple[torch.nn.Module, dict[str, str]]:
+    """ModelNew from the candidate's files, with the reference weights loaded strictly: by name, or where
+    the policy allows (`by_position`; None: the job's policy_rules) by position. Returns the model and the
+    renaming of the reference's names to ModelNew's ({} when loaded by name): the weights' checks compare
+    under ModelNew's names (renamed_state)."""
     model_class = import_model_new(candidate_dir, extension_dir)
     model = construct(model_class, init_inputs, device, "construct")
-    load_state_dict_strict(model, state_dict, "state_dict")
-    return model
+    if by_position is None:
+        by_position = weights_by_position_allowed()
+    return model, load_reference_weights(model, state_dict, by_position)
 
 
-def build_reference(task: Any, init_inputs: list, state_dict: dict | None, device: str) -> torch.nn.Module:
+def weights_record(renaming: dict[str, str]) -> dict[str, Any]:
+    """What a job's result says of how the weights were loaded: "weights" ("by_name" or "by_position") and,
+    by position, "weights_renamed" (reference name -> ModelNew name, the first MAX_KEYS_SHOWN)."""
+    if not renaming:
+        return {"weights": "by_name"}
+    return {"weights": "by_position", "weights_renamed": dict(list(renaming.items())[:MAX_KEYS_SHOWN])}
+
+
+def build_reference(task: Any, init_inputs: list[Any], state_dict: dict[str, Any] | None,
+                    device: str) -> torch.nn.Module:
     """The task's Model; with `state_dict` given, the reference weights are loaded strictly."""
     model = construct(task.Model, init_inputs, device, "task")
     if state_dict is not None:
@@ -144,7 +219,7 @@ def build_reference(task: Any, init_inputs: list, state_dict: dict | None, devic
     return model
 
 
-def seeded_reference(task: Any, init_seed: int, device: str) -> tuple[list, torch.nn.Module]:
+def seeded_reference(task: Any, init_seed: int, device: str) -> tuple[list[Any], torch.nn.Module]:
     """(init_inputs, Model) as the reference job makes them: seed, get_init_inputs(), Model(...)."""
     torch.manual_seed(init_seed)
     with phase("task", "get_init_inputs()"):
@@ -152,13 +227,13 @@ def seeded_reference(task: Any, init_seed: int, device: str) -> tuple[list, torc
     return init_inputs, build_reference(task, init_inputs, None, device)
 
 
-def detached_state(model: torch.nn.Module) -> "OrderedDict[str, Any]":
+def detached_state(model: torch.nn.Module) -> OrderedDict[str, Any]:
     with phase("task", "Model.state_dict()"):
         return OrderedDict((k, v.detach() if isinstance(v, torch.Tensor) else v)
                            for k, v in model.state_dict().items())
 
 
-def state_checksums(state: dict) -> dict:
+def state_checksums(state: dict[str, Any]) -> dict[str, Any]:
     return {k: checksum(v) for k, v in state.items() if isinstance(v, torch.Tensor)}
 
 
@@ -167,7 +242,7 @@ def seed_file(state_dict_path: str) -> str:
     return os.path.splitext(state_dict_path)[0] + ".seed.json"
 
 
-def write_reference_weights(task: Any, init_seed: int, state: dict, device: str, state_dict_path: str) -> str:
+def write_reference_weights(task: Any, init_seed: int, state: dict[str, Any], device: str, state_dict_path: str) -> str:
     """Writes the seed file when a second build from the seed gives the same weights, else the
     state_dict on the CPU; returns which ("seed" or "file")."""
     sums = state_checksums(state)
@@ -186,7 +261,7 @@ def write_reference_weights(task: Any, init_seed: int, state: dict, device: str,
     return "file"
 
 
-def reference_state_dict(state_dict_path: str, task: Any, device: str) -> tuple[dict, bool]:
+def reference_state_dict(state_dict_path: str, task: Any, device: str) -> tuple[dict[str, Any], bool]:
     """The reference weights: state_dict.pt when the reference job wrote it, else rebuilt from its
     seed file on `device` and checked against its checksums. Returns (state_dict, private): private
     when the tensors are this function's own (nothing else refers to them)."""
@@ -202,10 +277,10 @@ def reference_state_dict(state_dict_path: str, task: Any, device: str) -> tuple[
     return state, True
 
 
-def load_seed_file(path: str) -> dict:
+def load_seed_file(path: str) -> dict[str, Any]:
     with phase("internal", f"loading {os.path.basename(path)}"):
         with open(path) as f:
-            meta = json.load(f)
+            meta: dict[str, Any] = json.load(f)
         if not isinstance(meta.get("init_seed"), int) or not isinstance(meta.get("checksums"), dict):
             raise ValueError("init_seed or checksums missing")
         return meta

@@ -6,7 +6,8 @@ Containers keep their exact type (a tuple stays a tuple), because the comparison
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -34,7 +35,7 @@ def to_device(value: Any, device: str) -> Any:
     return map_tensors(value, lambda t: t.to(device))
 
 
-def as_arg_list(value: Any) -> list:
+def as_arg_list(value: Any) -> list[Any]:
     """The published convention: a list/tuple becomes a list of arguments, anything else one argument."""
     if isinstance(value, (list, tuple)):
         return list(value)

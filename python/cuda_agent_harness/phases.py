@@ -6,13 +6,14 @@ judge copies both into its result's `jobs`, docs/judge-result.md)."""
 from __future__ import annotations
 
 import time
+from typing import Any
 
 
 class PhaseClock:
     """lap(name) adds the seconds since the previous lap (or the start) to phase `name`: a phase that
     recurs (one per check) sums."""
 
-    def __init__(self, result: dict):
+    def __init__(self, result: dict[str, Any]):
         self.phases = result.setdefault("phase_seconds", {})
         self.cpu = result.setdefault("phase_cpu_seconds", {})
         self.last = time.perf_counter()

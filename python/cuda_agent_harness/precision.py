@@ -22,7 +22,7 @@ def _has_new_api() -> bool:
     return hasattr(torch.backends.cuda.matmul, "fp32_precision")
 
 
-def apply_backend_flags(flags: Any) -> dict:
+def apply_backend_flags(flags: Any) -> dict[str, Any]:
     """Sets `flags` (a spec's "backend_flags"; None keeps torch's defaults); returns current_flags()."""
     if flags is None:
         return current_flags()
@@ -33,9 +33,10 @@ def apply_backend_flags(flags: Any) -> dict:
     mode = "tf32" if flags["allow_tf32"] else "ieee"
     if _has_new_api():
         # The new per-backend API (torch >= 2.9); mixing it with the legacy flags is an error there.
+        cudnn: Any = torch.backends.cudnn  # its conv and rnn: not in torch's type information
         torch.backends.cuda.matmul.fp32_precision = mode
-        torch.backends.cudnn.conv.fp32_precision = mode
-        torch.backends.cudnn.rnn.fp32_precision = mode
+        cudnn.conv.fp32_precision = mode
+        cudnn.rnn.fp32_precision = mode
     else:
         torch.set_float32_matmul_precision(flags["float32_matmul_precision"])
         torch.backends.cuda.matmul.allow_tf32 = flags["allow_tf32"]
@@ -43,14 +44,15 @@ def apply_backend_flags(flags: Any) -> dict:
     return current_flags()
 
 
-def current_flags() -> dict:
+def current_flags() -> dict[str, Any]:
     """The flags in force now (whatever set them)."""
-    flags = {"cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
-             "cudnn_deterministic": bool(torch.backends.cudnn.deterministic)}
+    flags: dict[str, Any] = {"cudnn_benchmark": bool(torch.backends.cudnn.benchmark),
+                             "cudnn_deterministic": bool(torch.backends.cudnn.deterministic)}
     if _has_new_api():
+        cudnn: Any = torch.backends.cudnn  # its conv and rnn: not in torch's type information
         flags.update({"matmul_fp32_precision": torch.backends.cuda.matmul.fp32_precision,
-                      "cudnn_conv_fp32_precision": torch.backends.cudnn.conv.fp32_precision,
-                      "cudnn_rnn_fp32_precision": torch.backends.cudnn.rnn.fp32_precision})
+                      "cudnn_conv_fp32_precision": cudnn.conv.fp32_precision,
+                      "cudnn_rnn_fp32_precision": cudnn.rnn.fp32_precision})
     else:
         flags.update({"float32_matmul_precision": torch.get_float32_matmul_precision(),
                       "matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
@@ -58,7 +60,7 @@ def current_flags() -> dict:
     return flags
 
 
-def check_flags_unchanged(before: dict, what: str) -> None:
+def check_flags_unchanged(before: dict[str, Any], what: str) -> None:
     """Fails with "global_flags" when the flags differ from `before` (HACKS A8, B11)."""
     after = current_flags()
     changed = {k: (before.get(k), v) for k, v in after.items() if before.get(k) != v}

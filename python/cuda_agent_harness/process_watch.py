@@ -45,7 +45,8 @@ import os
 import resource
 import sys
 import threading
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -85,10 +86,10 @@ def _resolve(dotted: str) -> Any:
 class Pins:
     """The pinned callables and classes (see the module docstring)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.modules: dict[str, Any] = {}              # name -> the module object in sys.modules
         self.entries: dict[str, dict[str, Any]] = {}   # module name -> {attr: the callable}
-        self.classes: dict[str, tuple[type, dict]] = {}  # "module.Class" -> (class, copy of its __dict__)
+        self.classes: dict[str, tuple[type, dict[str, Any]]] = {}  # "module.Class" -> (class, copy of its __dict__)
         self.code: list[tuple[str, Any, Any, Any]] = []  # (name, function, its __code__, its __defaults__)
         names = list(PINNED_MODULES) + sorted(n for n in sys.modules
                                               if n == HARNESS_PACKAGE or n.startswith(HARNESS_PACKAGE + "."))
@@ -174,7 +175,7 @@ def _last_pid() -> int | None:
         return None
 
 
-def _child_usage() -> tuple:
+def _child_usage() -> tuple[Any, ...]:
     """Resource usage of this process's reaped children: grows with every child that ended."""
     u = _getrusage(resource.RUSAGE_CHILDREN)
     return (u.ru_utime, u.ru_stime, u.ru_maxrss, u.ru_minflt, u.ru_majflt, u.ru_nvcsw, u.ru_nivcsw)
@@ -211,7 +212,7 @@ class ProcessWatch:
         self.count_created = count_created_threads and _alone_in_pid_namespace() and _last_pid() is not None
         self.reset()
 
-    def settings(self) -> dict:
+    def settings(self) -> dict[str, Any]:
         found = {"torch.get_num_threads()": torch.get_num_threads(),
                  "torch.get_num_interop_threads()": torch.get_num_interop_threads(),
                  "torch.initial_seed()": torch.initial_seed()}
@@ -287,8 +288,8 @@ class ProcessWatch:
             for owner, attr, original in originals:
                 setattr(owner, attr, original)
 
-    def _refuser(self, name: str, what: str) -> Callable:
-        def refused(*args, **kwargs):
+    def _refuser(self, name: str, what: str) -> Callable[..., Any]:
+        def refused(*args: Any, **kwargs: Any) -> Any:
             if self.thread_violation is None:
                 self.thread_violation = (f"the candidate's code started a thread ({name}); all work must "
                                          f"be done inside the forward, on its caller's thread")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import time
+from typing import Any
 
 from . import go
 from .errors import new_result, run_reporting
@@ -25,12 +26,11 @@ JOB_MODULES = {
     "compare": "cuda_agent_harness.jobs.compare",
     "profile": "cuda_agent_harness.jobs.profile",
     "task_check": "cuda_agent_harness.jobs.task_check",
-    "synth": "cuda_agent_harness.jobs.synth",
     "ncu_target": "cuda_agent_harness.jobs.ncu_target",
 }
 
 
-def wait_for_go(module, spec: dict, result: dict) -> bool:
+def wait_for_go(module: Any, spec: dict[str, Any], result: dict[str, Any]) -> bool:
     if spec.get("wait_for") is None:
         return True
     go.prepare(spec)
@@ -40,13 +40,19 @@ def wait_for_go(module, spec: dict, result: dict) -> bool:
     return go.wait_for_go(spec, result)
 
 
-def run_job(job: str, spec: dict) -> dict:
+def run_job(job: str, spec: dict[str, Any]) -> dict[str, Any]:
     """Runs `job` on `spec`, writes the result to spec["result_path"] and returns it."""
+    return run_job_module(JOB_MODULES[job], spec)
+
+
+def run_job_module(module_name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    """Runs the job module `module_name` (a harness job's, or another package's that speaks the same
+    protocol: cuda_agent_synth.job) as run_job does."""
     result = new_result()
     start = time.perf_counter()
 
     def work() -> None:
-        module = importlib.import_module(JOB_MODULES[job])
+        module = importlib.import_module(module_name)
         if getattr(module, "WAITS_FOR_GO", False) or wait_for_go(module, spec, result):
             module.run(spec, result)
 

@@ -135,7 +135,7 @@ class Pending:
     def __init__(self, weights: Weights, tolerance: Tolerance | None = None):
         self.weights = weights
         self.tolerance = tolerance
-        self.outputs: list[tuple[str, list[tuple[dict, torch.Tensor | None, torch.dtype]]]] = []
+        self.outputs: list[tuple[str, list[tuple[dict[str, Any], torch.Tensor | None, torch.dtype]]]] = []
 
     def add(self, output: Any) -> None:
         tensors = []
@@ -147,7 +147,7 @@ class Pending:
             tensors.append((meta, stats, t.dtype))
         self.outputs.append((signature(output), tensors))
 
-    def finish(self) -> list[dict]:
+    def finish(self) -> list[dict[str, Any]]:
         queued = [stats.reshape(-1) for _, tensors in self.outputs for _, stats, _ in tensors
                   if stats is not None]
         host = torch.cat(queued).cpu().tolist() if queued else []  # the one wait for the device
@@ -168,7 +168,7 @@ class Pending:
         self.outputs = []
         return done
 
-    def _fill(self, entry: dict, table: list[list[float]], dtype: torch.dtype) -> None:
+    def _fill(self, entry: dict[str, Any], table: list[list[float]], dtype: torch.dtype) -> None:
         value, nonfinite = table[0], table[1]
         if self.tolerance is None:
             entry["finite"] = [n == 0 for n in nonfinite]
@@ -178,13 +178,13 @@ class Pending:
             bounds = _bounds(dtype, table[2][:-1], table[3][:-1], sumsq, count, self.tolerance)
             # A sum that overflowed is a chunk these checks cannot judge: left to the full checks.
             entry["finite"] = [n == 0 and math.isfinite(v) and math.isfinite(b)
-                               for n, v, b in zip(nonfinite, value, bounds)]
-            entry["bound"] = [b if ok else 0.0 for b, ok in zip(bounds, entry["finite"])]
+                               for n, v, b in zip(nonfinite, value, bounds, strict=False)]
+            entry["bound"] = [b if ok else 0.0 for b, ok in zip(bounds, entry["finite"], strict=False)]
         # JSON has no NaN or Inf: such a sum is written as null, which the judge never accepts.
         entry["value"] = [v if math.isfinite(v) else None for v in value]
 
 
-def fingerprint(output: Any, weights: Weights, tolerance: Tolerance | None = None) -> dict:
+def fingerprint(output: Any, weights: Weights, tolerance: Tolerance | None = None) -> dict[str, Any]:
     """The fingerprint of one output: its signature and, per tensor, shape, dtype and chunk sums. With
     `tolerance` (the reference's side) each chunk also gets its `bound` (see the module doc)."""
     pending = Pending(weights, tolerance)
@@ -201,10 +201,10 @@ def _bounds(dtype: torch.dtype, w1: list[float], wx: list[float], sumsq: float, 
         rtol = limits.rtol
     else:
         atol = rtol = 0.0  # integers and booleans must be equal
-    return [atol * a + rtol * b + SUM_SLACK * b for a, b in zip(w1, wx)]
+    return [atol * a + rtol * b + SUM_SLACK * b for a, b in zip(w1, wx, strict=False)]
 
 
-def plan(spec: dict) -> tuple[int, int, int, float]:
+def plan(spec: dict[str, Any]) -> tuple[int, int, int, float]:
     """(seed, count, min_count, seconds) of spec["sampled_checks"]; count 0 when there is none."""
     section = spec.get("sampled_checks")
     if not isinstance(section, dict):

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import go
 from .errors import JobError, new_result, run_reporting
@@ -27,7 +28,7 @@ from .spec import require, write_result
 class Serving:
     """The "serve" section of a spec, or none (`active` false: the job answers only at its end)."""
 
-    def __init__(self, spec: dict):
+    def __init__(self, spec: dict[str, Any]):
         serve = spec.get("serve")
         self.active = serve is not None
         self.failed: list[str] = []  # the requests whose handling raised (not a mismatch: an error)
@@ -43,11 +44,11 @@ class Serving:
         if not self.requests or not all(isinstance(r, str) and r.isidentifier() for r in self.requests):
             raise JobError("internal", f"spec: serve.requests must be names, not {self.requests!r}")
 
-    def answer(self, name: str, answer: dict) -> None:
+    def answer(self, name: str, answer: dict[str, Any]) -> None:
         """Writes the answer to the request `name`."""
         write_result(os.path.join(self.answers_dir, f"{name}.json"), answer)
 
-    def serve(self, handle: Callable[[str, dict, dict], None]) -> list[str]:
+    def serve(self, handle: Callable[[str, dict[str, Any], dict[str, Any]], None]) -> list[str]:
         """Waits for the go of each request after the first and answers it with
         `handle(name, fields, answer)`; returns the names answered. Ends at `stop` or a go's timeout."""
         answered = []
@@ -60,7 +61,7 @@ class Serving:
             fields = {k: v for k, v in waiting.items() if k != "wait_for"}
             start = time.perf_counter()
 
-            def handled(name=name, fields=fields, answer=answer) -> None:
+            def handled(name: str = name, fields: dict[str, Any] = fields, answer: dict[str, Any] = answer) -> None:
                 try:
                     handle(name, fields, answer)
                 except BaseException:

@@ -64,7 +64,7 @@ CARVEOUTS_KIB = (8, 16, 32, 64, 100, 132, 164, 196, 228)
 class SharedMemoryFiller:
     """Loads the fill kernel once; fill() runs it on the current stream and waits for it."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.error = None
         try:
             self._load()
@@ -111,14 +111,14 @@ class SharedMemoryFiller:
         code = self.cu.cuFuncSetAttribute(self.function, _CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
                                           ctypes.c_int(percent))
         if code != 0:
-            return code
+            return int(code)
         words = ctypes.c_uint32(nbytes // 4)
         value = ctypes.c_uint32(FILL_BITS)
         params = (ctypes.c_void_p * 2)(ctypes.addressof(words), ctypes.addressof(value))
         stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-        return self.cu.cuLaunchKernel(self.function, ctypes.c_uint(2 * self.sms), 1, 1,
-                                      ctypes.c_uint(BLOCK_THREADS), 1, 1, ctypes.c_uint(nbytes),
-                                      stream, params, None)
+        return int(self.cu.cuLaunchKernel(self.function, ctypes.c_uint(2 * self.sms), 1, 1,
+                                          ctypes.c_uint(BLOCK_THREADS), 1, 1, ctypes.c_uint(nbytes),
+                                          stream, params, None))
 
     def fill(self) -> str:
         """Fills shared memory under every carveout; returns how ("kernel" or "softmax")."""

@@ -39,7 +39,9 @@ import os
 import re
 import sys
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 CPP_EXTENSION = "torch.utils.cpp_extension"
 EXTENSION_NAME = "cuda_extension"
@@ -310,7 +312,7 @@ def dotted(node: ast.expr) -> str | None:
     return None
 
 
-def scope_nodes(scope: ast.AST):
+def scope_nodes(scope: ast.AST) -> Iterator[ast.AST]:
     """The nodes of `scope` (a module or function), not those of the functions, classes, lambdas
     and comprehensions inside it (their names are their own)."""
     nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.ListComp,
@@ -444,26 +446,28 @@ class Reader:
         return scope
 
     # A value is str, list[str], dict[str, str] or None.
-    def value(self, node: ast.expr, scope: Scope, what: str, seen: frozenset = frozenset()):
+    def value(self, node: ast.expr, scope: Scope, what: str,
+              seen: frozenset[tuple[int, str]] = frozenset()) -> Any:
         run_time = "is computed at run time"
         if isinstance(node, ast.Constant):
             if node.value is None or isinstance(node.value, str):
                 return node.value
             raise self.refuse(node, what, f"is a {type(node.value).__name__}, not a string")
         if isinstance(node, ast.JoinedStr):
-            if all(isinstance(v, ast.Constant) for v in node.values):
-                return "".join(v.value for v in node.values)
+            parts = [v.value for v in node.values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+            if len(parts) == len(node.values):
+                return "".join(parts)
             raise self.refuse(node, what, f"{run_time} (an f-string with fields); write the source "
                               "as a plain string")
         if isinstance(node, (ast.List, ast.Tuple)):
             items = [self.value(e, scope, what, seen) for e in node.elts]
-            for e, item in zip(node.elts, items):
+            for e, item in zip(node.elts, items, strict=True):
                 if not isinstance(item, str):
                     raise self.refuse(e, what, "holds something other than strings")
             return items
         if isinstance(node, ast.Dict):
             out = {}
-            for k, v in zip(node.keys, node.values):
+            for k, v in zip(node.keys, node.values, strict=True):
                 if k is None:
                     raise self.refuse(node, what, f"{run_time} (a ** in a dict)")
                 key, val = self.value(k, scope, what, seen), self.value(v, scope, what, seen)
@@ -490,7 +494,7 @@ class Reader:
             return self.attribute(node, scope, what, seen)
         raise self.refuse(node, what, f"{run_time} ({type(node).__name__.lower()} expression)")
 
-    def attribute(self, node: ast.Attribute, scope: Scope, what: str, seen: frozenset):
+    def attribute(self, node: ast.Attribute, scope: Scope, what: str, seen: frozenset[tuple[int, str]]) -> Any:
         """`self.X` inside a method of a class, or `C.X` for a class C of the module: the one value the
         file ever gives the attribute X (`self.X = "..."` in a method of that class, or `X = "..."` in
         its body). An attribute assigned anywhere else, more than once, through setattr or __dict__, or
@@ -581,7 +585,7 @@ class Reader:
                     return item
         return None
 
-    def name(self, node: ast.Name, scope: Scope, what: str, seen: frozenset):
+    def name(self, node: ast.Name, scope: Scope, what: str, seen: frozenset[tuple[int, str]]) -> Any:
         found = scope.lookup(node.id)
         if found is None:
             raise self.refuse(node, what, f"names '{node.id}', which this file never assigns")
@@ -598,7 +602,7 @@ class Reader:
             raise self.refuse(node, what, f"names '{node.id}', whose value refers to itself")
         return self.value(binding.value, home, what, seen | {(id(home), node.id)})
 
-    def call(self, node: ast.Call, scope: Scope, what: str, seen: frozenset):
+    def call(self, node: ast.Call, scope: Scope, what: str, seen: frozenset[tuple[int, str]]) -> Any:
         func = node.func
         name = dotted(func) or ""
         if isinstance(func, ast.Attribute) and func.attr == "join" and isinstance(func.value, ast.Constant) \
@@ -728,7 +732,7 @@ def read_call(call: InlineCall, reader: Reader, notes: list[str]) -> Module:
     if len(node.args) > len(POSITIONAL):
         raise reader.refuse(node, "load_inline(...)", f"takes {len(node.args)} positional arguments; "
                             "pass those after functions by keyword")
-    args: dict[str, ast.expr] = dict(zip(POSITIONAL, node.args))
+    args: dict[str, ast.expr] = dict(zip(POSITIONAL, node.args, strict=False))
     for keyword in node.keywords:
         if keyword.arg not in KNOWN:
             raise reader.refuse(keyword.value, "load_inline(...)", f"takes no argument "
@@ -780,13 +784,14 @@ def read_call(call: InlineCall, reader: Reader, notes: list[str]) -> Module:
         elif value is not None:
             raise reader.refuse(args["functions"], "functions=", "is not a list or dict of names")
     for flag in ("is_python_module", "no_implicit_headers"):
-        if flag in args and not (isinstance(args[flag], ast.Constant)
-                                 and isinstance(args[flag].value, bool)):
+        if flag in args and not ((given := args[flag]) and isinstance(given, ast.Constant)
+                                 and isinstance(given.value, bool)):
             raise reader.refuse(args[flag], f"{flag}=", "must be True or False written out")
-    if "is_python_module" in args and args["is_python_module"].value is False:
+    # Both are ast.Constant here (checked above).
+    if "is_python_module" in args and cast(ast.Constant, args["is_python_module"]).value is False:
         raise reader.refuse(args["is_python_module"], "is_python_module=False", "loads the sources "
                             "as a torch operator library, which a candidate cannot be")
-    implicit = not ("no_implicit_headers" in args and args["no_implicit_headers"].value)
+    implicit = not ("no_implicit_headers" in args and cast(ast.Constant, args["no_implicit_headers"]).value)
     for flag, why in IGNORED.items():
         if flag in args:
             shown = ast.get_source_segment(reader.text, args[flag]) or "..."
@@ -904,8 +909,8 @@ class Text:
         return self.starts[line - 1] + len(raw.decode("utf-8", errors="replace"))
 
     def span(self, node: ast.AST) -> tuple[int, int]:
-        return (self.offset(node.lineno, node.col_offset),
-                self.offset(node.end_lineno, node.end_col_offset))
+        line, col, end_line, end_col = position(node)
+        return self.offset(line, col), self.offset(end_line, end_col)
 
     def replace(self, node: ast.AST, new: str) -> None:
         self.edits.append((*self.span(node), new))
@@ -913,8 +918,9 @@ class Text:
     def alone(self, node: ast.AST) -> bool:
         """Whether `node` is the only thing on its lines (besides a comment)."""
         start, end = self.span(node)
-        before = self.text[self.starts[node.lineno - 1]:start]
-        after = self.text[end:self.starts[node.end_lineno]]
+        line, _, end_line, _ = position(node)
+        before = self.text[self.starts[line - 1]:start]
+        after = self.text[end:self.starts[end_line]]
         return not before.strip() and (not after.strip() or after.strip().startswith("#"))
 
     def result(self) -> str:
@@ -924,11 +930,19 @@ class Text:
         return out
 
 
+def position(node: ast.AST) -> tuple[int, int, int, int]:
+    """A parsed node's lineno, col_offset, end_lineno and end_col_offset (ast.parse sets all four on the
+    statements and expressions this file edits; ast.AST itself declares none)."""
+    located = cast(ast.stmt, node)
+    return located.lineno, located.col_offset, cast(int, located.end_lineno), cast(int, located.end_col_offset)
+
+
 def same_lines(node: ast.AST, word: str, how: str) -> str:
     """`word` spanning as many lines as `node` did: "paren" puts the line breaks inside parentheses
     (an expression), "blank" after the word (a statement alone on its lines), "join" as backslash
     continuations (a statement that shares its last line with another)."""
-    extra = node.end_lineno - node.lineno
+    line, _, end_line, _ = position(node)
+    extra = end_line - line
     if not extra:
         return word
     if how == "paren":
@@ -1014,7 +1028,7 @@ def first_code_line(tree: ast.Module) -> int:
         future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
         if not (docstring or future):
             return node.lineno
-        line = node.end_lineno + 1
+        line = position(node)[2] + 1
     return line
 
 

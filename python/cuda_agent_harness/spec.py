@@ -17,7 +17,7 @@ class SpecError(Exception):
     """The spec file cannot be read at all (so there is no result_path to write to)."""
 
 
-def read_spec(path: str) -> dict:
+def read_spec(path: str) -> dict[str, Any]:
     """Reads the spec JSON object; raises SpecError when it is unreadable or has no result_path."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -34,7 +34,7 @@ def read_spec(path: str) -> dict:
 _MISSING = object()
 
 
-def require(spec: dict, key: str, kind: type | tuple = object, default: Any = _MISSING) -> Any:
+def require(spec: dict[str, Any], key: str, kind: type | tuple[Any, ...] = object, default: Any = _MISSING) -> Any:
     """spec[key], checked against `kind`; a missing or ill-typed value is an internal error."""
     value = spec.get(key, _MISSING)
     if value is _MISSING:
@@ -47,9 +47,9 @@ def require(spec: dict, key: str, kind: type | tuple = object, default: Any = _M
     return value
 
 
-def require_device(spec: dict) -> str:
+def require_device(spec: dict[str, Any]) -> str:
     """spec["device"], which must be "cpu" or "cuda"."""
-    device = require(spec, "device", str)
+    device: str = require(spec, "device", str)
     if device not in ("cpu", "cuda"):
         raise JobError("internal", f"spec: device must be 'cpu' or 'cuda', not '{device}'")
     return device
@@ -72,7 +72,7 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
-def write_result(path: str, result: dict) -> None:
+def write_result(path: str, result: dict[str, Any]) -> None:
     """Writes `result` to `path` atomically: a temporary file in the same folder, then a rename."""
     text = json.dumps(json_safe(result), allow_nan=False, indent=1)
     tmp = f"{path}.tmp.{os.getpid()}"

@@ -17,10 +17,11 @@ seen on an H100) and, for activities on other streams (kineto's stream id), the 
 time between the two events (stamped by the stream itself, without an SM), raised to the end of the
 call's last activity on the caller's stream. The events' timer and the profiler's clock do not agree
 exactly (on an H100 a legitimate 125 µs kernel on the caller's stream ended 2.7 µs after the events said
-"done"), hence that witness's slack of 2 µs plus 5% of the interval. Either witness catching an activity fails it, so work on a stream the candidate
-forked but never joined is caught however many SMs it takes; the profile job fails it with
-"unjoined_stream". Spin kernels are not counted as the call's device time; a candidate kernel may not
-be named spin_kernel (the judge refuses it). Each call gets its label (`warm-up call 0`, `timed call 3`)
+"done"), hence that witness's slack of 2 µs plus 5% of the interval. Either witness catching an activity
+fails it, so work on a stream the candidate forked but never joined is caught however many SMs it takes;
+the profile job fails it with "unjoined_stream". Spin kernels are not counted as the call's device time;
+a candidate kernel may not be named spin_kernel (the judge refuses it). Each call gets its label
+(`warm-up call 0`, `timed call 3`)
 and, outside the timed region, `after(label, inputs, output)` runs the caller's checks (the candidate's
 guards in the profile job). `bytes_moved` is the speed-of-light numerator (HACKS.md A10).
 
@@ -37,8 +38,9 @@ import contextlib
 import gc
 import statistics
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch.autograd import DeviceType
@@ -59,11 +61,11 @@ EVENT_SLACK_SHARE = 0.05     # ... plus this share of its interval (the two cloc
 SPIN_MIN_S, SPIN_MAX_S = 200e-6, 20e-3  # a fence's spin (a margin over a fast call's host time)
 CALIBRATION_SPIN_CYCLES = 2_000_000  # ≈ 1 ms at the H100's 1.98 GHz: outlasts an op's launch
 
-Call = Callable[[list, str], Any]          # call(inputs, label) -> output
-After = Callable[[str, list, Any], None]  # after(label, inputs, output), outside the timed region
+Call = Callable[[list[Any], str], Any]          # call(inputs, label) -> output
+After = Callable[[str, list[Any], Any], None]  # after(label, inputs, output), outside the timed region
 
 
-def no_check(label: str, inputs: list, output: Any) -> None:
+def no_check(label: str, inputs: list[Any], output: Any) -> None:
     return None
 
 
@@ -99,12 +101,12 @@ class Timings:
 
     wall_us: list[float] = field(default_factory=list)
     device_us: list[float] | None = None
-    kernels: list[dict] = field(default_factory=list)
+    kernels: list[dict[str, Any]] = field(default_factory=list)
     call_kernels: list[list[str]] = field(default_factory=list)  # distinct device activities per call
-    unjoined: list[dict] = field(default_factory=list)           # activities out of the caller's stream order
-    between: list[dict] = field(default_factory=list)            # activities in BETWEEN_RANGE (module doc)
+    unjoined: list[dict[str, Any]] = field(default_factory=list)           # activities out of the caller's stream order
+    between: list[dict[str, Any]] = field(default_factory=list)            # activities in BETWEEN_RANGE (module doc)
     outputs: list[Any] = field(default_factory=list)
-    profiler_seconds: dict = field(default_factory=dict)         # where the profiler's time went
+    profiler_seconds: dict[str, Any] = field(default_factory=dict)         # where the profiler's time went
 
 
 class Calibration:
@@ -147,7 +149,7 @@ class Calibration:
         return torch.mm(self.a, self.b)
 
     def _best(self, op: Callable[[], Any]) -> float:
-        times = []
+        times: list[float] = []
         for _ in range(self.repeats):
             if self.cuda:
                 start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -163,17 +165,18 @@ class Calibration:
                 times.append((time.perf_counter() - t) * 1e6)
         return min(times)
 
-    def measure(self) -> dict:
+    def measure(self) -> dict[str, Any]:
         """Times both ops, then frees the operands; a Calibration measures once."""
         if self.src is None:
             raise RuntimeError("Calibration.measure: already measured")
         try:
             return {"copy_us": self._best(self._copy), "gemm_us": self._best(self._gemm)}
         finally:
-            self.src = self.dst = self.a = self.b = None
+            # Freed once measured (measure refuses a second call); typed as the tensors they were.
+            self.src = self.dst = self.a = self.b = None  # type: ignore[assignment]
 
 
-def calibrate(device: str, repeats: int = 7) -> dict:
+def calibrate(device: str, repeats: int = 7) -> dict[str, Any]:
     """Set-up and measurement at once (Calibration), for callers with nothing to prepare."""
     return Calibration(device, repeats).measure()
 
@@ -212,7 +215,7 @@ class PersistingL2:
 
     LIMIT_PERSISTING_L2 = 0x06  # cudaLimitPersistingL2CacheSize
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.lib = None
         path = cupti.loaded_library("libcudart.so")
         if path is not None:
@@ -290,7 +293,7 @@ def fence_host_seconds(durations: list[float]) -> float:
     return max(durations[1:] or durations, default=0.0)
 
 
-def warm_up(call: Call, input_sets: list[list], count: int, device: str, kind: str,
+def warm_up(call: Call, input_sets: list[list[Any]], count: int, device: str, kind: str,
             after: After = no_check, host_durations: list[float] | None = None) -> float | None:
     """Runs `count` calls (synchronised); returns the seconds of the first one (its device work
     included), None when count is 0. Each call's host time — from the call to its return, before the
@@ -327,7 +330,7 @@ class LoopClock:
     """Seconds of the timed loop by part, summed over its calls: `lap(part)` charges the time since
     the previous lap to `part` (the profile job reports them in `profiler_seconds.loop`)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self._last = time.perf_counter()
 
@@ -337,7 +340,7 @@ class LoopClock:
         self._last = now
 
 
-def time_calls_cpu(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
+def time_calls_cpu(call: Call, input_sets: list[list[Any]], first: int, iters: int, kind: str,
                    after: After = no_check, keep: OutputKeeper | None = None) -> Timings:
     """Wall time of `iters` calls on input sets first, first+1, ... (round-robin)."""
     timings = Timings()
@@ -381,7 +384,7 @@ class _Profiler:
     """What both profilers share: start and stop, timed into `seconds`, each once."""
 
     def __init__(self, backend: str):
-        self.seconds: dict = {"backend": backend}
+        self.seconds: dict[str, Any] = {"backend": backend}
         self.running = False
 
     def start(self) -> None:
@@ -408,7 +411,7 @@ class DeviceProfiler(_Profiler):
     """torch.profiler over CPU and CUDA activity: the fallback where CUPTI cannot be used directly
     (`start_device_profiler`). Starting it takes seconds (kineto and CUPTI initialise)."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__("kineto")
         self.prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
 
@@ -418,7 +421,7 @@ class DeviceProfiler(_Profiler):
     def _end(self) -> None:
         self.prof.__exit__(None, None, None)
 
-    def range(self, name: str):
+    def range(self, name: str) -> Any:
         """A host range in the record (call_windows reads the timed calls' ranges)."""
         return record_function(name)
 
@@ -427,7 +430,9 @@ class DeviceProfiler(_Profiler):
         FunctionEvent tree (prof.events()) costs ≈40 µs per event, 0.8 s for the 18,000 events of
         a KernelBench GEMM task's 25 guarded calls."""
         t = time.perf_counter()
-        raw = self.prof.profiler.kineto_results.events()
+        results = self.prof.profiler.kineto_results if self.prof.profiler is not None else None
+        assert results is not None  # the profile has stopped: its results are there
+        raw = results.events()
         base = min((e.start_ns() for e in raw), default=0)  # µs since then: exact in a float
         events = [Activity(e.name(), e.device_type(), Span((e.start_ns() - base) / 1e3, (e.end_ns() - base) / 1e3),
                            e.is_user_annotation(),
@@ -455,7 +460,7 @@ class CuptiProfiler(_Profiler):
         self.trace.stop()
 
     @contextlib.contextmanager
-    def range(self, name: str):
+    def range(self, name: str) -> Iterator[None]:
         start = self.trace.timestamp_ns()
         try:
             yield
@@ -501,7 +506,7 @@ def start_device_profiler() -> DeviceProfiler | CuptiProfiler:
     return profiler
 
 
-def time_calls_cuda(call: Call, input_sets: list[list], first: int, iters: int, kind: str,
+def time_calls_cuda(call: Call, input_sets: list[list[Any]], first: int, iters: int, kind: str,
                     flusher: L2Flusher, after: After = no_check,
                     started: Callable[[], None] | None = None,
                     fences: StreamFences | None = None, profiler: DeviceProfiler | CuptiProfiler | None = None,
@@ -578,7 +583,7 @@ def is_device_activity(event: Any) -> bool:
     return not getattr(event, "is_user_annotation", False)
 
 
-def activities_in_range(events: list, name: str) -> list[dict]:
+def activities_in_range(events: list[Any], name: str) -> list[dict[str, Any]]:
     """The device activities that started inside the host range `name` ({"name", "start_us"}, µs after
     the range began); none when no such range was recorded."""
     ranges = [e.time_range for e in events if e.device_type == DeviceType.CPU and e.name == name]
@@ -592,7 +597,7 @@ def activities_in_range(events: list, name: str) -> list[dict]:
     return found
 
 
-def call_windows(events: list, iters: int) -> list[tuple[float, float]]:
+def call_windows(events: list[Any], iters: int) -> list[tuple[float, float]]:
     """[start, end] (µs) of the CPU ranges cuda_agent_call_0 .. cuda_agent_call_{iters-1}."""
     found: dict[str, tuple[float, float]] = {}
     for event in events:
@@ -614,13 +619,13 @@ def _call_of(start: float, windows: list[tuple[float, float]]) -> int | None:
     return None
 
 
-def device_times(events: list, iters: int) -> tuple[list[float], list[dict], list[list[str]]]:
+def device_times(events: list[Any], iters: int) -> tuple[list[float], list[dict[str, Any]], list[list[str]]]:
     """Per-call device µs, the device activities (name, calls, total_us) of all calls, longest first,
     and the distinct activity names of each call."""
     windows = call_windows(events, iters)
     per_call = [0.0] * iters
     names: list[set[str]] = [set() for _ in range(iters)]
-    kernels: dict[str, list] = {}
+    kernels: dict[str, list[Any]] = {}
     for event in events:
         if not is_device_activity(event) or is_spin(event):
             continue
@@ -642,7 +647,8 @@ def is_spin(event: Any) -> bool:
     return SPIN_KERNEL in event.name
 
 
-def out_of_stream_order(events: list, iters: int, done_after_fence_us: list[float] | None = None) -> list[dict]:
+def out_of_stream_order(events: list[Any], iters: int,
+                        done_after_fence_us: list[float] | None = None) -> list[dict[str, Any]]:
     """Device activities of a call that started before the caller's stream was done with the work queued
     before the call, or ended after the caller's stream was done with the call (see the module doc):
     {"call", "name", "problem", "by_us"}. `done_after_fence_us[i]`, when given, is the events' witness of

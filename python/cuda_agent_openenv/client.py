@@ -9,7 +9,7 @@ runs a whole judgement, and the adapter answers a judge that takes longer than i
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Dict
+from typing import Any
 
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
@@ -21,16 +21,16 @@ class CudaAgentEnv(EnvClient[CudaAgentAction, CudaAgentObservation, CudaAgentSta
     def __init__(self, base_url: str, message_timeout_s: float = 1800.0, **kwargs: Any):
         super().__init__(base_url, message_timeout_s=message_timeout_s, **kwargs)
 
-    def _step_payload(self, action: CudaAgentAction) -> Dict[str, Any]:
+    def _step_payload(self, action: CudaAgentAction) -> dict[str, Any]:
         return action.model_dump(exclude_none=True, exclude={"metadata"} if not action.metadata else set())
 
-    def _parse_result(self, payload: Dict[str, Any]) -> StepResult[CudaAgentObservation]:
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult[CudaAgentObservation]:
         observation = CudaAgentObservation(
             **payload.get("observation", {}), done=payload.get("done", False), reward=payload.get("reward")
         )
         return StepResult(observation=observation, reward=payload.get("reward"), done=payload.get("done", False))
 
-    def _parse_state(self, payload: Dict[str, Any]) -> CudaAgentState:
+    def _parse_state(self, payload: dict[str, Any]) -> CudaAgentState:
         return CudaAgentState(**payload)
 
     async def step_retrying(

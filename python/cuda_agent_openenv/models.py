@@ -7,7 +7,7 @@ turn limit) judges the workspace and ends the episode with the judge's reward.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Union
+from typing import Any
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import Field
@@ -26,8 +26,8 @@ class CudaAgentAction(Action):
     retried step is answered from the server's store instead of running twice."""
 
     tool: str = Field(..., min_length=1, description="a tool of the session, or 'grade'")
-    arguments: Union[dict[str, Any], str] = Field(default_factory=dict)
-    call_id: Optional[str] = Field(default=None, max_length=200)
+    arguments: dict[str, Any] | str = Field(default_factory=dict)
+    call_id: str | None = Field(default=None, max_length=200)
 
 
 class CudaAgentObservation(Observation):
@@ -40,26 +40,26 @@ class CudaAgentObservation(Observation):
     # Set when something other than the tool answered: busy / too_many_sessions / stopping
     # (retryable, see retry_after_s), judge_timeout, call_timeout, turn_limit, session_closed,
     # server_unreachable, server_error.
-    error_code: Optional[str] = None
-    retry_after_s: Optional[float] = None
-    session_id: Optional[str] = None
+    error_code: str | None = None
+    retry_after_s: float | None = None
+    session_id: str | None = None
     calls_used: int = 0
     turn_limit: int = 0
     # Only on reset: what `cuda-agent solve` gives a model first.
-    system_prompt: Optional[str] = None
-    task_message: Optional[str] = None
+    system_prompt: str | None = None
+    task_message: str | None = None
     tools: list[dict[str, Any]] = Field(default_factory=list)
     # Only on the step that graded: the judge's JudgeResult (docs/judge-result.md).
-    result: Optional[dict[str, Any]] = None
+    result: dict[str, Any] | None = None
 
 
 class CudaAgentState(State):
     """``episode_id`` is the server's session id; ``step_count`` the steps of this episode."""
 
-    task: Optional[Any] = None
-    device: Optional[str] = None
+    task: Any | None = None
+    device: str | None = None
     calls_used: int = 0
     turn_limit: int = 0
     done: bool = False
-    reward: Optional[float] = None
+    reward: float | None = None
     graded: bool = False

@@ -22,9 +22,9 @@ timed.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 SLOTS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("expr", ("exact", "flawed")),
@@ -74,11 +74,11 @@ class Arm:
     vector: int
 
     @staticmethod
-    def from_choices(choices: tuple[int, ...]) -> "Arm":
+    def from_choices(choices: tuple[int, ...]) -> Arm:
         """The arm of one option index per slot (the policy's actions)."""
         if len(choices) != len(SLOTS):
             raise ValueError(f"an arm needs {len(SLOTS)} choices, got {len(choices)}")
-        values = [options[index] for (_, options), index in zip(SLOTS, choices)]
+        values = [options[index] for (_, options), index in zip(SLOTS, choices, strict=False)]
         return Arm(values[0], int(values[1]), values[2], int(values[3]))
 
     def label(self) -> str:
@@ -251,5 +251,6 @@ def render_files(task: ToyTask, arm: Arm, device: str) -> dict[str, str]:
 def render_answer(task: ToyTask, arm: Arm, device: str) -> str:
     """The arm as a single-turn answer: one fenced block per file, named after the language."""
     language = {".cu": "cuda", ".cpp": "cpp", ".py": "python"}
-    blocks = [f"```{language[Path(path).suffix]} {path}\n{text}```" for path, text in render_files(task, arm, device).items()]
+    blocks = [f"```{language[Path(path).suffix]} {path}\n{text}```"
+              for path, text in render_files(task, arm, device).items()]
     return "\n\n".join(blocks) + "\n"

@@ -30,7 +30,7 @@ import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
@@ -43,7 +43,7 @@ from cuda_agent_verl.reward import compute_score
 class Verdict:
     """One judged answer."""
 
-    score: Optional[float]  # None: not a verdict (server or task error) — trains nothing
+    score: float | None  # None: not a verdict (server or task error) — trains nothing
     correct: bool
     reason: str
     seconds: float
@@ -54,7 +54,7 @@ class RewardSource:
     """Judges answers through the server, at most ``concurrency`` at a time, reusing verdicts."""
 
     def __init__(self, server_url: str, device: str, schedule: str, concurrency: int, reuse: bool,
-                 token: Optional[str], log_path: Path):
+                 token: str | None, log_path: Path):
         self.server_url = server_url
         self.device = device
         self.schedule = schedule
@@ -102,7 +102,7 @@ class RewardSource:
         return verdict, True
 
 
-def group_advantages(scores: list[Optional[float]]) -> list[float]:
+def group_advantages(scores: list[float | None]) -> list[float]:
     """GRPO advantages of one group: (r − mean) / std over the samples that have a verdict; 0 for
     the others and for a group whose verdicts are all equal."""
     valid = [s for s in scores if s is not None]
@@ -115,7 +115,8 @@ def group_advantages(scores: list[Optional[float]]) -> list[float]:
     return [0.0 if s is None else (s - mean) / spread for s in scores]
 
 
-def policy_step(policy: ArmPolicy, optimizer: torch.optim.Optimizer, batches: dict[str, tuple[torch.Tensor, list[float]]],
+def policy_step(policy: ArmPolicy, optimizer: torch.optim.Optimizer,
+                batches: dict[str, tuple[torch.Tensor, list[float]]],
                 entropy_coef: float) -> dict[str, float]:
     """One GRPO update over every task's group; returns the loss and mean entropy."""
     optimizer.zero_grad()
@@ -220,7 +221,8 @@ async def sweep(source: RewardSource, tasks: list[str], greedy: dict[str, dict])
     for task in tasks:
         arms = list(all_arms())
         verdicts = await asyncio.gather(*(source.verdict(task, arm) for arm in arms))
-        scored = sorted(((v.score if v.score is not None else -math.inf, arm.label()) for arm, (v, _) in zip(arms, verdicts)),
+        scored = sorted(((v.score if v.score is not None else -math.inf, arm.label())
+                         for arm, (v, _) in zip(arms, verdicts, strict=False)),
                         reverse=True)
         rank = next((i + 1 for i, (_, label) in enumerate(scored) if label == greedy[task]["arm"]), None)
         report[task] = {"best_arm": scored[0][1], "best_score": scored[0][0], "greedy_rank": rank,
@@ -228,7 +230,7 @@ async def sweep(source: RewardSource, tasks: list[str], greedy: dict[str, dict])
     return report
 
 
-def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m cuda_agent_rl", description=__doc__.split("\n\n")[0])
     parser.add_argument("--server", required=True, help="URL of a running `cuda-agent serve`")
     parser.add_argument("--token", default=None, help="the server's bearer token, if it has one")
@@ -253,7 +255,7 @@ def parse_args(argv: Optional[list[str]] = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     summary = asyncio.run(train(args))
     print(json.dumps({k: v for k, v in summary.items() if k != "sweep"}, indent=2))

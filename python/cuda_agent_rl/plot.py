@@ -10,7 +10,6 @@ import argparse
 import html
 import json
 from pathlib import Path
-from typing import Optional
 
 WIDTH, HEIGHT = 720, 360
 LEFT, RIGHT, TOP, BOTTOM = 60, 150, 40, 50
@@ -50,9 +49,10 @@ def render(steps: list[dict], title: str, window: int = 10) -> str:
         return TOP + (high - y) / (high - low) * (HEIGHT - TOP - BOTTOM)
 
     def path(points: list[float]) -> str:
-        return " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, points))
+        return " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in zip(xs, points, strict=False))
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="12">',
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+             'font-family="sans-serif" font-size="12">',
              f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
              f'<text x="{LEFT}" y="22" font-size="14">{_escape(title)}</text>']
     for tick in range(5):
@@ -63,7 +63,8 @@ def render(steps: list[dict], title: str, window: int = 10) -> str:
         x = x_low + (x_high - x_low) * tick / 5
         parts.append(f'<text x="{px(x):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle">{x:.0f}</text>')
     parts.append(f'<text x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 12}" text-anchor="middle">GRPO step</text>')
-    parts.append(f'<text x="16" y="{(TOP + HEIGHT - BOTTOM) / 2}" transform="rotate(-90 16 {(TOP + HEIGHT - BOTTOM) / 2})" '
+    middle = (TOP + HEIGHT - BOTTOM) / 2
+    parts.append(f'<text x="16" y="{middle}" transform="rotate(-90 16 {middle})" '
                  'text-anchor="middle">reward</text>')
     legend_y = TOP
     for index, (name, line) in enumerate(series.items()):
@@ -88,7 +89,7 @@ def _escape(text: str) -> str:
     return html.escape(text, quote=True)  # & < > " ' as the C++ pages' HtmlEscape (common/text.h)
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="reward curve of a GRPO run as SVG")
     parser.add_argument("steps", help="steps.jsonl of a run")
     parser.add_argument("svg", help="where to write the SVG")

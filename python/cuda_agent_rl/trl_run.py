@@ -33,17 +33,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import platform
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
-from cuda_agent_rl.arms import SLOTS, TASKS, Arm, render_files
+from cuda_agent_rl.arms import TASKS, Arm, render_files
 
 OPTION_TOKENS = [["exact", "flawed"], ["t32", "t256"], ["fixed8", "cover"], ["v1", "v4"]]
 SPECIAL = ["<pad>", "<bos>", "<eos>"]
@@ -70,7 +69,7 @@ def build_policy(tokenizer, seed: int):
     return GPT2LMHeadModel(config)
 
 
-def parse_arm(completion: str) -> Optional[Arm]:
+def parse_arm(completion: str) -> Arm | None:
     """Per slot, the first of its tokens in the completion; None when a slot is missing."""
     words = completion.split()
     choices = []
@@ -93,14 +92,14 @@ class JudgeThroughOpenEnv:
 
     def __init__(self, env_url: str, device: str, reuse: bool, out: Path, max_wait_s: float):
         self.env_url, self.device, self.reuse, self.max_wait_s = env_url, device, reuse, max_wait_s
-        self.cache: dict[tuple[str, str], Optional[float]] = {}
+        self.cache: dict[tuple[str, str], float | None] = {}
         self.intervals: list[tuple[float, float]] = []
         self.log = (out / "judgements.jsonl").open("a")
         self.step_rewards: list[tuple[str, float]] = []
         self.judged = self.reused = self.malformed = 0
         self.__name__ = "judge_through_openenv"  # TRL names the reward after it
 
-    async def episode(self, task: str, arm: Arm) -> Optional[float]:
+    async def episode(self, task: str, arm: Arm) -> float | None:
         from cuda_agent_openenv import CudaAgentAction, CudaAgentEnv
 
         start = time.time()
@@ -121,7 +120,7 @@ class JudgeThroughOpenEnv:
         self.log.flush()
         return g.reward
 
-    async def reward_of(self, task: str, completion: str) -> Optional[float]:
+    async def reward_of(self, task: str, completion: str) -> float | None:
         arm = parse_arm(completion)
         if arm is None:
             self.malformed += 1
@@ -135,11 +134,11 @@ class JudgeThroughOpenEnv:
         self.cache[key] = reward
         return reward
 
-    async def __call__(self, prompts, completions, task, **kwargs) -> list[Optional[float]]:
+    async def __call__(self, prompts, completions, task, **kwargs) -> list[float | None]:
         # Answers of the same (task, arm) in one batch are judged once.
         pending: dict[tuple[str, str], asyncio.Task] = {}
         results = []
-        for t, c in zip(task, completions):
+        for t, c in zip(task, completions, strict=False):
             arm = parse_arm(c)
             key = (t, arm.label() if arm else c)
             if self.reuse and arm is not None and key in pending:
@@ -150,7 +149,7 @@ class JudgeThroughOpenEnv:
             pending[key] = job
             results.append(job)
         rewards = list(await asyncio.gather(*results))
-        self.step_rewards.extend((t, r) for t, r in zip(task, rewards) if r is not None)
+        self.step_rewards.extend((t, r) for t, r in zip(task, rewards, strict=False) if r is not None)
         return rewards
 
     def busy_seconds(self) -> float:
@@ -237,14 +236,16 @@ def main(argv=None) -> int:
 
     steps_file = (out / "steps.jsonl").open("w")
 
+    max_minutes = args.max_minutes
+
     class Record(TrainerCallback):
         last = time.time()
 
-        def on_step_end(self, _args, state, control, **kwargs):
-            if args.max_minutes is not None and time.time() - train0 > args.max_minutes * 60:
+        def on_step_end(self, args, state, control, **kwargs):  # args: TRL's TrainingArguments
+            if max_minutes is not None and time.time() - train0 > max_minutes * 60:
                 control.should_training_stop = True
 
-        def on_log(self, _args, state, control, logs=None, **kwargs):
+        def on_log(self, args, state, control, logs=None, **kwargs):
             if not logs or "reward" not in logs:
                 return
             per_task: dict[str, list[float]] = {}
@@ -260,7 +261,8 @@ def main(argv=None) -> int:
             steps_file.flush()
             self.last = now
 
-    trainer = GRPOTrainer(model=model, reward_funcs=[judge], args=config, train_dataset=dataset,
+    # judge is an async reward function (TRL awaits it); TRL's annotation names only plain ones.
+    trainer = GRPOTrainer(model=model, reward_funcs=[judge], args=config, train_dataset=dataset,  # type: ignore[list-item]
                           processing_class=tokenizer, callbacks=[Record()])
     train0 = time.time()
     trainer.train()
@@ -274,13 +276,14 @@ def main(argv=None) -> int:
     import trl
 
     try:
-        import openenv  # noqa: F401
         from importlib.metadata import version
+
+        import openenv  # noqa: F401
         openenv_version = version("openenv-core")
     except Exception:  # noqa: BLE001
         openenv_version = None
     summary = {
-        "date_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": " ".join([sys.executable, "-m", "cuda_agent_rl.trl_run", *(argv or sys.argv[1:])]),
         "judge_device": args.device,
         "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,

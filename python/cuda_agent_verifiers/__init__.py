@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from typing import Any, Optional
+from typing import Any
 
 import verifiers as vf
 from datasets import Dataset
@@ -33,17 +33,17 @@ __all__ = ["CudaAgentVfEnv", "load_environment"]
 
 
 class CudaAgentVfEnv(vf.MultiTurnEnv):
-    def __init__(self, serve: ServeHTTP, device: Optional[str], policy: Optional[str], turn_limit: Optional[int],
+    def __init__(self, serve: ServeHTTP, device: str | None, policy: str | None, turn_limit: int | None,
                  grade_timeout_s: float, call_timeout_s: float, busy_wait_s: float, **kwargs: Any):
         super().__init__(**kwargs)
         self.serve = serve
         self.device, self.policy, self.turn_limit = device, policy, turn_limit
         self.grade_timeout_s, self.call_timeout_s, self.busy_wait_s = grade_timeout_s, call_timeout_s, busy_wait_s
 
-    async def _request(self, method: str, path: str, body: Optional[dict], timeout_s: float):
+    async def _request(self, method: str, path: str, body: dict | None, timeout_s: float):
         return await asyncio.to_thread(self.serve.request, method, path, body, timeout_s)
 
-    async def _retrying(self, method: str, path: str, body: Optional[dict], timeout_s: float):
+    async def _retrying(self, method: str, path: str, body: dict | None, timeout_s: float):
         """A request whose 429/503 is waited out (Retry-After) for at most ``busy_wait_s``."""
         waited = 0.0
         while True:
@@ -144,9 +144,9 @@ def _judge_rubric(schedule: str) -> vf.Rubric:
     return rubric
 
 
-def load_environment(serve_url: str = "http://127.0.0.1:8377", tasks: Optional[list] = None,
-                     device: Optional[str] = None, policy: Optional[str] = None, schedule: str = "paper",
-                     max_turns: int = 50, turn_limit: Optional[int] = None, token: Optional[str] = None,
+def load_environment(serve_url: str = "http://127.0.0.1:8377", tasks: list | None = None,
+                     device: str | None = None, policy: str | None = None, schedule: str = "paper",
+                     max_turns: int = 50, turn_limit: int | None = None, token: str | None = None,
                      grade_timeout_s: float = 1200.0, call_timeout_s: float = 900.0, busy_wait_s: float = 600.0,
                      **kwargs: Any) -> vf.Environment:
     """The environment: one dataset row per task (``tasks``: references as ``judge --task`` takes

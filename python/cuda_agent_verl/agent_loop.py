@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, Optional
+from typing import Any
 from uuid import uuid4
 
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
@@ -59,16 +59,16 @@ class CudaAgentLoop(AgentLoopBase):
     def __init__(
         self,
         *args: Any,
-        server_url: Optional[str] = None,
-        token: Optional[str] = None,
-        device: Optional[str] = None,
-        policy: Optional[str] = None,
-        max_turns: Optional[int] = None,
-        max_output_tokens: Optional[int] = None,
-        null_reward: Optional[str] = None,
+        server_url: str | None = None,
+        token: str | None = None,
+        device: str | None = None,
+        policy: str | None = None,
+        max_turns: int | None = None,
+        max_output_tokens: int | None = None,
+        null_reward: str | None = None,
         tools: Any = None,  # verl passes its own tool list; the server's tools are used instead
-        name: Optional[str] = None,  # the registry entry's name, passed along by hydra
-        client: Optional[ServerClient] = None,
+        name: str | None = None,  # the registry entry's name, passed along by hydra
+        client: ServerClient | None = None,
         **kwargs: Any,
     ):
         super().__init__(*args, **kwargs)
@@ -94,9 +94,10 @@ class CudaAgentLoop(AgentLoopBase):
         reference = reward_model.get("ground_truth") or extra_info.get("task")
         device = self.device or extra_info.get("device")
         episode = _Episode(request_id=uuid4().hex)
-        session_id: Optional[str] = None
+        session_id: str | None = None
         try:
-            session = await self.client.open_session(task_of(reference, extra_info), device, self.policy, self.max_turns)
+            session = await self.client.open_session(task_of(reference, extra_info), device, self.policy,
+                                                     self.max_turns)
             session_id = session["session_id"]
             await self._turns(session, sampling_params, episode)
             with simple_timer("compute_score", episode.metrics):
@@ -107,7 +108,7 @@ class CudaAgentLoop(AgentLoopBase):
             episode.stop_reason = episode.stop_reason or f"server_error: {error}"
             episode.reward = None
             episode.judge_reason = str(error)
-        except Exception as error:  # noqa: BLE001 — never kill verl's rollout worker
+        except Exception as error:  # never kill verl's rollout worker
             logger.exception("cuda_agent episode failed")
             episode.stop_reason = f"loop_error: {type(error).__name__}: {error}"
             episode.reward = None
@@ -119,7 +120,7 @@ class CudaAgentLoop(AgentLoopBase):
                     logger.warning("could not close session %s", session_id)
         return self._output(episode, session_id)
 
-    async def _turns(self, session: dict, sampling_params: dict[str, Any], episode: "_Episode") -> None:
+    async def _turns(self, session: dict, sampling_params: dict[str, Any], episode: _Episode) -> None:
         server_tools = list(session.get("tools") or [])
         tool_specs = [{"type": "function", "function": tool} for tool in server_tools]
         messages: list[dict[str, Any]] = [
@@ -159,7 +160,8 @@ class CudaAgentLoop(AgentLoopBase):
                 for index, call in enumerate(calls):
                     call_id = f"{episode.request_id}-{turn}-{index + 1}"
                     text, is_error, stop = await self._call(session["session_id"], call_id, call, episode)
-                    messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name or "invalid", "content": text})
+                    messages.append({"role": "tool", "tool_call_id": call_id, "name": call.name or "invalid",
+                                     "content": text})
                     if stop:
                         episode.stop_reason = stop
                         return
@@ -178,7 +180,7 @@ class CudaAgentLoop(AgentLoopBase):
             episode.tool_turns += 1
         episode.stop_reason = "max_turns"
 
-    async def _call(self, session_id: str, call_id: str, call: Any, episode: "_Episode") -> tuple[str, bool, Optional[str]]:
+    async def _call(self, session_id: str, call_id: str, call: Any, episode: _Episode) -> tuple[str, bool, str | None]:
         """Runs one call: (observation text, is_error, stop reason or None)."""
         episode.tool_calls += 1
         if call.error is not None:
@@ -201,7 +203,8 @@ class CudaAgentLoop(AgentLoopBase):
         return text, is_error, None
 
     def _decode(self, token_ids: list[int]) -> str:
-        text = self.tokenizer.decode(token_ids, skip_special_tokens=False)
+        tokenizer: Any = self.tokenizer  # whatever verl handed over: a transformers tokenizer
+        text = tokenizer.decode(token_ids, skip_special_tokens=False)
         for marker in (*_END_MARKERS, getattr(self.tokenizer, "eos_token", None) or "</s>"):
             text = text.replace(marker, "")
         return text
@@ -218,22 +221,23 @@ class CudaAgentLoop(AgentLoopBase):
             message["tool_calls"] = tool_calls
         return message
 
-    def _output(self, episode: "_Episode", session_id: Optional[str]) -> AgentLoopOutput:
+    def _output(self, episode: _Episode, session_id: str | None) -> AgentLoopOutput:
         mask = list(episode.mask)
         response_len = len(mask)
         response_ids = episode.runtime[len(episode.runtime) - response_len :] if response_len else []
-        prompt_ids = episode.runtime[: len(episode.runtime) - response_len] if episode.runtime else list(episode.prompt_ids)
+        prompt_ids = (episode.runtime[: len(episode.runtime) - response_len] if episode.runtime
+                      else list(episode.prompt_ids))
         # End on a model token: cut whatever follows the last token the model generated.
         end = max((i + 1 for i, m in enumerate(mask) if m), default=0)
         end = min(end, self.response_length)
         response_ids, mask = response_ids[:end], mask[:end]
         logprobs = episode.logprobs[:end] if episode.logprobs else None
         reward_null = episode.reward is None or end == 0
-        reward = 0.0 if reward_null else float(episode.reward)
+        reward = 0.0 if reward_null or episode.reward is None else float(episode.reward)
         if reward_null and self.null_reward == "mask":
             mask = [0] * len(mask)
         if not prompt_ids:
-            prompt_ids = [self.tokenizer.pad_token_id or 0]
+            prompt_ids = [getattr(self.tokenizer, "pad_token_id", None) or 0]
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
             response_ids=response_ids,
@@ -241,7 +245,7 @@ class CudaAgentLoop(AgentLoopBase):
             response_logprobs=logprobs,
             reward_score=reward,
             num_turns=episode.assistant_turns + episode.tool_turns + 1,
-            metrics=episode.metrics,
+            metrics=episode.metrics,  # type: ignore[arg-type]  # a dict: verl's pydantic model validates it
             extra_fields={
                 "turn_scores": [],
                 "tool_rewards": [],
@@ -273,5 +277,5 @@ class _Episode:
         self.tool_errors = 0
         self.malformed_calls = 0
         self.stop_reason = ""
-        self.reward: Optional[float] = None
+        self.reward: float | None = None
         self.judge_reason = ""

@@ -19,7 +19,7 @@ never turned into −1: the score is 0 and ``reward_null`` is 1, so the sample c
 from __future__ import annotations
 
 import os
-from typing import Any, Optional
+from typing import Any
 
 from cuda_agent_verl.answer import extract_files
 from cuda_agent_verl.server_client import ServerClient, ServerError, task_of
@@ -27,7 +27,7 @@ from cuda_agent_verl.server_client import ServerClient, ServerError, task_of
 SCHEDULES = ("paper", "binary", "speedup")
 
 
-def schedule_reward(schedule: str, reward: Optional[float], result: Optional[dict]) -> Optional[float]:
+def schedule_reward(schedule: str, reward: float | None, result: dict | None) -> float | None:
     """The reward of a judgement under ``schedule``; None when it is not a verdict."""
     if schedule not in SCHEDULES:
         raise ValueError(f"unknown reward schedule {schedule!r}; choose one of {', '.join(SCHEDULES)}")
@@ -48,12 +48,12 @@ async def compute_score(
     data_source: str,
     solution_str: str,
     ground_truth: str,
-    extra_info: Optional[dict] = None,
-    server_url: Optional[str] = None,
-    schedule: Optional[str] = None,
-    device: Optional[str] = None,
-    policy: Optional[str] = None,
-    token: Optional[str] = None,
+    extra_info: dict | None = None,
+    server_url: str | None = None,
+    schedule: str | None = None,
+    device: str | None = None,
+    policy: str | None = None,
+    token: str | None = None,
     **_: Any,
 ) -> dict[str, Any]:
     """verl's reward-function signature (async: verl awaits it); the extra keyword arguments come
@@ -78,4 +78,5 @@ async def compute_score(
     reward = schedule_reward(schedule, answer.get("reward"), result)
     if reward is None:
         return {**base, "score": 0.0, "reward_null": 1, "judge_reason": str(result.get("reason", "no verdict"))}
-    return {**base, "score": reward, "correct": int(bool(result.get("correct"))), "judge_reason": str(result.get("reason", ""))}
+    return {**base, "score": reward, "correct": int(bool(result.get("correct"))),
+            "judge_reason": str(result.get("reason", ""))}

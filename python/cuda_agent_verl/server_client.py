@@ -12,8 +12,9 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
 
 class ServerError(Exception):
@@ -31,14 +32,14 @@ class ServerClient:
     """Talks to one ``cuda-agent serve`` at ``base_url`` (e.g. ``http://127.0.0.1:8080``)."""
 
     base_url: str
-    token: Optional[str] = None
+    token: str | None = None
     timeout_s: float = 1800.0  # a grade or evaluate runs a whole judgement
     max_attempts: int = 8
     max_retry_after_s: float = 60.0
     sleep: Callable[[float], Any] = field(default=asyncio.sleep, repr=False)
     retries: int = 0  # how many 429/503 answers were retried (for metrics and tests)
 
-    def _request_once(self, method: str, path: str, body: Optional[dict]) -> tuple[int, dict, dict]:
+    def _request_once(self, method: str, path: str, body: dict | None) -> tuple[int, dict, dict]:
         url = self.base_url.rstrip("/") + path
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(url, data=data, method=method)
@@ -56,7 +57,7 @@ class ServerClient:
                 payload = {"error": {"code": "bad_body", "message": raw[:200].decode(errors="replace")}}
             return error.code, dict(error.headers), payload
 
-    async def request(self, method: str, path: str, body: Optional[dict] = None) -> dict:
+    async def request(self, method: str, path: str, body: dict | None = None) -> dict:
         """One API call; 429/503 are waited out (Retry-After), other failures raise ServerError."""
         for attempt in range(1, self.max_attempts + 1):
             status, headers, payload = await asyncio.to_thread(self._request_once, method, path, body)
@@ -70,7 +71,7 @@ class ServerClient:
             raise ServerError(status, str(error.get("code", "unknown")), str(error.get("message", payload)))
         raise AssertionError("unreachable")
 
-    async def open_session(self, task: Any, device: Optional[str], policy: Optional[str], turn_limit: Optional[int]) -> dict:
+    async def open_session(self, task: Any, device: str | None, policy: str | None, turn_limit: int | None) -> dict:
         body: dict[str, Any] = {"task": task}
         if device:
             body["device"] = device
@@ -91,7 +92,7 @@ class ServerClient:
     async def close(self, session_id: str) -> dict:
         return await self.request("DELETE", f"/v1/sessions/{session_id}")
 
-    async def evaluate(self, task: Any, files: dict[str, str], device: Optional[str], policy: Optional[str]) -> dict:
+    async def evaluate(self, task: Any, files: dict[str, str], device: str | None, policy: str | None) -> dict:
         body: dict[str, Any] = {"task": task, "files": files}
         if device:
             body["device"] = device
@@ -110,7 +111,7 @@ def _retry_after(headers: dict, attempt: int, cap: float) -> float:
     return min(2.0 ** (attempt - 1), cap)
 
 
-def task_of(reference: str, extra_info: Optional[dict]) -> Any:
+def task_of(reference: str | None, extra_info: dict | None) -> Any:
     """The ``task`` field of a request: the inline program when the dataset carries it
     (``extra_info.task_source``), else the reference (``SUITE#NAME``, ``FILE.py``, ``DATA.jsonl#ID``)."""
     extra_info = extra_info or {}

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 _BLOCK = re.compile(r"<tool_call>(.*?)(</tool_call>|$)", re.DOTALL)
 _FUNCTION = re.compile(r"<function=([^>\s]+)\s*>(.*?)(</function>|$)", re.DOTALL)
@@ -32,10 +32,10 @@ class ParsedCall:
 
     name: str
     arguments: Any
-    error: Optional[str] = None
+    error: str | None = None
 
 
-def parse_tool_calls(text: str, tools: Optional[list[dict]] = None) -> tuple[str, list[ParsedCall]]:
+def parse_tool_calls(text: str, tools: list[dict] | None = None) -> tuple[str, list[ParsedCall]]:
     """Splits ``text`` into the content outside tool-call blocks and the calls, in order.
 
     ``tools`` (``[{"name", "parameters"}]``, the server's list) types the XML parameters."""
@@ -67,7 +67,8 @@ def _parse_json(body: str) -> ParsedCall:
         except json.JSONDecodeError:
             return ParsedCall(value["name"], arguments, f"the arguments of {value['name']} are not a JSON object")
     if not isinstance(arguments, dict):
-        return ParsedCall(value["name"], json.dumps(arguments), f"the arguments of {value['name']} are not a JSON object")
+        return ParsedCall(value["name"], json.dumps(arguments),
+                          f"the arguments of {value['name']} are not a JSON object")
     return ParsedCall(value["name"], arguments)
 
 
@@ -78,7 +79,7 @@ def _parse_xml(body: str, tools: list[dict]) -> ParsedCall:
     name = function.group(1)
     if not function.group(3):
         return ParsedCall(name, body, f"<function={name}> without its </function>")
-    schema = next((t.get("parameters", {}) for t in tools if t.get("name") == name), {})
+    schema: Any = next((t.get("parameters", {}) for t in tools if t.get("name") == name), {})
     properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
     arguments: dict[str, Any] = {}
     for parameter in _PARAMETER.finditer(function.group(2)):

@@ -5,9 +5,9 @@ import os
 import textwrap
 
 import pytest
+from helpers import PYTHON_DIR, run, write
 
 from cuda_agent_harness.ast_rules import RULES, RULES_BY_NAME, check_source
-from helpers import PYTHON_DIR, run, write
 
 REPO = os.path.dirname(PYTHON_DIR)
 HEAD = "import torch\nimport torch.nn as nn\nimport cuda_extension\n"
@@ -367,7 +367,8 @@ HACKS = {
     "list_sort_compares_tensors": ("tensor_compute", model("ys = [x, cuda_extension.f(x)]\nys.sort()\nreturn ys[0]")),
     "arithmetic_on_result": ("tensor_compute", model("return cuda_extension.relu(x) * self.scale")),
     "arithmetic_on_input": ("tensor_compute", model("return cuda_extension.f(x + 0)")),
-    "matmul_operator": ("tensor_compute", model("return cuda_extension.f(x @ self.w)", init="self.w = nn.Parameter(torch.empty(2, 2))")),
+    "matmul_operator": ("tensor_compute", model("return cuda_extension.f(x @ self.w)",
+                                                init="self.w = nn.Parameter(torch.empty(2, 2))")),
     "comparison": ("tensor_compute", model("return cuda_extension.f(x > 0)")),
     "truth_test": ("tensor_compute", model("y = cuda_extension.f(x)\nif y.sum():\n    return y\nreturn x")),
     "inplace_write": ("tensor_compute", model("y = cuda_extension.f(x)\ny[0] = 0\nreturn y")),
@@ -375,7 +376,8 @@ HACKS = {
     "item": ("tensor_compute", model("return cuda_extension.f(x, float(x.max()))")),
     "nn_layer_called": ("nn_module_call", model("return cuda_extension.gelu(self.linear(x))",
                                                 init="self.linear = nn.Linear(4, 4)")),
-    "nn_layer_forward": ("nn_module_call", model("return self.linear.forward(x)", init="self.linear = nn.Linear(4, 4)")),
+    "nn_layer_forward": ("nn_module_call", model("return self.linear.forward(x)",
+                                                 init="self.linear = nn.Linear(4, 4)")),
     "nn_layer_built_in_forward": ("torch_compute", model("return nn.ReLU()(x)")),
     "helper_of_a_submodule": ("tensor_compute", HEAD + textwrap.dedent("""
         class Ops(nn.Module):
@@ -407,7 +409,8 @@ HACKS = {
         init="self.linear = nn.Linear(4, 4)")),
     "layer_base_class": ("forbidden_base_class", HEAD + "class ModelNew(nn.Linear):\n    pass\n"),
     "torch_compile": ("torch_compiler", model("return self.fn(x)", init="self.fn = torch.compile(torch.relu)")),
-    "torch_jit": ("torch_compiler", model("return cuda_extension.f(x)", extra="@torch.jit.script\ndef g(x):\n    return x\n")),
+    "torch_jit": ("torch_compiler", model("return cuda_extension.f(x)",
+                                          extra="@torch.jit.script\ndef g(x):\n    return x\n")),
     "torch_ops": ("torch_ops", model("return torch.ops.aten.relu.default(x)")),
     "torch_C": ("torch_ops", model("return torch._C._nn.gelu(x)")),
     "load_inline": ("torch_ops", model("return cuda_extension.f(x)",
@@ -415,21 +418,26 @@ HACKS = {
     # C2
     "try_fallback": ("try_except", model("try:\n    return cuda_extension.f(x)\nexcept Exception:\n    return x")),
     # A1, A2
-    "side_stream": ("side_stream", model("return cuda_extension.f(x, self.s.cuda_stream)", init="self.s = torch.cuda.Stream()")),
+    "side_stream": ("side_stream", model("return cuda_extension.f(x, self.s.cuda_stream)",
+                                         init="self.s = torch.cuda.Stream()")),
     "threading": ("host_thread", model("return cuda_extension.f(x)", header=HEAD + "import threading\n")),
-    "concurrent": ("host_thread", model("return cuda_extension.f(x)", header=HEAD + "from concurrent.futures import ThreadPoolExecutor\n")),
-    "torch_multiprocessing": ("host_thread", model("return cuda_extension.f(x)", init="self.q = torch.multiprocessing.Queue()")),
+    "concurrent": ("host_thread", model("return cuda_extension.f(x)",
+                                        header=HEAD + "from concurrent.futures import ThreadPoolExecutor\n")),
+    "torch_multiprocessing": ("host_thread", model("return cuda_extension.f(x)",
+                                                   init="self.q = torch.multiprocessing.Queue()")),
     # A3
     "tensor_subclass": ("lazy_output", HEAD + "class Lazy(torch.Tensor):\n    pass\n" + model("return x", header="")),
     "torch_function_hook": ("lazy_output", HEAD + "class L:\n    def __torch_function__(self, *a):\n        pass\n"),
     # A4
     "patch_synchronize": ("torch_patching", HEAD + "torch.cuda.synchronize = lambda: None\n"),
-    "patch_in_init": ("torch_patching", model("return cuda_extension.f(x)", init="torch.cuda.Event.elapsed_time = lambda a, b: 0.0")),
+    "patch_in_init": ("torch_patching", model("return cuda_extension.f(x)",
+                                              init="torch.cuda.Event.elapsed_time = lambda a, b: 0.0")),
     "patch_via_alias": ("torch_patching", HEAD + "cuda = torch.cuda\ncuda.synchronize = print\n"),
     "tf32_flag": ("torch_patching", HEAD + "torch.backends.cuda.matmul.allow_tf32 = True\n"),
     "setattr": ("dynamic_code", HEAD + "setattr(torch.cuda, 'synchronize', print)\n"),
     "ctypes": ("native_access", HEAD + "import ctypes\n"),
-    "profiler": ("timer_patching", model("return cuda_extension.f(x)", init="torch.profiler.profile().__exit__(None, None, None)")),
+    "profiler": ("timer_patching", model("return cuda_extension.f(x)",
+                                         init="torch.profiler.profile().__exit__(None, None, None)")),
     "time": ("clock_read", HEAD + "import time\n"),
     # B2
     "gc": ("introspection", HEAD + "import gc\n"),
@@ -445,10 +453,12 @@ HACKS = {
     "numpy": ("library_compute", HEAD + "import numpy as np\n"),
     "other_import": ("forbidden_import", HEAD + "import functools\n"),
     # B4, A5
-    "self_state": ("module_state", model("self.calls = self.calls + 1\nreturn cuda_extension.f(x)", init="self.calls = 0")),
+    "self_state": ("module_state", model("self.calls = self.calls + 1\nreturn cuda_extension.f(x)",
+                                         init="self.calls = 0")),
     "cache_by_id": ("module_state", model("k = id(x)\nreturn cuda_extension.f(x, k)")),
     "module_cache": ("module_state", model("CACHE.append(x)\nreturn cuda_extension.f(x)", extra="CACHE = []\n")),
-    "global_statement": ("module_state", model("global CALLS\nCALLS += 1\nreturn cuda_extension.f(x)", extra="CALLS = 0\n")),
+    "global_statement": ("module_state", model("global CALLS\nCALLS += 1\nreturn cuda_extension.f(x)",
+                                               extra="CALLS = 0\n")),
     "override_load_state_dict": ("module_override", HEAD + textwrap.dedent("""
         class ModelNew(nn.Module):
             def _load_from_state_dict(self, state_dict, *args):

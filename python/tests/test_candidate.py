@@ -5,9 +5,16 @@ import sys
 
 import torch
 import torch.nn.functional as F
-
-from helpers import (FUNCTIONAL_CANDIDATE, GOOD_CANDIDATE, WRONG_CANDIDATE, candidate_spec, compare_spec,
-                     make_reference, run, write_candidate)
+from helpers import (
+    FUNCTIONAL_CANDIDATE,
+    GOOD_CANDIDATE,
+    WRONG_CANDIDATE,
+    candidate_spec,
+    compare_spec,
+    make_reference,
+    run,
+    write_candidate,
+)
 
 
 def run_candidate(tmp_path, ref, source, name="cand"):

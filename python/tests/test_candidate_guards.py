@@ -4,8 +4,16 @@ Each guard must be able to fail: a candidate that breaks its rule fails with the
 the legitimate candidates (GOOD_CANDIDATE, in test_candidate.py too) pass.
 """
 
-from helpers import (GOOD_CANDIDATE, TORCH_OPS_CANDIDATE, candidate_spec, compare_spec,
-                     make_reference, run, run_cli, write_candidate)
+from helpers import (
+    GOOD_CANDIDATE,
+    TORCH_OPS_CANDIDATE,
+    candidate_spec,
+    compare_spec,
+    make_reference,
+    run,
+    run_cli,
+    write_candidate,
+)
 
 # ReLU on non-negative inputs is the identity: returning the input itself would pass the comparison.
 IDENTITY_TASK = """

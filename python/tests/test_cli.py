@@ -4,8 +4,17 @@ import os
 import subprocess
 import sys
 
-from helpers import (GOOD_CANDIDATE, PYTHON_DIR, TASK, candidate_spec, compare_spec, reference_spec, run_cli,
-                     write, write_candidate)
+from helpers import (
+    GOOD_CANDIDATE,
+    PYTHON_DIR,
+    TASK,
+    candidate_spec,
+    compare_spec,
+    reference_spec,
+    run_cli,
+    write,
+    write_candidate,
+)
 
 
 def test_reference_candidate_compare_pipeline(tmp_path):

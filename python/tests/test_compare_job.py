@@ -3,7 +3,6 @@
 import collections
 
 import torch
-
 from helpers import fixed_tolerance, run
 
 FIELDS = {"index", "ok", "reason", "path", "max_abs_err", "max_rel_err", "rel_norm_err", "mismatches", "numel",

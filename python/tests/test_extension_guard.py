@@ -8,7 +8,6 @@ import os
 
 import pytest
 import torch
-
 from helpers import candidate_spec, compare_spec, make_reference, profile_spec, run, write_candidate
 
 EXTENSION = "cuda_agent_guard_test_ext"

@@ -171,7 +171,7 @@ def get_init_inputs(): return []
     request["jail"]["writable"] = [str(folder)]
     started, ended = call(sock, request)
     assert ended["exit_code"] == 0 and ended["jail"] == "ok", (folder / "err.txt").read_text()
-    line = next(l for l in (folder / "out.txt").read_text().splitlines() if l.startswith("PROBE"))
+    line = next(s for s in (folder / "out.txt").read_text().splitlines() if s.startswith("PROBE"))
     found = eval(line[len("PROBE "):])  # noqa: S307 - our own repr of plain values
     assert found["uid"] == 65534
     assert found["secret"] is False, "a hidden folder was visible in the jail"

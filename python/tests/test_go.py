@@ -267,8 +267,9 @@ def test_the_profile_job_checks_the_candidate_before_its_timing_go(tmp_path, mon
     """One process for the candidate's verification and its timing: after `then` it writes the checks'
     outputs (the same as the `candidate` job's: the reference's compare job passes them), marks them
     done, and times nothing before `time` (nothing at all when stopped there instead)."""
-    from cuda_agent_harness import timing
     from helpers import compare_spec
+
+    from cuda_agent_harness import timing
 
     spec, fields, ref, out = checking(tmp_path)
     wait = spec["wait_for"]
@@ -290,6 +291,8 @@ def test_the_profile_job_checks_the_candidate_before_its_timing_go(tmp_path, mon
         (tmp_path / "signals" / "then").write_text("then\n")
         seen["checked"] = wait_until(wait["checked"])
         seen["outputs"] = sorted(os.listdir(out))
+        with open(os.path.join(out, "weights.json")) as f:
+            seen["weights"] = json.load(f)  # how it loaded the weights, for the judge's record
         # The served reference's comparison happens here; the reference's compare job stands in.
         compare = compare_spec(tmp_path, ref, {"output_dir": out})
         seen["compared"] = run("compare", compare)["ok"]
@@ -301,7 +304,8 @@ def test_the_profile_job_checks_the_candidate_before_its_timing_go(tmp_path, mon
     result = run("profile", spec)
     thread.join()
     assert seen == {"outputs_before_then": False, "checked": True, "compared": True,
-                    "outputs": ["output_0.pt", "output_1.pt", "output_2.pt", "output_3.pt"]}
+                    "outputs": ["output_0.pt", "output_1.pt", "output_2.pt", "output_3.pt", "weights.json"],
+                    "weights": {"weights": "by_name"}}
     assert result["verification"]["checks_run"] == 3 and result["verification"]["repeated_check"]
     if after == "stop":
         assert result["error_kind"] == "not_started" and "after its checks" in result["reason"], result

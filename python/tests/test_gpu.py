@@ -4,9 +4,18 @@ import os
 
 import pytest
 import torch
-
-from helpers import (Served, candidate_spec, compare_spec, fixed_tolerance, profile_spec, reference_spec,
-                     run, run_cli, write, write_candidate)
+from helpers import (
+    Served,
+    candidate_spec,
+    compare_spec,
+    fixed_tolerance,
+    profile_spec,
+    reference_spec,
+    run,
+    run_cli,
+    write,
+    write_candidate,
+)
 
 pytestmark = pytest.mark.gpu
 
@@ -192,7 +201,7 @@ cupy.RawKernel('extern "C" __global__ void warm(float* p) { }', "warm").compile(
 
 def test_pipeline_on_cuda(tmp_path):
     pytest.importorskip("cupy")
-    exec(CUPY_LOADED, {})  # in this process, where the job runs
+    exec(CUPY_LOADED, {})  # noqa: S102 - our own code; in this process, where the job runs
     ref = gpu_reference(tmp_path)
     cand = candidate_spec(tmp_path, ref, *write_candidate(tmp_path, GPU_CANDIDATE))
     cand["device"] = "cuda"
@@ -236,7 +245,7 @@ def test_eager_profile_on_cuda(tmp_path):
     assert len(result["device_us"]) == 6 and len(result["wall_us"]) == 6
     assert all(d > 0 for d in result["device_us"])
     # one stream: device time cannot exceed wall time (it would if range annotations were counted)
-    assert all(d <= w * 1.05 for d, w in zip(result["device_us"], result["wall_us"]))
+    assert all(d <= w * 1.05 for d, w in zip(result["device_us"], result["wall_us"], strict=False))
     names = [k["name"] for k in result["kernels"]]
     assert names, result
     assert not any("cuda_agent_call" in n for n in names)

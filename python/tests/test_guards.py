@@ -8,11 +8,10 @@ import threading
 import pytest
 import torch
 import torch.nn.functional as F
+from helpers import PYTHON_DIR
 
 from cuda_agent_harness.errors import JobError
-from cuda_agent_harness.guards import (ForbiddenOp, OpGuard, ThreadWatch, block_functional, op_allowed,
-                                       thread_counts)
-from helpers import PYTHON_DIR
+from cuda_agent_harness.guards import ForbiddenOp, OpGuard, ThreadWatch, block_functional, op_allowed, thread_counts
 
 
 def test_functional_calls_raise_inside_and_work_after():

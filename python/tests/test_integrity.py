@@ -6,8 +6,17 @@ import pytest
 import torch
 
 from cuda_agent_harness.errors import JobError
-from cuda_agent_harness.integrity import (GIB, Frozen, check_output, cuda_poison_bytes, digest,
-                                          has_internal_overlap, poison_free_memory, release_poison, _requests)
+from cuda_agent_harness.integrity import (
+    GIB,
+    Frozen,
+    _requests,
+    check_output,
+    cuda_poison_bytes,
+    digest,
+    has_internal_overlap,
+    poison_free_memory,
+    release_poison,
+)
 
 
 class Subclass(torch.Tensor):

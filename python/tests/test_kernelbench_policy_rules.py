@@ -9,8 +9,13 @@ import torch.nn.functional as F
 
 from cuda_agent_harness.ast_rules import RULES_BY_NAME, PolicyRules, check_source
 from cuda_agent_harness.errors import JobError
-from cuda_agent_harness.guards import (OpGuard, block_functional, count_extension_calls, set_policy_rules,
-                                       torch_compute_allowed)
+from cuda_agent_harness.guards import (
+    OpGuard,
+    block_functional,
+    count_extension_calls,
+    set_policy_rules,
+    torch_compute_allowed,
+)
 
 KB = PolicyRules(torch_compute=True)
 
@@ -115,6 +120,8 @@ def test_the_new_rules_are_in_the_table():
 def test_policy_rules_from_a_spec():
     assert PolicyRules.from_spec(None) == PolicyRules()
     assert PolicyRules.from_spec({"torch_compute": True}).torch_compute
+    # kernelbench's whole rule set (PolicyRules::ToJson): weights_by_position is the jobs', not the code's.
+    assert PolicyRules.from_spec({"torch_compute": True, "weights_by_position": True}).torch_compute
     for bad in ({"torch_compute": "yes"}, {"torch": True}, [True]):
         with pytest.raises(ValueError):
             PolicyRules.from_spec(bad)

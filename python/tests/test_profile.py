@@ -7,11 +7,11 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from helpers import FUNCTIONAL_CANDIDATE, GOOD_CANDIDATE, make_reference, profile_spec, run, write_candidate
 from torch.autograd import DeviceType
 
 from cuda_agent_harness import cupti, inputs, timing
 from cuda_agent_harness.comparison import Tolerance, compare
-from helpers import FUNCTIONAL_CANDIDATE, GOOD_CANDIDATE, make_reference, profile_spec, run, write_candidate
 
 
 def assert_cpu_timings(result, iters):
@@ -309,7 +309,7 @@ def test_spot_checked_calls_are_written_and_match_the_reference(tmp_path):
     ref["timing"] = {"seed": 999, "warmup": 2, "iters": 4, "spot_check_calls": [3, 1]}
     expected = run("reference", ref)
     assert expected["ok"], expected
-    for entry, saved in zip(expected["spot_expected"], result["spot_checks"]):
+    for entry, saved in zip(expected["spot_expected"], result["spot_checks"], strict=False):
         assert entry["call"] == saved["call"] and entry["input_set"] == saved["input_set"]
         report = compare(torch.load(entry["path"], weights_only=True),
                          torch.load(saved["output_path"], weights_only=True), Tolerance.fixed(0.01, 0.01))

@@ -6,11 +6,11 @@ import threading
 import time
 
 import torch
+from helpers import TASK, Served, make_reference, read_strict_json, reference_spec, reference_weights_of, run, write
 
 from cuda_agent_harness.inputs import make_input_set, timed_call_set, timing_set_seed, transformed
 from cuda_agent_harness.runner import run_job
 from cuda_agent_harness.task_module import import_task
-from helpers import TASK, Served, make_reference, read_strict_json, reference_spec, reference_weights_of, run, write
 
 
 def load(path):
@@ -102,6 +102,7 @@ def test_weights_that_a_seed_cannot_rebuild_travel_as_a_file(tmp_path):
 
 def test_a_rebuild_that_differs_from_the_checksums_is_an_internal_error(tmp_path):
     import json
+
     from cuda_agent_harness.errors import JobError
     spec = make_reference(tmp_path)
     seed_path = os.path.join(spec["data_dir"], "state_dict.seed.json")

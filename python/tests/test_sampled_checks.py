@@ -21,7 +21,7 @@ def beyond(expected, actual, tolerance, seed=7):
     e = sampled_checks.fingerprint(expected, sampled_checks.Weights(seed, "cpu"), tolerance)
     a = sampled_checks.fingerprint(actual, sampled_checks.Weights(seed, "cpu"))
     bad = []
-    for t, (et, at) in enumerate(zip(e["tensors"], a["tensors"])):
+    for t, (et, at) in enumerate(zip(e["tensors"], a["tensors"], strict=False)):
         for c, usable in enumerate(et["finite"]):
             if not usable:
                 continue

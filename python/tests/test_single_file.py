@@ -113,7 +113,7 @@ def test_model_new_keeps_the_authors_code_and_lines():
     model = c.files["model_new.py"]
     old, new = PLAIN.splitlines(), model.splitlines()
     assert len(old) == len(new)
-    changed = [k + 1 for k, (a, b) in enumerate(zip(old, new)) if a != b]
+    changed = [k + 1 for k, (a, b) in enumerate(zip(old, new, strict=False)) if a != b]
     call = next(n for n in ast.walk(ast.parse(PLAIN)) if isinstance(n, ast.Call)
                 and getattr(n.func, "id", "") == "load_inline")
     # Only the import line and the call's lines change.

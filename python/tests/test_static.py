@@ -52,7 +52,7 @@ def test_no_top_level_model_new_class(tmp_path):
 def test_static_job_does_not_import_torch(tmp_path):
     write(tmp_path / "c" / "model_new.py", "class ModelNew:\n    pass\n")
     spec = tmp_path / "spec.json"
-    spec.write_text('{"result_path": "%s", "candidate_dir": "%s"}' % (tmp_path / "r.json", tmp_path / "c"))
+    spec.write_text('{{"result_path": "{}", "candidate_dir": "{}"}}'.format(tmp_path / "r.json", tmp_path / "c"))
     code = (
         "import sys\n"
         "from cuda_agent_harness.__main__ import main\n"

@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from cuda_agent_harness.synth.catalog import build_catalog, composable_ops
-from cuda_agent_harness.synth.composer import PAPER_MIX, compose, parse_mix
-from cuda_agent_harness.synth.filters import Candidate, FilterConfig, run_filters
-from cuda_agent_harness.synth.similarity import Corpus, similarity, tokens
+from cuda_agent_synth.catalog import build_catalog, composable_ops
+from cuda_agent_synth.composer import PAPER_MIX, compose, parse_mix
+from cuda_agent_synth.filters import Candidate, FilterConfig, run_filters
+from cuda_agent_synth.similarity import Corpus, similarity, tokens
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +80,10 @@ def get_init_inputs():
 """
 
 
-@pytest.mark.parametrize("code, stage", [(BRANCHY, "compile"), (BRANCHY.replace("if float(y.sum().item()) > 1e9:\n            return y\n        ", ""), None)])
+UNBRANCHY = BRANCHY.replace("if float(y.sum().item()) > 1e9:\n            return y\n        ", "")
+
+
+@pytest.mark.parametrize("code, stage", [(BRANCHY, "compile"), (UNBRANCHY, None)])
 def test_compile_stage(tmp_path, code, stage):
     path = tmp_path / "c.py"
     path.write_text(code)
@@ -93,7 +96,7 @@ def test_compile_stage(tmp_path, code, stage):
 
 
 def test_quotas_split_the_count_and_steering_skips_full_counts():
-    from cuda_agent_harness.jobs.synth import op_count_quotas, steered_count
+    from cuda_agent_synth.job import op_count_quotas, steered_count
 
     quotas = op_count_quotas({1: 3.4, 2: 83.8, 3: 7.6, 4: 2.8, 5: 1.2}, 5, 500)
     assert sum(quotas.values()) == 500 and quotas == {"1": 17, "2": 424, "3": 39, "4": 14, "5": 6}
@@ -111,7 +114,7 @@ def test_quotas_split_the_count_and_steering_skips_full_counts():
 
 
 def test_categories_and_data_sources():
-    from cuda_agent_harness.jobs.synth import category, data_source
+    from cuda_agent_synth.job import category, data_source
 
     assert category(["nn.Linear", "F.gelu"]) == "2" and data_source(["nn.Linear", "F.gelu"]) == "torch#2"
     assert category(["transformers.LlamaMLP"]) == "transformers"
@@ -120,8 +123,8 @@ def test_categories_and_data_sources():
 
 def test_transformers_ops_are_probed_and_stay_single(catalog):
     pytest.importorskip("transformers")
-    from cuda_agent_harness.synth.catalog import transformers_ops
-    from cuda_agent_harness.synth.composer import compose_transformers
+    from cuda_agent_synth.catalog import transformers_ops
+    from cuda_agent_synth.composer import compose_transformers
 
     found = {op["name"]: op for op in transformers_ops(catalog)}
     for name in ("transformers.ACT2FN[gelu_new]", "transformers.LlamaRMSNorm", "transformers.LlamaMLP",

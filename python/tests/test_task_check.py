@@ -5,10 +5,10 @@ import os
 
 import pytest
 import torch
+from helpers import fixed_tolerance, read_strict_json, run, run_cli, write
 
 from cuda_agent_harness.comparison import Tolerance, compare
 from cuda_agent_harness.jobs.task_check import TaskChecker, no_looser
-from helpers import fixed_tolerance, read_strict_json, run, run_cli, write
 
 # The tolerance specs of the three policies (judge/precision.cc; docs/precision.md).
 SCALED_LIMITS = {
@@ -138,7 +138,7 @@ def records(spec: dict) -> dict[str, dict]:
 
 def passes(record: dict, answer: str) -> dict:
     entry = record["answers"][answer]
-    return entry["pass"] if entry else {p: False for p in POLICIES}
+    return entry["pass"] if entry else dict.fromkeys(POLICIES, False)
 
 
 def flagged_by(record: dict) -> list[str]:
@@ -181,7 +181,7 @@ def test_zeros_pass_a_wide_softmax_under_paper_only(checked):
 
 def test_an_output_that_ignores_its_input_is_flagged_as_independent(checked):
     record = checked[2]["constant"]
-    assert passes(record, "independent") == {p: True for p in POLICIES}
+    assert passes(record, "independent") == dict.fromkeys(POLICIES, True)
     assert record["inputs_vary"] is True
     assert not any(passes(record, "zeros").values())
 
@@ -249,8 +249,8 @@ def test_task_timeout_ends_the_process_and_names_the_started_task(tmp_path):
     proc, result = run_cli("task_check", spec, tmp_path)
     assert proc.returncode == 1 and result is None
     assert "Timeout" in proc.stderr
-    lines = [json.loads(l) for l in open(spec["progress_path"], encoding="utf-8")]
-    assert [l.get("started") or l["name"] for l in lines] == ["normal", "normal", "hang"]
+    lines = [json.loads(row) for row in open(spec["progress_path"], encoding="utf-8")]
+    assert [row.get("started") or row["name"] for row in lines] == ["normal", "normal", "hang"]
 
 
 def test_bad_tolerances_are_an_internal_error(tmp_path):

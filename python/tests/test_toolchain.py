@@ -5,7 +5,6 @@ import sys
 
 import pytest
 import torch
-
 from helpers import run
 
 

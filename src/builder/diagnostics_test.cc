@@ -50,17 +50,42 @@ TEST(CudaGencode, ArchitectureSpecificTargetsOnHopper) {
 }
 
 TEST(CollectSources, RulesPerDevice) {
-  fs::path dir = MakeTempDir(fs::temp_directory_path(), "src-test").value();
-  ASSERT_TRUE(WriteFileAtomic(dir / "binding.cpp", "").ok());
-  EXPECT_NE(CollectSources(dir, Device::kCpu).status().message().find("no kernel sources"),
+  Candidate headers_only =
+      Candidate::FromFiles({{"kernels/a.cuh", ""}, {"model_new.py", ""}}).value();
+  EXPECT_NE(CollectSources(headers_only, Device::kCpu).status().message().find("no kernel sources"),
             std::string::npos);
-  ASSERT_TRUE(WriteFileAtomic(dir / "kernels" / "a.cu", "").ok());
-  EXPECT_NE(CollectSources(dir, Device::kCpu).status().message().find("cpu mode"),
+  Candidate cuda_source = Candidate::FromFiles({{"kernels/a.cu", ""}}).value();
+  EXPECT_NE(CollectSources(cuda_source, Device::kCpu).status().message().find("cpu mode"),
             std::string::npos);
-  Result<std::vector<fs::path>> cuda = CollectSources(dir, Device::kCuda);
+  Result<std::vector<fs::path>> cuda = CollectSources(cuda_source, Device::kCuda);
   ASSERT_TRUE(cuda.ok());
-  EXPECT_EQ(cuda->size(), 2u);
-  fs::remove_all(dir);
+  EXPECT_EQ(cuda.value(), (std::vector<fs::path>{"binding.cpp", "kernels/a.cu"}));
+}
+
+// The order a listing of the written folder gave (path order, not the names' byte order): the
+// link command, and so the linked library's cache key, do not change.
+TEST(CollectSources, InPathOrder) {
+  Candidate c = Candidate::FromFiles({{"kernels/a.b.cpp", ""},
+                                      {"kernels/a/x.cpp", ""},
+                                      {"kernels/a.cu", ""},
+                                      {"kernels/z.cuh", ""}})
+                    .value();
+  Result<std::vector<fs::path>> sources = CollectSources(c, Device::kCuda);
+  ASSERT_TRUE(sources.ok());
+  EXPECT_EQ(sources.value(), (std::vector<fs::path>{"binding.cpp", "kernels/a/x.cpp",
+                                                    "kernels/a.b.cpp", "kernels/a.cu"}));
+}
+
+TEST(LinkedLibraries, TorchsThenTheScannedOnesOnCudaOnly) {
+  const CudaLibraries cublas = {CudaLibrary::kCublas};
+  EXPECT_EQ(LinkedLibraries(Device::kCpu, cublas),
+            (std::vector<std::string>{"c10", "torch", "torch_cpu", "torch_python"}));
+  EXPECT_EQ(LinkedLibraries(Device::kCuda, {}),
+            (std::vector<std::string>{"c10", "torch", "torch_cpu", "torch_python", "c10_cuda",
+                                      "torch_cuda", "cudart"}));
+  EXPECT_EQ(LinkedLibraries(Device::kCuda, {CudaLibrary::kCudnn, CudaLibrary::kCublas}).back(),
+            "cudnn");
+  EXPECT_EQ(LinkedLibraries(Device::kCuda, cublas).back(), "cublas");
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
-// extension_builder.cc — compile, cache, link.
+// extension_builder.cc — write the value's sources once, compile, cache, link.
 #include "builder/extension_builder.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <thread>
 
 #include "builder/binding_compiler.h"
@@ -60,11 +62,52 @@ bool IsHeader(const fs::path& p) {
   return ext == ".h" || ext == ".hpp" || ext == ".cuh" || ext == ".inl" || ext == ".hxx";
 }
 
+// SourceDir: where the build's sources are written and compiled from.
+fs::path SourceDir(const BuildRequest& req) { return req.out_dir / kBuildSourceFolder; }
+
+// Sources: every file a build compiles or includes, by relative path: the candidate's kernels/
+// files as the value holds them and the template's fixed binding files.
+using Sources = std::map<std::string, std::string>;
+
+// GatherSources takes the candidate's kernels/ files from the value and reads the template's fixed
+// binding files (binding.cpp must be there; a missing header is left out).
+Result<Sources> GatherSources(const Candidate& candidate, const fs::path& template_dir) {
+  Sources files;
+  for (const auto& [name, content] : candidate.files()) {
+    if (name.starts_with("kernels/")) files[name] = content;
+  }
+  for (const char* name : kInfrastructureFiles) {
+    std::error_code ec;
+    const bool required = std::string_view(name) == kBindingSource;
+    if (!required && !fs::exists(template_dir / name, ec)) continue;
+    Result<std::string> content = ReadFile(template_dir / name);
+    if (!content.ok()) {
+      return Internal("the template has no readable " + std::string(name) + " (" +
+                      content.status().message() + ")");
+    }
+    files[name] = std::move(content).value();
+  }
+  return files;
+}
+
+// WriteSources empties `dir` and writes `files` into it: the only copy the compilers read.
+Status WriteSources(const Sources& files, const fs::path& dir) {
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) return Internal("cannot empty " + dir.string() + ": " + ec.message());
+  for (const auto& [name, content] : files) {
+    fs::create_directories((dir / name).parent_path(), ec);
+    if (ec) return Internal("cannot create " + (dir / name).parent_path().string());
+    if (Status s = WriteFileAtomic(dir / name, content); !s.ok()) return s;
+  }
+  return OkStatus();
+}
+
 std::vector<std::string> CommonFlags(const BuildRequest& req, const Toolchain& tc) {
   std::vector<std::string> flags = {
       "-DTORCH_EXTENSION_NAME=" + std::string(kExtensionName), "-DTORCH_API_INCLUDE_EXTENSION_H",
       std::string("-D_GLIBCXX_USE_CXX11_ABI=") + (tc.cxx11_abi ? "1" : "0"),
-      "-I" + req.source_dir.string()};
+      "-I" + SourceDir(req).string()};
   for (const auto& dir : tc.include_dirs) {
     flags.push_back("-isystem");
     flags.push_back(dir);
@@ -109,7 +152,7 @@ std::string NvccPath(const Toolchain& tc) {
 // PchFlags: a compile command as its precompiled header is made with (no -c, no own include).
 std::vector<std::string> PchFlags(const std::vector<std::string>& argv, const BuildRequest& req) {
   std::vector<std::string> flags;
-  const std::string own_include = "-I" + req.source_dir.string();
+  const std::string own_include = "-I" + SourceDir(req).string();
   for (const auto& a : argv) {
     if (a != "-c" && a != own_include) flags.push_back(a);
   }
@@ -128,7 +171,7 @@ std::vector<std::string> WithSource(std::vector<std::string> argv, const fs::pat
 }
 
 CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::path& rel,
-                     const std::string& headers_hash) {
+                     const std::string& content, const std::string& headers_hash) {
   CompileStep step;
   step.source = rel;
   std::string stem = rel.generic_string();
@@ -156,10 +199,9 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
   }
   if (!cuda) step.argv = {"g++", "-c", "-O3", "-std=c++20", "-fPIC", "-w"};
   step.argv.insert(step.argv.end(), flags.begin(), flags.end());
-  Result<std::string> content = ReadFile(req.source_dir / rel);
   // A binding file: its torch/pybind11 headers from a precompiled header, once it is made (the
   // object is the same either way, so the cache key does not depend on it).
-  step.variant = !cuda && content.ok() ? PchVariantFor(content.value()) : PchVariant::kNone;
+  step.variant = !cuda ? PchVariantFor(content) : PchVariant::kNone;
   PchCompiler compiler = PchCompiler::kGcc;
   std::string compiler_version;
   std::optional<BindingClang> clang;
@@ -189,9 +231,8 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
     }
   }
   auto cache_key = [&](const std::vector<std::string>& argv, const std::string& version) {
-    return Sha256Hex(KeyFlags(argv, req.source_dir.string()) + "|" + version + "|" +
-                     tc.Fingerprint() + "|" + headers_hash + "|" +
-                     (content.ok() ? content.value() : ""));
+    return Sha256Hex(KeyFlags(argv, SourceDir(req).string()) + "|" + version + "|" +
+                     tc.Fingerprint() + "|" + headers_hash + "|" + content);
   };
   step.cache_key = cache_key(step.argv, compiler_version);
   if (!step.fallback_argv.empty()) step.fallback_cache_key = cache_key(step.fallback_argv, "");
@@ -203,21 +244,27 @@ CompileStep MakeStep(const BuildRequest& req, const Toolchain& tc, const fs::pat
     if (pch) step.pch_dir = *pch;
   }
   step.argv =
-      WithSource(std::move(step.argv), step.pch_dir, compiler, req.source_dir / rel, step.object);
+      WithSource(std::move(step.argv), step.pch_dir, compiler, SourceDir(req) / rel, step.object);
   return step;
 }
 
 // HashHeaders hashes the headers a source may include: for the fixed binding.cpp only the
 // infrastructure headers beside it (it includes nothing of kernels/, so a candidate's header edit
-// does not compile it again), for a kernel file every header.
-std::string HashHeaders(const fs::path& source_dir, bool infrastructure_only) {
-  Sha256 h;
-  for (const fs::path& rel : ListFilesRecursive(source_dir)) {
+// does not compile it again), for a kernel file every header. In path order, as a listing of the
+// written folder would give them (the keys of earlier builds stay valid).
+std::string HashHeaders(const Sources& files, bool infrastructure_only) {
+  std::vector<std::pair<fs::path, const std::string*>> headers;
+  for (const auto& [name, content] : files) {
+    const fs::path rel(name);
     if (!IsHeader(rel)) continue;
     if (infrastructure_only && rel.has_parent_path()) continue;
+    headers.emplace_back(rel, &content);
+  }
+  std::sort(headers.begin(), headers.end());
+  Sha256 h;
+  for (const auto& [rel, content] : headers) {
     h.Update(rel.generic_string());
-    Result<std::string> content = ReadFile(source_dir / rel);
-    h.Update(content.ok() ? content.value() : "");
+    h.Update(*content);
   }
   return h.HexDigest();
 }
@@ -240,7 +287,7 @@ Result<RunResult> RunTool(const BuildRequest& req, RunOptions opt, const fs::pat
   SandboxPolicy policy = req.policy;
   policy.keep_host_uid = true;  // the compilers write out_dir at once (sandbox/sandbox.h)
   policy.writable.push_back(req.out_dir);
-  policy.read_only.push_back(req.source_dir);
+  policy.read_only.push_back(SourceDir(req));
   if (!also.empty()) policy.read_only.push_back(also);
   Result<SandboxRun> run = req.sandbox->Run(policy, opt);
   if (!run.ok()) return run.status();
@@ -331,7 +378,7 @@ Result<RunResult> CompileWithGcc(const BuildRequest& req, const CompileStep& ste
                                                   tc, step.variant, PchCompiler::kGcc);
   fs::path pch_dir = pch ? *pch : fs::path();
   opt.argv = WithSource(step.fallback_argv, pch_dir, PchCompiler::kGcc,
-                        req.source_dir / step.source, step.object);
+                        SourceDir(req) / step.source, step.object);
   return log.Timed(step.source.generic_string() + ": g++ after clang failed",
                    [&] { return RunTool(req, opt, pch_dir); });
 }
@@ -349,21 +396,21 @@ std::string CudaGencode(const std::string& capability) {
   return "arch=compute_" + digits + suffix + ",code=sm_" + digits + suffix;
 }
 
-Result<std::vector<fs::path>> CollectSources(const fs::path& source_dir, Device device) {
-  std::vector<fs::path> sources;
-  if (!fs::exists(source_dir / kBindingSource)) {
-    return Internal("the build folder has no binding.cpp (template missing)");
-  }
-  sources.push_back(kBindingSource);
+Result<std::vector<fs::path>> CollectSources(const Candidate& candidate, Device device) {
+  std::vector<fs::path> sources = {kBindingSource};
   std::vector<fs::path> kernel_sources;
-  for (const fs::path& rel : ListFilesRecursive(source_dir / "kernels")) {
-    std::string ext = rel.extension().string();
-    if (ext == ".cu" && device == Device::kCpu) {
-      return InvalidArgument("kernels/" + rel.generic_string() +
+  for (const auto& [name, content] : candidate.files()) {
+    if (name.starts_with("kernels/")) kernel_sources.emplace_back(name);
+  }
+  std::sort(kernel_sources.begin(), kernel_sources.end());  // path order, as a listing gave them
+  std::erase_if(kernel_sources, [](const fs::path& rel) {
+    const std::string ext = rel.extension().string();
+    return ext != ".cu" && ext != ".cpp" && ext != ".cc";
+  });
+  for (const fs::path& rel : kernel_sources) {
+    if (rel.extension() == ".cu" && device == Device::kCpu) {
+      return InvalidArgument(rel.generic_string() +
                              ": CUDA sources cannot be built in cpu mode (write kernels/*.cpp)");
-    }
-    if (ext == ".cu" || ext == ".cpp" || ext == ".cc") {
-      kernel_sources.push_back(fs::path("kernels") / rel);
     }
   }
   if (kernel_sources.empty()) {
@@ -374,7 +421,16 @@ Result<std::vector<fs::path>> CollectSources(const fs::path& source_dir, Device 
   return sources;
 }
 
-BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
+std::vector<std::string> LinkedLibraries(Device device, const CudaLibraries& libraries) {
+  std::vector<std::string> names = {"c10", "torch", "torch_cpu", "torch_python"};
+  if (device != Device::kCuda) return names;
+  names.insert(names.end(), {"c10_cuda", "torch_cuda", "cudart"});
+  for (std::string& name : LinkNames(libraries)) names.push_back(std::move(name));
+  return names;
+}
+
+BuildReport BuildExtension(const Candidate& candidate, const BuildRequest& req,
+                           const Toolchain& tc) {
   const auto start = Clock::now();
   BuildReport report;
   StepLog log(start);
@@ -383,19 +439,28 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
     r.steps = log.Take();
     return r;
   };
-  Result<std::vector<fs::path>> sources = CollectSources(req.source_dir, tc.device);
+  Result<std::vector<fs::path>> sources = CollectSources(candidate, tc.device);
   if (!sources.ok()) {
     report.failure = sources.status().message();
     return finish(report);
   }
+  Result<Sources> files = GatherSources(candidate, req.template_dir);
+  if (!files.ok()) {
+    report.failure = files.status().message();
+    return finish(report);
+  }
   std::error_code ec;
   fs::create_directories(req.out_dir, ec);
-  std::string headers_hash = HashHeaders(req.source_dir, false);
-  std::string infrastructure_hash = HashHeaders(req.source_dir, true);
+  if (Status written = WriteSources(files.value(), SourceDir(req)); !written.ok()) {
+    report.failure = "cannot write the sources: " + written.message();
+    return finish(report);
+  }
+  std::string headers_hash = HashHeaders(files.value(), false);
+  std::string infrastructure_hash = HashHeaders(files.value(), true);
   std::vector<CompileStep> steps;
   for (const fs::path& rel : sources.value()) {
-    steps.push_back(
-        MakeStep(req, tc, rel, rel == kBindingSource ? infrastructure_hash : headers_hash));
+    steps.push_back(MakeStep(req, tc, rel, files->at(rel.generic_string()),
+                             rel == kBindingSource ? infrastructure_hash : headers_hash));
     report.sources.push_back(rel.generic_string());
   }
 
@@ -433,7 +498,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
       }
       RunOptions opt;
       opt.argv = step.argv;
-      opt.cwd = req.source_dir.string();
+      opt.cwd = SourceDir(req).string();
       opt.timeout_seconds = req.timeout_seconds;
       opt.max_output_bytes = 256 * 1024;
       std::optional<Result<RunResult>> split;
@@ -471,7 +536,7 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   }
   for (auto& t : threads) t.join();
 
-  std::string strip = req.source_dir.string() + "/";
+  std::string strip = SourceDir(req).string() + "/";
   if (!launch_error.empty()) {
     report.failure = "cannot run the compiler: " + launch_error;
     return finish(report);
@@ -494,18 +559,10 @@ BuildReport BuildExtension(const BuildRequest& req, const Toolchain& tc) {
   RunOptions link;
   link.argv = {"g++", "-shared", "-o", report.library.string()};
   for (const auto& step : steps) link.argv.push_back(step.object.string());
-  std::vector<std::string> libraries = {"c10", "torch", "torch_cpu", "torch_python"};
-  if (tc.device == Device::kCuda) {
-    libraries.insert(libraries.end(), {"c10_cuda", "torch_cuda", "cudart"});
-    // cuBLAS (GEMM) and cuDNN (convolution) are the libraries the rules allow; link them when used.
-    std::string all_sources;
-    for (const auto& step : steps) {
-      Result<std::string> text = ReadFile(req.source_dir / step.source);
-      if (text.ok()) all_sources += text.value();
-    }
-    if (all_sources.find("cublas") != std::string::npos) libraries.push_back("cublas");
-    if (all_sources.find("cudnn") != std::string::npos) libraries.push_back("cudnn");
-  }
+  // Torch's libraries, and on CUDA the ones the static scan found the candidate uses (cuBLAS for
+  // GEMM and cuDNN for convolution are the ones the rules allow).
+  const std::vector<std::string> libraries = LinkedLibraries(tc.device, req.libraries);
+  if (tc.device == Device::kCuda) report.libraries = LinkNames(req.libraries);
   // Against stubs of the libraries where it can (builder/link_stubs.h), the real ones' folders in
   // the rpath either way.
   std::optional<fs::path> stubs = LinkStubs(req.cache_dir, libraries, tc.library_dirs);

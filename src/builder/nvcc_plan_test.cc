@@ -142,21 +142,23 @@ class SplitBuild : public ::testing::Test {
                     bool sandboxed = true, std::function<void(const fs::path&)> on_device_code = {},
                     bool split = true) {
     EXPECT_TRUE(
-        WriteFileAtomic(root / "src" / "binding.cpp", "int binding_marker() { return 1; }\n").ok());
-    EXPECT_TRUE(WriteFileAtomic(root / "src" / "kernels" / "k.cu", kernel).ok());
+        WriteFileAtomic(root / "template" / "binding.cpp", "int binding_marker() { return 1; }\n")
+            .ok());
+    Result<Candidate> candidate = Candidate::FromFiles({{"kernels/k.cu", kernel}});
+    EXPECT_TRUE(candidate.ok());
     Toolchain tc;
     tc.device = Device::kCuda;
     tc.cuda_home = cuda_home.empty() ? cuda_home_ : cuda_home;
     tc.gpu = GpuInfo{"test", "9.0", "sm_90"};
     BuildRequest req;
-    req.source_dir = root / "src";
+    req.template_dir = root / "template";
     req.out_dir = root / "out";
     // As the judge builds (the chains' runs and the link's once differed in whether they kept the
     // host uid).
     if (sandboxed) req.sandbox = &Sandbox::Default();
     req.on_device_code = std::move(on_device_code);
     req.split_nvcc = split;
-    return BuildExtension(req, tc);
+    return BuildExtension(candidate.value(), req, tc);
   }
 
   // The object's global symbols, the module id (in the names of what an anonymous namespace

@@ -1,8 +1,8 @@
 // baselines_run.cc — baseline records, their summary and text form.
 #include "eval/baselines_run.h"
 
-#include "eval/results_store.h"
 #include "eval/suite_runner.h"
+#include "store/results_store.h"
 
 namespace cuda_agent {
 namespace {

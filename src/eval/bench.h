@@ -18,10 +18,10 @@
 #include "common/json.h"
 #include "eval/metrics.h"
 #include "eval/progress.h"
-#include "eval/results_store.h"
 #include "eval/solver.h"
 #include "eval/suite_runner.h"
 #include "judge/judge_result.h"
+#include "store/results_store.h"
 #include "task/task.h"
 
 namespace cuda_agent {

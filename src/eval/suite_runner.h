@@ -19,7 +19,7 @@
 
 #include "common/json.h"
 #include "eval/progress.h"
-#include "eval/results_store.h"
+#include "store/results_store.h"
 #include "task/task.h"
 
 namespace cuda_agent {

@@ -158,6 +158,11 @@ Result<JobOutcome> ViaForkServer(const ForkServer& server, const std::string& jo
   return outcome;
 }
 
+// The synth job is data synthesis, outside the trusted judging harness: a package of its own
+// (python/cuda_agent_synth) run as `python3 -m cuda_agent_synth --spec SPEC`, always in an
+// interpreter of its own (the fork server preloads and runs the harness's jobs only).
+constexpr const char* kSynthJob = "synth";
+
 }  // namespace
 
 RunOptions HarnessRunOptions(const HarnessEnv& env, const std::string& job,
@@ -165,8 +170,13 @@ RunOptions HarnessRunOptions(const HarnessEnv& env, const std::string& job,
   RunOptions options;
   std::string python = sandbox && !sandbox->python.empty() ? sandbox->python : env.python;
   if (sandbox) options.argv = sandbox->wrapper;
-  options.argv.insert(options.argv.end(),
-                      {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()});
+  if (job == kSynthJob) {
+    options.argv.insert(options.argv.end(),
+                        {python, "-m", "cuda_agent_synth", "--spec", spec_path.string()});
+  } else {
+    options.argv.insert(options.argv.end(),
+                        {python, "-m", "cuda_agent_harness", job, "--spec", spec_path.string()});
+  }
   std::string pythonpath = (env.home / "python").string();
   if (const std::string& old = HostValue(HostVar::kPythonPath); !old.empty())
     pythonpath += ":" + old;
@@ -207,7 +217,7 @@ Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, 
   bool wrapped = sandbox && !sandbox->wrapper.empty();
   bool contained = sandbox && sandbox->sandbox && sandbox->sandbox->JailAllowed();
   bool gpu = (sandbox && sandbox->policy.gpu) || spec.value("device", std::string()) == "cuda";
-  const ForkServer* server = wrapped ? nullptr : SharedForkServer(env);
+  const ForkServer* server = wrapped || job == kSynthJob ? nullptr : SharedForkServer(env);
   if (server && (!contained || server->Jail() == "ok") && (!gpu || server->CudaUsable())) {
     Result<JobOutcome> via =
         ViaForkServer(*server, job, job_dir, spec_path, options, sandbox, env, started_pid);

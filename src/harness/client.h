@@ -65,7 +65,8 @@ struct JobOutcome {
 
 // RunHarnessJob writes `spec` (plus result_path) into a folder of its own under `jobs_dir` and runs
 // the job, inside `sandbox` when given. An error Status means the harness could not be started at
-// all (no python, missing package).
+// all (no python, missing package). The job "synth" is data synthesis's, not the harness's: it runs
+// as `python3 -m cuda_agent_synth --spec SPEC` (python/cuda_agent_synth), never in the fork server.
 // `started_pid`, when given, receives the job's pid once it runs as a child of the fork server (its
 // caller may then kill it: SIGKILL ends the job's whole namespace); it stays 0 otherwise.
 Result<JobOutcome> RunHarnessJob(const HarnessEnv& env, const std::string& job, Json spec,

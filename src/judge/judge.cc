@@ -53,7 +53,7 @@ JudgeResult Judge::Run(const Task* task, const Candidate& candidate, const Judge
       reference = StartReference(j, opt.checks, opt.until == Stage::kDone, /*serve=*/true,
                                  ReferenceFor::kCandidate);
     }
-    if (Build(j) == Next::kStop) {
+    if (Build(j, candidate) == Next::kStop) {
       if (reference.valid()) reference.wait();  // a build failure is the verdict; the job just ends
       return Next::kStop;
     }

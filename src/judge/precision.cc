@@ -8,7 +8,9 @@ Json BackendFlags::ToJson() const {
   return {{"allow_tf32", allow_tf32}, {"float32_matmul_precision", float32_matmul_precision}};
 }
 
-Json PolicyRules::ToJson() const { return {{"torch_compute", torch_compute}}; }
+Json PolicyRules::ToJson() const {
+  return {{"torch_compute", torch_compute}, {"weights_by_position", weights_by_position}};
+}
 
 Json PrecisionPolicy::Tolerance() const {
   Json table = Json::object();
@@ -66,6 +68,7 @@ Result<PrecisionPolicy> MakePrecisionPolicy(const std::string& name) {
     BackendFlags off{true, false, "highest"};
     p.reference = p.candidate = p.baselines = off;
     p.rules.torch_compute = true;
+    p.rules.weights_by_position = true;
     return p;
   }
   if (name != "strict" && name != "tf32-fair") {

@@ -51,6 +51,10 @@ struct PolicyRules {
   // the kernelbench rules (no compilers, backend switches, fallbacks; an own kernel in every
   // call) are on.
   bool torch_compute = false;
+  // The reference weights may load into ModelNew by position where their names differ: the
+  // unmatched state_dict entries of both, paired in registration order, of the same count, shapes
+  // and dtypes (KernelBench builds both models under one seed and moves no weights).
+  bool weights_by_position = false;
   Json ToJson() const;
 };
 

@@ -59,10 +59,13 @@ TEST(PrecisionTest, KernelbenchIsKernelBenchsToleranceWithTorchComputeAllowed) {
   }
   EXPECT_TRUE(p->rules.torch_compute);
   EXPECT_EQ(p->ToJson()["rules"]["torch_compute"], true);
+  EXPECT_TRUE(p->rules.weights_by_position);
+  EXPECT_EQ(p->ToJson()["rules"]["weights_by_position"], true);
   EXPECT_TRUE(p->reject_reduced_precision_in_fp32) << "TF32 is a backend switch";
   EXPECT_FALSE(p->fast_math);
   for (const char* other : {"paper", "strict", "tf32-fair"}) {
     EXPECT_FALSE(MakePrecisionPolicy(other)->rules.torch_compute) << other;
+    EXPECT_FALSE(MakePrecisionPolicy(other)->rules.weights_by_position) << other;
   }
 }
 

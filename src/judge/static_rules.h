@@ -6,14 +6,16 @@
 // audit must still catch what it cannot see. docs/static-rules.md explains every rule; the rules
 // themselves are in judge/static/, one family to a file.
 //
-//   std::vector<StaticViolation> found = ScanCandidate(candidate);
-//   if (!found.empty()) Fail("static_rule", FormatViolation(found.front()));
+//   CandidateScan scan = ScanCandidate(candidate);
+//   if (!scan.violations.empty()) Fail("static_rule", FormatViolation(scan.violations.front()));
+//   request.libraries = scan.libraries;  // what the builder links
 #pragma once
 
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "builder/cuda_libraries.h"
 #include "common/fs.h"
 #include "judge/precision.h"
 #include "workspace/candidate.h"
@@ -39,23 +41,28 @@ struct StaticRuleInfo {
 // StaticRules lists every C++ rule in the order they are documented.
 const std::vector<StaticRuleInfo>& StaticRules();
 
-// ScanCandidateSources scans every kernels/** file with a source or header extension (.cu .cuh
-// .cpp .cc .h .hpp .inl) of `candidate_dir`. Violations are sorted by file, then line; one rule
-// reports a given line once, a file at most 100 violations. A file that cannot be read or is
-// larger than 1 MiB is itself a violation. An empty result means the sources pass.
-std::vector<StaticViolation> ScanCandidateSources(const fs::path& candidate_dir);
+// CandidateScan: what the static scan found in a candidate's C++/CUDA sources.
+struct CandidateScan {
+  std::vector<StaticViolation> violations;  // empty: the sources pass
+  CudaLibraries libraries;  // the CUDA libraries the sources use: what the build links
+};
 
-// ScanCandidate scans the same files of a candidate already in memory (the judge's path: the
-// candidate is read once); quoted includes resolve against its files. `rules` is the policy's
-// (PolicyRules::torch_compute: the torch-compute rules off, backend_switch on).
-std::vector<StaticViolation> ScanCandidate(const Candidate& candidate,
-                                           const PolicyRules& rules = {});
+// ScanCandidate scans every kernels/** file with a source or header extension (.cu .cuh .cpp .cc
+// .h .hpp .inl) of a candidate already in memory (the candidate is read once); quoted includes
+// resolve against its files. Violations are sorted by file, then line; one rule reports a given
+// line once, a file at most 100 violations. A file larger than 1 MiB is itself a violation (and
+// not scanned). `rules` is the policy's (PolicyRules::torch_compute: the torch-compute rules off,
+// backend_switch on).
+CandidateScan ScanCandidate(const Candidate& candidate, const PolicyRules& rules = {});
 
-// ScanSource scans one file's text. `rel_path` is the file's path relative to `candidate_dir`
-// (it names the file in violations and resolves quoted includes; "" candidate_dir: only the
-// binding header resolves).
+// CandidateLibraries: only the libraries of the same files, every file lexed whatever its size
+// (what a judgement without the rules, JudgeOptions::test_skip_static, still links).
+CudaLibraries CandidateLibraries(const Candidate& candidate);
+
+// ScanSource scans one file's text. `rel_path` is the file's path relative to the candidate (it
+// names the file in violations and resolves quoted includes: any path inside kernels/ counts as
+// the candidate's).
 std::vector<StaticViolation> ScanSource(std::string_view text, const std::string& rel_path,
-                                        const fs::path& candidate_dir = {},
                                         const PolicyRules& rules = {});
 
 // FormatViolation is the one-line reason the judge reports: "<rule>: <file>:<line>: <message>".

@@ -101,18 +101,15 @@ TEST(StaticRules, ForbiddenInclude) {
 }
 
 TEST(StaticRules, OwnHeadersResolveInsideKernels) {
-  fs::path dir = MakeTempDir(fs::temp_directory_path(), "static-inc").value();
-  fs::create_directories(dir / "kernels" / "sub");
-  ASSERT_TRUE(WriteFileAtomic(dir / "kernels" / "sub" / "tile.cuh", "#pragma once\n").ok());
-  ASSERT_TRUE(WriteFileAtomic(dir / "kernels" / "x.cu",
-                              "#include \"sub/tile.cuh\"\n#include \"missing.cuh\"\n")
-                  .ok());
-  std::vector<StaticViolation> found = ScanCandidateSources(dir);
+  Result<Candidate> candidate = Candidate::FromFiles(
+      {{"kernels/sub/tile.cuh", "#pragma once\n"},
+       {"kernels/x.cu", "#include \"sub/tile.cuh\"\n#include \"missing.cuh\"\n"}});
+  ASSERT_TRUE(candidate.ok());
+  std::vector<StaticViolation> found = ScanCandidate(candidate.value()).violations;
   ASSERT_EQ(found.size(), 1u) << FormatViolation(found.front());
   EXPECT_EQ(found[0].rule, "forbidden_include");
   EXPECT_EQ(found[0].file, "kernels/x.cu");
   EXPECT_EQ(found[0].line, 2);
-  fs::remove_all(dir);
 }
 
 TEST(StaticRules, TorchCompute) {
@@ -152,7 +149,7 @@ TEST(StaticRules, KernelbenchPolicyAllowsAtenButNoSwitches) {
   kb.torch_compute = true;
   auto rules = [&](const std::string& code) {
     std::set<std::string> names;
-    for (const StaticViolation& v : ScanSource(code, "kernels/x.cu", {}, kb)) names.insert(v.rule);
+    for (const StaticViolation& v : ScanSource(code, "kernels/x.cu", kb)) names.insert(v.rule);
     return names;
   };
   for (const char* hybrid :
@@ -173,8 +170,8 @@ TEST(StaticRules, KernelbenchPolicyAllowsAtenButNoSwitches) {
     EXPECT_FALSE(Rules(hack).count("backend_switch"))
         << "strict reports it as torch_compute: " << hack;
   }
-  std::vector<StaticViolation> v = ScanSource(
-      "void f() { at::globalContext().setAllowTF32CuDNN(true); }", "kernels/x.cu", {}, kb);
+  std::vector<StaticViolation> v =
+      ScanSource("void f() { at::globalContext().setAllowTF32CuDNN(true); }", "kernels/x.cu", kb);
   ASSERT_FALSE(v.empty());
   EXPECT_NE(v.front().message.find("--policy kernelbench"), std::string::npos) << v.front().message;
   EXPECT_TRUE(rules("auto t = torch::pickle_load(bytes);").count("file_io"));

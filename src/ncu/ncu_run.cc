@@ -308,7 +308,7 @@ NcuReport ProfileWithNcu(const HarnessEnv& env, const Task& task, const Candidat
     }
     report.gpu = toolchain.gpu->name;
     report.ncu_version = NcuVersion(ncu.value());
-    if (Build(j) == Next::kStop) return stopped();
+    if (Build(j, candidate) == Next::kStop) return stopped();
     std::future<BinaryInspection> inspect = StartInspect(j);
     BinaryInspection inspection = inspect.valid() ? inspect.get() : BinaryInspection();
     std::set<std::string> own = OwnKeys(inspection);

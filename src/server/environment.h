@@ -1,9 +1,13 @@
 // environment.h — what `cuda-agent serve` holds, independent of the wire: the open sessions
 // (agent/session.h) with their call records, the one-shot evaluations, and the limits that keep a
 // server alive under load. The HTTP face (server/http_api) and the MCP face (server/mcp) both call
-// this class; neither owns state of its own. Everything is durable in the server's SQLite store:
-// after a restart, every finished call and grade is answered again by its id, and sessions that
-// were open are reopened from their folders or marked `interrupted`.
+// this class; neither owns state of its own nor checks more than the wire's shape. Environment is
+// a facade over the rooms that do the work: request_checks (a request's contents, checked once),
+// session_registry (live sessions and their reaper), judgement_queue (per device), job_runner (the
+// bounded pool of asynchronous evaluations), status_queries (the status page's data) and
+// store/session_store (everything durable: after a restart, every finished call and grade is
+// answered again by its id, and sessions that were open are reopened from their folders or marked
+// `interrupted`).
 //
 //   Environment env(options, judge);
 //   Result<SessionOpened> s = env.OpenSession({.task = Json("examples/relu_scale/model.py")});
@@ -20,27 +24,9 @@
 #include "agent/session.h"
 #include "common/json.h"
 #include "judge/judge_service.h"
+#include "server/api_result.h"
 
 namespace cuda_agent {
-
-// ApiError is a refusal with the HTTP status it maps to (docs/server.md): 400 invalid, 404 unknown,
-// 409 conflict (turn limit, closed session), 413 too large, 429 busy (retry_after_s), 503 stopping.
-struct ApiError {
-  int http_status = 400;
-  std::string code;     // "invalid_argument", "not_found", "turn_limit", "busy", ...
-  std::string message;  // what went wrong and how to fix it
-  double retry_after_s = 0;
-  Json ToJson() const { return {{"error", {{"code", code}, {"message", message}}}}; }
-};
-
-template <typename T>
-struct ApiResult {
-  std::optional<T> value;
-  std::optional<ApiError> error;
-  ApiResult(T v) : value(std::move(v)) {}         // NOLINT: implicit by design
-  ApiResult(ApiError e) : error(std::move(e)) {}  // NOLINT: implicit by design
-  bool ok() const { return value.has_value(); }
-};
 
 struct EnvironmentOptions {
   fs::path state_dir;  // sessions/<id>/ folders and server.sqlite

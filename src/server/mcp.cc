@@ -398,16 +398,13 @@ Json McpServer::GradeTool(Session& session) {
 }
 
 Json McpServer::EvaluateTool(Session& session, const Json& arguments) {
-  if (!arguments.contains("files") || !arguments["files"].is_object()) {
-    return ToolResult("evaluate needs \"files\": an object of relative path -> file content", true);
-  }
   McpSessionSpec spec;
   {
     std::lock_guard<std::mutex> lock(session.mutex);
     spec = session.spec;
   }
-  ApiResult<Json> evaluated =
-      env_.Evaluate(Json(spec.task), arguments["files"], spec.device, spec.policy, true);
+  ApiResult<Json> evaluated = env_.Evaluate(Json(spec.task), arguments.value("files", Json()),
+                                            spec.device, spec.policy, true);
   if (!evaluated.ok()) return ApiErrorResult(*evaluated.error);
   const Json& answer = evaluated.value.value();
   Json reward = answer.value("reward", Json(nullptr));

@@ -1,8 +1,8 @@
 // status_page.h — the page `cuda-agent serve` answers at `/`: open sessions, queue depth per
 // device, recent grades with reward and reason, and judgements per 5 minutes over the last hour as
 // an inline SVG chart. Plain HTML + SVG with no external assets; it reloads itself every few
-// seconds. The data is Environment::StatusPage()'s JSON; rendering it here keeps the environment
-// free of markup.
+// seconds. The data is Environment::StatusPage()'s JSON (gathered by server/status_queries.h);
+// rendering it here keeps the rooms free of markup.
 //
 //   std::string html = StatusPageHtml(env.StatusPage());
 #pragma once

@@ -1,4 +1,4 @@
-// baseline_store.cc — the baselines table.
+// baseline_store.cc — the "baselines" schema (baselines, calibrations) and its statements.
 #include "store/baseline_store.h"
 
 #include <cmath>
@@ -17,24 +17,28 @@ constexpr const char* kWhere =
 
 }  // namespace
 
+const std::vector<Migration>& BaselineStore::Migrations() {
+  static const std::vector<Migration> steps = {
+      {1,
+       "baselines and calibrations (the tables of before versions: kept as they are)",
+       {"CREATE TABLE IF NOT EXISTS baselines ("
+        " task_id TEXT NOT NULL, device TEXT NOT NULL, torch_version TEXT NOT NULL,"
+        " policy TEXT NOT NULL, target TEXT NOT NULL, warmup INTEGER NOT NULL, iters INTEGER NOT "
+        "NULL,"
+        " summary TEXT NOT NULL, measured_at TEXT NOT NULL,"
+        " PRIMARY KEY (task_id, device, torch_version, policy, target, warmup, iters))",
+        "CREATE TABLE IF NOT EXISTS calibrations ("
+        " id INTEGER PRIMARY KEY, device TEXT NOT NULL, copy_us REAL, gemm_us REAL,"
+        " at TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS calibrations_by_device ON calibrations (device, id)"}},
+  };
+  return steps;
+}
+
 Result<BaselineStore> BaselineStore::Open(const fs::path& path) {
   Result<Database> db = Database::Open(path);
   if (!db.ok()) return db.status();
-  Status made = db->Exec(
-      "CREATE TABLE IF NOT EXISTS baselines ("
-      " task_id TEXT NOT NULL, device TEXT NOT NULL, torch_version TEXT NOT NULL,"
-      " policy TEXT NOT NULL, target TEXT NOT NULL, warmup INTEGER NOT NULL, iters INTEGER NOT "
-      "NULL,"
-      " summary TEXT NOT NULL, measured_at TEXT NOT NULL,"
-      " PRIMARY KEY (task_id, device, torch_version, policy, target, warmup, iters))");
-  if (!made.ok()) return made;
-  made = db->Exec(
-      "CREATE TABLE IF NOT EXISTS calibrations ("
-      " id INTEGER PRIMARY KEY, device TEXT NOT NULL, copy_us REAL, gemm_us REAL,"
-      " at TEXT NOT NULL)");
-  if (!made.ok()) return made;
-  made = db->Exec("CREATE INDEX IF NOT EXISTS calibrations_by_device ON calibrations (device, id)");
-  if (!made.ok()) return made;
+  if (Status s = Migrate(db.value(), kSchema, Migrations()); !s.ok()) return s;
   return BaselineStore(std::move(db).value());
 }
 

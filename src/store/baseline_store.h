@@ -14,6 +14,7 @@
 
 #include "common/json.h"
 #include "store/database.h"
+#include "store/migrations.h"
 
 namespace cuda_agent {
 
@@ -46,7 +47,11 @@ struct CalibrationSample {
 
 class BaselineStore {
  public:
+  // Open opens (or creates) the file and migrates the "baselines" schema (store/migrations.h; the
+  // file is shared with the bench results); a file a newer cuda-agent migrated is refused.
   static Result<BaselineStore> Open(const fs::path& path);
+  static const std::vector<Migration>& Migrations();
+  static constexpr const char* kSchema = "baselines";
 
   std::optional<StoredBaseline> Get(const BaselineKey& key);
   Status Put(const BaselineKey& key, const Json& summary);

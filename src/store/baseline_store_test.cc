@@ -1,5 +1,5 @@
 // baseline_store_test.cc — the baselines table: keys, replacement, unreadable entries, bad files;
-// the calibration history.
+// the calibration history; a file of before schema versions adopted with its rows.
 #include "store/baseline_store.h"
 
 #include <gtest/gtest.h>
@@ -23,6 +23,31 @@ class BaselineStoreTest : public ::testing::Test {
   fs::path dir_;
   BaselineKey key_{"abc123", "NVIDIA H200", "2.11.0+cu130", "strict", "compile", 5, 20};
 };
+
+TEST_F(BaselineStoreTest, AdoptsAFileOfBeforeVersions) {
+  {
+    Result<Database> db = Database::Open(dir_ / "store.sqlite");
+    ASSERT_TRUE(db.ok());
+    for (const char* sql :
+         {"CREATE TABLE baselines (task_id TEXT NOT NULL, device TEXT NOT NULL, torch_version TEXT "
+          "NOT NULL, policy TEXT NOT NULL, target TEXT NOT NULL, warmup INTEGER NOT NULL, iters "
+          "INTEGER NOT NULL, summary TEXT NOT NULL, measured_at TEXT NOT NULL, PRIMARY KEY "
+          "(task_id, device, torch_version, policy, target, warmup, iters))",
+          "CREATE TABLE calibrations (id INTEGER PRIMARY KEY, device TEXT NOT NULL, copy_us REAL, "
+          "gemm_us REAL, at TEXT NOT NULL)",
+          "INSERT INTO baselines VALUES ('abc123', 'NVIDIA H200', '2.11.0+cu130', 'strict', "
+          "'compile', 5, 20, '{\"time_us\": 7}', '2026-01-01T00:00:00Z')"}) {
+      ASSERT_TRUE(db->Exec(sql).ok()) << sql;
+    }
+  }
+  Result<BaselineStore> store = BaselineStore::Open(dir_ / "store.sqlite");
+  ASSERT_TRUE(store.ok()) << store.status().message();
+  ASSERT_TRUE(store->Get(key_).has_value());
+  EXPECT_EQ(store->Get(key_)->summary["time_us"], 7);
+  Result<Database> db = Database::Open(dir_ / "store.sqlite");
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(SchemaVersion(db.value(), BaselineStore::kSchema).value(), 1);
+}
 
 TEST_F(BaselineStoreTest, PutThenGetAcrossConnections) {
   {

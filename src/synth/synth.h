@@ -1,10 +1,10 @@
 // synth.h — `cuda-agent synth`: fresh fused-op training tasks (docs/synth.md). The op catalog, the
-// random composer and the filters run in one sandboxed harness job (`synth`,
-// python/cuda_agent_harness/jobs/synth.py) that writes DIR/decisions.jsonl as it goes; this side
-// resolves the decontamination suite, builds the spec, restarts the job when it dies on a candidate
-// (the job then records that candidate as dropped at stage "crash") and returns DIR/summary.json.
-// With `composer` = "llm:<model spec>" a model writes each program instead (synth/llm_composer.h)
-// and the job filters what it wrote.
+// random composer and the filters run in one sandboxed job (`synth`,
+// python/cuda_agent_synth/job.py, run by RunHarnessJob outside the judging harness) that writes
+// DIR/decisions.jsonl as it goes; this side resolves the decontamination suite, builds the spec,
+// restarts the job when it dies on a candidate (the job then records that candidate as dropped at
+// stage "crash") and returns DIR/summary.json. With `composer` = "llm:<model spec>" a model writes
+// each program instead (synth/llm_composer.h) and the job filters what it wrote.
 //
 //   SynthOptions opt;
 //   opt.out_dir = "data/synth"; opt.count = 100; opt.device = Device::kCpu;

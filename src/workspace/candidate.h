@@ -34,7 +34,8 @@ class Candidate {
   static Result<Candidate> FromJson(const Json& files);
 
   const std::map<std::string, std::string>& files() const { return files_; }
-  // Hash: 16 hex digits of SHA-256 over names and contents (the same as CandidateHash of a folder).
+  // Hash: 16 hex digits of SHA-256 over names and contents (a folder's and the same files' given
+  // as data are equal).
   const std::string& hash() const { return hash_; }
   bool empty() const { return files_.empty(); }
   size_t bytes() const;

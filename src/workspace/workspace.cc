@@ -1,11 +1,10 @@
-// workspace.cc — template copy, protection, candidate snapshots.
+// workspace.cc — template copy, protection.
 #include "workspace/workspace.h"
 
 #include <sys/stat.h>
 
 #include "common/hash.h"
 #include "common/json.h"
-#include "workspace/candidate.h"
 #include "workspace/layout.h"
 
 namespace cuda_agent {
@@ -68,29 +67,6 @@ Status InitWorkspace(const WorkspaceSpec& spec) {
                {"home", spec.env.home.string()},
                {"protected", protected_hashes}};
   return WriteJsonFile(spec.dir / kMetaDir / kMetaFile, meta);
-}
-
-std::vector<fs::path> CandidateFiles(const fs::path& candidate_dir) {
-  std::vector<fs::path> files;
-  for (const fs::path& rel : ListFilesRecursive(candidate_dir)) {
-    if (IsCandidatePath(rel)) files.push_back(rel);
-  }
-  return files;
-}
-
-Status SnapshotCandidate(const fs::path& candidate_dir, const fs::path& dest,
-                         const fs::path& template_dir) {
-  Status s = CopyFiles(candidate_dir, dest, CandidateFiles(candidate_dir));
-  if (!s.ok()) return s;
-  // The binding files always come from our template, never from the candidate.
-  return CopyFiles(
-      template_dir, dest,
-      std::vector<fs::path>(std::begin(kInfrastructureFiles), std::end(kInfrastructureFiles)));
-}
-
-std::string CandidateHash(const fs::path& candidate_dir) {
-  Result<Candidate> candidate = Candidate::FromFolder(candidate_dir);
-  return candidate.ok() ? candidate->hash() : Candidate().hash();
 }
 
 Status VerifyProtectedFiles(const fs::path& workspace_dir) {

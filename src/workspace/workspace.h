@@ -1,9 +1,9 @@
 // workspace.h — the agent's working folder: materialised from templates/workspace (SKILL.md, the
-// fixed binding files, the protected utils/ commands) plus the task's model.py; and the candidate
-// snapshot the judge builds from, which holds only the candidate's own files.
+// fixed binding files, the protected utils/ commands) plus the task's model.py, with the hashes of
+// its protected files. The candidate in it is read as a value (workspace/candidate.h).
 //
 //   InitWorkspace({.task = t, .dir = "ws", .device = Device::kCuda, .env = env});
-//   SnapshotCandidate("ws", "job/src", env.TemplateDir());
+//   Result<Candidate> c = Candidate::FromFolder("ws");
 #pragma once
 
 #include <string>
@@ -29,17 +29,6 @@ std::vector<std::string> ProtectedFiles(const fs::path& workspace_dir);
 // InitWorkspace creates `spec.dir` (it must not exist or be empty) and writes
 // .cuda-agent/workspace.json with the task, device, binary and the hashes of protected files.
 Status InitWorkspace(const WorkspaceSpec& spec);
-
-// CandidateFiles lists the candidate's files (relative): kernels/** sources and headers, and
-// model_new.py when present. Everything else in the folder is ignored.
-std::vector<fs::path> CandidateFiles(const fs::path& candidate_dir);
-
-// SnapshotCandidate copies the candidate's files and the template's binding files into `dest`.
-Status SnapshotCandidate(const fs::path& candidate_dir, const fs::path& dest,
-                         const fs::path& template_dir);
-
-// CandidateHash hashes the candidate's files (names and contents).
-std::string CandidateHash(const fs::path& candidate_dir);
 
 // VerifyProtectedFiles compares a workspace's protected files with the hashes recorded at init.
 Status VerifyProtectedFiles(const fs::path& workspace_dir);

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include "workspace/candidate.h"
+
 namespace cuda_agent {
 namespace {
 
@@ -77,7 +79,9 @@ TEST_F(WorkspaceTest, SnapshotTakesOnlyCandidateFilesAndOurBindings) {
   ASSERT_TRUE(WriteFileAtomic(cand / "notes.txt", "x").ok());
   ASSERT_TRUE(WriteFileAtomic(cand / "cuda_extension.so", "stale").ok());
   fs::path snap = root_ / "snap";
-  ASSERT_TRUE(SnapshotCandidate(cand, snap, env_.TemplateDir()).ok());
+  Result<Candidate> candidate = Candidate::FromFolder(cand);
+  ASSERT_TRUE(candidate.ok()) << candidate.status().message();
+  ASSERT_TRUE(candidate->WriteSnapshot(snap, env_.TemplateDir()).ok());
   EXPECT_TRUE(fs::exists(snap / "kernels" / "k.cu"));
   EXPECT_TRUE(fs::exists(snap / "kernels" / "k.cuh"));
   EXPECT_TRUE(fs::exists(snap / "model_new.py"));
@@ -92,11 +96,12 @@ TEST_F(WorkspaceTest, SnapshotTakesOnlyCandidateFilesAndOurBindings) {
 TEST_F(WorkspaceTest, CandidateHashFollowsContent) {
   fs::path cand = root_ / "cand";
   ASSERT_TRUE(WriteFileAtomic(cand / "model_new.py", "a").ok());
-  std::string h1 = CandidateHash(cand);
+  auto hash = [&] { return Candidate::FromFolder(cand).value().hash(); };
+  std::string h1 = hash();
   ASSERT_TRUE(WriteFileAtomic(cand / "notes.txt", "ignored").ok());
-  EXPECT_EQ(CandidateHash(cand), h1);
+  EXPECT_EQ(hash(), h1);
   ASSERT_TRUE(WriteFileAtomic(cand / "model_new.py", "b").ok());
-  EXPECT_NE(CandidateHash(cand), h1);
+  EXPECT_NE(hash(), h1);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@ solutions are KernelBench single files for examples/relu_scale (y = relu(x) * sc
 (a CPU loop) does the scaling."""
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -51,8 +52,8 @@ def solution(tmp_path, name="solution.py", relu_in_cpp="", setup="pass",
     return path
 
 
-def judge(binary, cache_dir, candidate, *args):
-    argv = [str(binary), "judge", "--task", TASK, "--candidate", str(candidate), "--device", "cpu",
+def judge(binary, cache_dir, candidate, *args, task=TASK):
+    argv = [str(binary), "judge", "--task", task, "--candidate", str(candidate), "--device", "cpu",
             "--cache-dir", str(cache_dir), "--json", *args]
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -65,11 +66,11 @@ def test_a_hybrid_is_judged_under_kernelbench_and_refused_under_strict(binary, c
     assert result["outcome"] == "verdict" and result["correct"] is True, result["reason"]
     assert result["reward"] >= 1 and result["stage"] == "done", result["reason"]
     assert result["policy"]["name"] == "kernelbench"
-    assert result["policy"]["rules"] == {"torch_compute": True}
+    assert result["policy"]["rules"] == {"torch_compute": True, "weights_by_position": True}
     assert result["policy"]["tolerance"]["limits"]["float32"]["atol"] == 1e-4
     strict = judge(binary, cache_dir, path, "--until", "verify")
     assert (strict["stage"], strict["error_kind"], strict["reward"]) == ("static", "static_rule", -1)
-    assert strict["policy"]["rules"] == {"torch_compute": False}
+    assert strict["policy"]["rules"] == {"torch_compute": False, "weights_by_position": False}
     assert "torch_compute" in {v["rule"] for v in strict["violations"]}
 
 
@@ -130,3 +131,42 @@ def test_the_other_defences_hold_under_kernelbench(binary, cache_dir, tmp_path):
     result = judge(binary, cache_dir, solution(tmp_path, setup=setup), "--policy", "kernelbench", "--until",
                    "verify")
     assert result["stage"] == "static" and result["reason"].startswith("module_state: "), result["reason"]
+
+
+# examples/linear_gelu's CPU candidate, its weight and bias held by ModelNew itself: "weight" and "bias"
+# where the reference has "linear.weight" and "linear.bias" (KernelBench passes it: it builds both models
+# under one seed and moves no weights).
+OWN_PARAMETERS = """import torch
+import torch.nn as nn
+
+import cuda_extension
+
+
+class ModelNew(nn.Module):
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.empty(out_features, in_features))
+        self.bias = nn.Parameter(torch.empty(out_features))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return cuda_extension.linear_gelu_forward(x, self.weight, self.bias)
+"""
+
+
+def test_renamed_weights_load_by_position_under_kernelbench_only(binary, cache_dir, tmp_path):
+    candidate = tmp_path / "own_parameters"
+    shutil.copytree(REPO / "examples/linear_gelu/candidates/cpu_correct", candidate)
+    (candidate / "model_new.py").write_text(OWN_PARAMETERS)
+    task = "examples/linear_gelu/model.py"
+    result = judge(binary, cache_dir, candidate, "--policy", "kernelbench", "--baselines", "eager", task=task)
+    assert result["outcome"] == "verdict" and result["correct"] is True, result["reason"]
+    assert result["stage"] == "done" and result["reward"] >= 1, result["reason"]
+    assert result["verify"]["weights"] == "by_position"
+    assert result["verify"]["weights_renamed"] == {"linear.weight": "weight", "linear.bias": "bias"}
+    # The `candidate` job (verification alone) loads them so too.
+    alone = judge(binary, cache_dir, candidate, "--policy", "kernelbench", "--until", "verify", task=task)
+    assert alone["correct"] is True and alone["verify"]["weights"] == "by_position", alone["reason"]
+    strict = judge(binary, cache_dir, candidate, "--until", "verify", task=task)
+    assert (strict["stage"], strict["error_kind"], strict["reward"]) == ("verify", "state_dict", -1)
+    assert "missing keys [bias, weight]; unexpected keys [linear.bias, linear.weight]" in strict["reason"]
+    assert "same names, or under --policy kernelbench the same number and shapes" in strict["reason"]

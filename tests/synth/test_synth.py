@@ -115,8 +115,11 @@ def test_outputs_and_summary(filtered):
 
 
 def synth(binary, out, *extra):
+    # No time bound: on a busy machine a forward over the default --max-ms (100) would drop a program
+    # and make the rows depend on the load, not on the seed.
     return subprocess.run([str(binary), "synth", "--out", str(out), "--device", "cpu", "--seed", "11",
-                           "--min-ms", "0", *extra], capture_output=True, text=True, timeout=300)
+                           "--min-ms", "0", "--max-ms", "1000000", *extra], capture_output=True, text=True,
+                          timeout=300)
 
 
 def programs(out):

@@ -40,7 +40,8 @@ import ast
 import sys
 
 from .checker import Checker
-from .policy import PolicyRules, apply as apply_policy
+from .policy import PolicyRules
+from .policy import apply as apply_policy
 from .table import FILE_NAME, RULE_HINTS, RULES, RULES_BY_NAME, Rule, Violation
 from .vocabulary import RECURSION_LIMIT
 

@@ -4,14 +4,24 @@ module, then the compute analysis (compute.py) over every function under its pro
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from .classes import ClassRules
 from .compute import Body
 from .dynamic import DynamicCodeRules
 from .imports import ImportRules
-from .syntax import (annotation_is_scalar, function_params, is_extension_path, is_main_guard, module_bindings,
-                     root_name, self_attr, snippet, target_names)
+from .syntax import (
+    annotation_is_scalar,
+    function_params,
+    is_extension_path,
+    is_main_guard,
+    module_bindings,
+    root_name,
+    self_attr,
+    snippet,
+    target_names,
+)
 from .table import RULE_ORDER, Violation
 from .torch_paths import TorchPathRules
 from .vocabulary import FORWARD, INIT
@@ -28,7 +38,7 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
         self.functions: dict[str, ast.FunctionDef] = {}  # module-level functions
         self.classes: dict[str, ast.ClassDef] = {}
         self.attr_kinds: dict[str, dict[str, str]] = {}  # class -> self attribute -> kind
-        self.analysed: set[tuple] = set()
+        self.analysed: set[tuple[Any, ...]] = set()
         self.skipped: set[int] = set()           # ids of nodes under `if __name__ == "__main__":`
         self.report_only: set[str] | None = None  # while set, only these rules are reported
 
@@ -226,16 +236,16 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
         called: set[str] = set()
         referenced: set[str] = set()
         for node in self.walk(cls):
-            if isinstance(node, ast.Call) and self_attr(node.func):
-                called.add(self_attr(node.func))
+            if isinstance(node, ast.Call) and (called_attr := self_attr(node.func)):
+                called.add(called_attr)
         for node in self.walk(cls):
-            attr = self_attr(node) if isinstance(node, ast.Attribute) else None
-            if attr and isinstance(node.ctx, ast.Load) and attr not in called:
+            if (isinstance(node, ast.Attribute) and (attr := self_attr(node)) and isinstance(node.ctx, ast.Load)
+                    and attr not in called):
                 referenced.add(attr)
         for item in cls.body:
             if not isinstance(item, ast.FunctionDef):
                 continue
-            params = [a for a in function_params(item.args)][1:]
+            params = list(function_params(item.args))[1:]
             if item.name == "__init__":
                 self.analyse(item, cls, INIT, frozenset())
             elif item.name == FORWARD:
@@ -251,7 +261,7 @@ class Checker(ImportRules, TorchPathRules, DynamicCodeRules, ClassRules):
                 self.analyse(item, cls, FORWARD if dunder else INIT, frozenset())
 
     def analyse(self, func: ast.FunctionDef, cls: ast.ClassDef | None, profile: str,
-                tainted: frozenset) -> None:
+                tainted: frozenset[str]) -> None:
         key = (id(func), profile, tainted)
         if key in self.analysed:
             return

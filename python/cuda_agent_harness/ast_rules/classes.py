@@ -6,8 +6,18 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import (function_params, is_cuda_device_literal, is_extension_path, names_bound_in,
-                     params_with_object_defaults, root_name, self_attr, snippet, target_names)
+from .family import CheckerState
+from .syntax import (
+    function_params,
+    is_cuda_device_literal,
+    is_extension_path,
+    names_bound_in,
+    params_with_object_defaults,
+    root_name,
+    self_attr,
+    snippet,
+    target_names,
+)
 
 FORBIDDEN_DUNDER_METHODS = {"__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__del__",
                             "__call__", "__new__", "__init_subclass__", "__class_getitem__", "__set_name__",
@@ -33,7 +43,7 @@ set_extra_state set_submodule share_memory state_dict to to_empty train type xpu
 """.split())
 
 
-class ClassRules:
+class ClassRules(CheckerState):
     """The class checks of the Checker and its table of self attributes (a mixin: `report`, `dotted`,
     `classes` and `attr_kinds` come from the Checker)."""
 
@@ -69,7 +79,7 @@ class ClassRules:
                 self.report("module_override", item,
                             f"overriding nn.Module.{item.name} runs code outside forward")
 
-    def is_autograd_function(self, node: ast.ClassDef, seen: frozenset = frozenset()) -> bool:
+    def is_autograd_function(self, node: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:
         """The class derives from torch.autograd.Function (directly or through classes of this file)."""
         for base in node.bases:
             if self.dotted(base) in AUTOGRAD_FUNCTION_BASES:
@@ -79,7 +89,7 @@ class ClassRules:
                     return True
         return False
 
-    def derives_from_module(self, node: ast.ClassDef, seen: frozenset = frozenset()) -> bool:
+    def derives_from_module(self, node: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:
         for base in node.bases:
             if self.dotted(base) == "torch.nn.Module":
                 return True
@@ -142,8 +152,8 @@ class ClassRules:
                         self.merge_kind(kinds, attr, self.value_kind(node.value, scalar_locals, shadowing))
                     elif isinstance(target, (ast.Tuple, ast.List)):
                         for element in target.elts:
-                            if self_attr(element):
-                                self.merge_kind(kinds, self_attr(element), "unknown")
+                            if element_attr := self_attr(element):
+                                self.merge_kind(kinds, element_attr, "unknown")
             elif isinstance(node, ast.Call):
                 called = self_attr(node.func)
                 if called in {"register_buffer", "register_parameter"} and node.args and \
@@ -156,7 +166,8 @@ class ClassRules:
                     if helper is not None:
                         self.classify_init(helper, kinds, cls, seen)
 
-    def value_kind(self, value: ast.expr, scalar_names: set[str], shadowing: set[str] = frozenset()) -> str:
+    def value_kind(self, value: ast.expr, scalar_names: set[str],
+                   shadowing: set[str] | frozenset[str] = frozenset()) -> str:
         """What `self.X = value` in __init__ stores: scalar, container, tensor, module (a torch.nn
         layer), local:<Class> (an instance of a class of this file), extension (cuda_extension or one
         of its functions, also through a module-level alias: calls through it are custom op calls),
@@ -210,7 +221,7 @@ class ClassRules:
                 return item
         return None
 
-    def find_method(self, cls: ast.ClassDef, name: str, seen: frozenset = frozenset()) -> \
+    def find_method(self, cls: ast.ClassDef, name: str, seen: frozenset[str] = frozenset()) -> \
             tuple[ast.ClassDef, ast.FunctionDef] | None:
         found = self.method(cls, name)
         if found is not None:

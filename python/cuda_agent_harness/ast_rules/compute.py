@@ -6,17 +6,39 @@ from __future__ import annotations
 
 import ast
 import collections
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .dynamic import DYNAMIC_BUILTINS
-from .syntax import (function_params, is_cuda_device_literal, is_cuda_string, is_extension_path,
-                     params_with_object_defaults, root_name, self_attr, snippet, target_names)
-from .torch_paths import (TORCH_CALLS_ALLOWED, TORCH_DTYPES, TORCH_VALUES_ALLOWED, is_nn_class,
-                          torch_path_rule)
-from .vocabulary import (BUILTINS_ON_TENSORS, CONTAINER_FILL_METHODS, FORWARD, INIT, LIST_METHODS,
-                         MODULE_CONFIG_ATTRS, SAFE_BUILTINS, STATE_BUILTINS, TENSOR_CREATION_METHODS,
-                         TENSOR_METADATA_ATTRS, TENSOR_METADATA_METHODS, TENSOR_MOVE_METHODS,
-                         TENSOR_PRECISION_METHODS, TENSOR_RESHAPE_METHODS, TENSOR_VIEW_METHODS)
+from .syntax import (
+    function_params,
+    is_cuda_device_literal,
+    is_cuda_string,
+    is_extension_path,
+    params_with_object_defaults,
+    root_name,
+    self_attr,
+    snippet,
+    target_names,
+)
+from .torch_paths import TORCH_CALLS_ALLOWED, TORCH_DTYPES, TORCH_VALUES_ALLOWED, is_nn_class, torch_path_rule
+from .vocabulary import (
+    BUILTINS_ON_TENSORS,
+    CONTAINER_FILL_METHODS,
+    FORWARD,
+    INIT,
+    LIST_METHODS,
+    MODULE_CONFIG_ATTRS,
+    SAFE_BUILTINS,
+    STATE_BUILTINS,
+    TENSOR_CREATION_METHODS,
+    TENSOR_METADATA_ATTRS,
+    TENSOR_METADATA_METHODS,
+    TENSOR_MOVE_METHODS,
+    TENSOR_PRECISION_METHODS,
+    TENSOR_RESHAPE_METHODS,
+    TENSOR_VIEW_METHODS,
+)
 
 # Methods of an autograd Function's ctx that only record what backward needs.
 AUTOGRAD_CTX_METHODS = {"save_for_backward", "mark_non_differentiable", "mark_dirty", "set_materialize_grads"}
@@ -80,7 +102,7 @@ class Body:
         self.nodes = body_nodes
         # name -> the values of its plain assignments `name = value`, and how often it is bound at all.
         self.assigned: dict[str, list[ast.expr]] = collections.defaultdict(list)
-        self.store_counts: collections.Counter = collections.Counter()
+        self.store_counts: collections.Counter[str] = collections.Counter()
         for node in body_nodes:
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 self.store_counts[node.id] += 1
@@ -224,7 +246,7 @@ class Body:
     def collect_extension_locals(self) -> None:
         """Local names bound only to the extension or one of its functions through self
         (`ext = self.ext`, `f = self.f`): calls through them are custom op calls."""
-        def is_extension(value: ast.expr, seen: frozenset) -> bool:
+        def is_extension(value: ast.expr, seen: frozenset[str]) -> bool:
             return self.kind(value) == "extension" or is_extension_path(self.dotted(value))
 
         names = {name for name, values in self.assigned.items()
@@ -418,7 +440,7 @@ class Body:
                 out.update(id(n) for n in ast.walk(statement))
         return out
 
-    def is_input(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+    def is_input(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         """A parameter of ModelNew.forward that the body rebinds, if at all, only to a view or a move
         of an input (`x = x.contiguous()`)."""
         if not isinstance(node, ast.Name) or not isinstance(self.func, ast.FunctionDef) or \
@@ -448,7 +470,7 @@ class Body:
                 return False  # x = x.to(...) with anything but the inputs' own device or dtype
         return True
 
-    def is_input_setting(self, node: ast.expr, seen: frozenset) -> bool:
+    def is_input_setting(self, node: ast.expr, seen: frozenset[str]) -> bool:
         """`x.device` or `x.dtype` of an input, "cuda", torch.float32: what x.to(...) may take and x
         stay an input (on the GPU, in the task's dtype)."""
         if is_cuda_string(node) or self.is_float32(node):
@@ -675,7 +697,7 @@ class Body:
             return
         self.c.report("unknown_call", node, f"`{snippet(func)}(...)` is not a call forward may make")
 
-    def check_path_call(self, node: ast.Call, path: str, tainted_args: list) -> None:
+    def check_path_call(self, node: ast.Call, path: str, tainted_args: list[Any]) -> None:
         if path.startswith("cuda_extension."):
             return
         if path.startswith("torch"):
@@ -696,13 +718,13 @@ class Body:
                           f"`{path}(...)` is a torch operation; only tensor creation "
                           "(torch.empty*/zeros*/ones*/full*) is allowed outside __init__")
             return
-        if path.startswith("math.") or path.startswith("typing.") or path.startswith("numbers."):
+        if path.startswith(("math.", "typing.", "numbers.")):
             if tainted_args:
                 self.report_tensor(node, f"`{path}` on a tensor reads its values")
             return
         self.c.report("unknown_call", node, f"`{path}(...)` is not a call forward may make")
 
-    def check_name_call(self, node: ast.Call, name: str, tainted_args: list) -> None:
+    def check_name_call(self, node: ast.Call, name: str, tainted_args: list[Any]) -> None:
         if name in self.extension_locals:
             return  # f = self.f; f(x): the custom op through another name
         if name in self.local_functions or (name in self.c.functions and name not in self.locals):
@@ -724,7 +746,7 @@ class Body:
             return  # reported by the universal rules
         self.c.report("unknown_call", node, f"`{name}(...)` is not a call forward may make")
 
-    def check_method_call(self, node: ast.Call, func: ast.Attribute, tainted_args: list) -> None:
+    def check_method_call(self, node: ast.Call, func: ast.Attribute, tainted_args: list[Any]) -> None:
         receiver = func.value
         method = func.attr
         kind = self.kind(func)
@@ -735,8 +757,8 @@ class Body:
             return  # self.ext.f(x), self.f(x): the custom op through another name
         if kind.startswith("local:"):
             return  # an instance of a class of this file: its forward is checked on its own
-        if method == "apply" and self.autograd_class(receiver) is not None:
-            self.follow_autograd_apply(node, self.autograd_class(receiver))
+        if method == "apply" and (autograd := self.autograd_class(receiver)) is not None:
+            self.follow_autograd_apply(node, autograd)
             return
         if kind == "module" or self.kind(receiver) == "module":
             self.c.report("nn_module_call", node,
@@ -856,8 +878,8 @@ class Body:
             return True
         if isinstance(node, ast.Attribute):
             return root_name(node) == "self" and self.kind(node) == "tensor"
-        if isinstance(node, ast.Subscript) and self_attr(node.value) is not None:
-            return self.is_parameter_container(self_attr(node.value))
+        if isinstance(node, ast.Subscript) and (container := self_attr(node.value)) is not None:
+            return self.is_parameter_container(container)
         return False
 
     def is_parameter_container(self, attr: str) -> bool:
@@ -873,7 +895,7 @@ class Body:
     def is_float32(self, node: ast.expr) -> bool:
         return self.c.dotted(node, self.local_aliases) in {"torch.float32", "torch.float"}
 
-    def is_gpu_device(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+    def is_gpu_device(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         """"cuda", "cuda:0", torch.device("cuda"...), self.device set to one in __init__, or a local name
         bound only to such values: never the host."""
         if is_cuda_string(node):
@@ -884,7 +906,7 @@ class Body:
             return True
         return self.name_bound_only_to(node, seen, self.is_gpu_device)
 
-    def is_tensor_device(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+    def is_tensor_device(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         """`t.device` of a tensor t, or a local name bound only to such values (the device the inputs
         are on; a copy to the host is refused by the run-time op guard)."""
         if isinstance(node, ast.Attribute) and node.attr == "device" and \
@@ -892,7 +914,7 @@ class Body:
             return True
         return self.name_bound_only_to(node, seen, self.is_tensor_device)
 
-    def is_plain_tensor(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+    def is_plain_tensor(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         """Certainly a tensor, not merely a value the taint analysis cannot rule out (an object of a class
         of this file fished out of a list): an input of forward, a tensor attribute of self (parameters,
         buffers, a layer's weight), a custom op's result, tensor creation, a view or a move of one of
@@ -922,19 +944,20 @@ class Body:
                 return self.is_plain_tensor(node.func.value, seen)
         return False
 
-    def is_list_display(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+    def is_list_display(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         """[a, b], [f(t) for t in ts], list(...): a new Python list."""
         if isinstance(node, (ast.List, ast.ListComp)):
             return True
         return isinstance(node, ast.Call) and self.is_builtin(node.func, "list")
 
-    def is_container_display(self, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+    def is_container_display(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
         """A new Python list or dict: [..], {..}, comprehensions, list(...), dict(...)."""
         if isinstance(node, (ast.Dict, ast.DictComp)) or self.is_list_display(node, seen):
             return True
         return isinstance(node, ast.Call) and self.is_builtin(node.func, "dict")
 
-    def name_bound_only_to(self, node: ast.expr, seen: frozenset, test, tainted_too: bool = False) -> bool:
+    def name_bound_only_to(self, node: ast.expr, seen: frozenset[str], test: Callable[[ast.expr, frozenset[str]], bool],
+                           tainted_too: bool = False) -> bool:
         """A local name of this body (not a parameter) whose every binding is a plain assignment of a
         value `test` accepts (and that holds no tensor, unless `tainted_too`)."""
         if not isinstance(node, ast.Name) or node.id not in self.locals or node.id in seen or \
@@ -994,7 +1017,8 @@ class Body:
         params = function_params(target.args)
         if setup is None:
             params = params[1:]  # forward(ctx, *args)
-        tainted = {p.arg for p, a in zip(params, node.args) if self.is_tainted(a) or isinstance(a, ast.Starred)}
+        tainted = {p.arg for p, a in zip(params, node.args, strict=False)
+                   if self.is_tainted(a) or isinstance(a, ast.Starred)}
         if any(isinstance(a, ast.Starred) for a in node.args) or \
                 any(k.arg is None or self.is_tainted(k.value) for k in node.keywords):
             tainted |= {p.arg for p in params}
@@ -1029,7 +1053,7 @@ class Body:
         if skip_self and params:
             params = params[1:]
         tainted = set()
-        for param, arg in zip(params, node.args):
+        for param, arg in zip(params, node.args, strict=False):
             if self.is_tainted(arg) or isinstance(arg, ast.Starred):
                 tainted.add(param.arg)
         by_name = {p.arg for p in params}

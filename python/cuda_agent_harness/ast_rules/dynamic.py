@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 
+from .family import CheckerState
 from .syntax import root_name
 
 DYNAMIC_BUILTINS = {"exec", "eval", "compile", "__import__", "globals", "locals", "vars", "getattr",
@@ -13,7 +14,7 @@ ALLOWED_DUNDER_ATTRS = {"__init__", "__name__", "__qualname__", "__doc__"}
 ALLOWED_DUNDER_NAMES = {"__name__", "__doc__", "__all__"}
 
 
-class DynamicCodeRules:
+class DynamicCodeRules(CheckerState):
     """The name, attribute and assignment checks of the Checker (a mixin: `report`, `dotted`, `aliases`
     and `check_torch_path` come from the Checker)."""
 
@@ -55,7 +56,6 @@ class DynamicCodeRules:
                 root = root_name(element)
                 if root is not None and root in self.aliases:
                     shown = self.dotted(element.value) or root
-                    is_attribute = isinstance(element, ast.Attribute)
-                    what = f"{shown}.{element.attr}" if is_attribute else f"{shown}[...]"
+                    what = f"{shown}.{element.attr}" if isinstance(element, ast.Attribute) else f"{shown}[...]"
                     self.report("torch_patching", node,
                                 f"assigning `{what}` changes an imported module (timers, flags, operators)")

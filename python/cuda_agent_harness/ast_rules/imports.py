@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from .family import CheckerState
 from .table import RULE_HINTS
 from .torch_paths import TORCH_IMPORTS_ALLOWED, torch_path_rule
 
@@ -51,7 +52,7 @@ def module_rule(module: str) -> str | None:
 RULES_OF_USES = {"torch_functional"}
 
 
-class ImportRules:
+class ImportRules(CheckerState):
     """The import checks of the Checker (a mixin: `report` comes from the Checker)."""
 
     def check_import(self, node: ast.AST, module: str) -> None:

@@ -20,9 +20,13 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from .syntax import is_extension_path, root_name, self_attr
+from .syntax import is_extension_path, self_attr
 from .table import Violation
+
+if TYPE_CHECKING:
+    from .checker import Checker  # which imports this module
 
 RELAXED_BY_TORCH_COMPUTE = frozenset({"torch_functional", "torch_compute", "tensor_compute", "nn_module_call",
                                       "unknown_call", "forbidden_base_class"})
@@ -59,20 +63,21 @@ class PolicyRules:
     torch_compute: bool = False
 
     @classmethod
-    def from_spec(cls, value: object) -> "PolicyRules":
+    def from_spec(cls, value: object) -> PolicyRules:
         """From a job spec's "policy_rules" (absent: the default); anything malformed raises ValueError."""
         if value is None:
             return cls()
         if not isinstance(value, dict) or not isinstance(value.get("torch_compute", False), bool):
             raise ValueError(f"policy_rules must be {{\"torch_compute\": bool}}, not {value!r}")
-        unknown = set(value) - {"torch_compute"}
+        # weights_by_position is the candidate and profile jobs' (models.py), no rule of the code's.
+        unknown = set(value) - {"torch_compute", "weights_by_position"}
         if unknown:
             raise ValueError(f"policy_rules: unknown field(s) {sorted(unknown)}")
         return cls(torch_compute=value.get("torch_compute", False))
 
 
 def is_backend_path(path: str | None) -> bool:
-    return bool(path) and any(path == p or path.startswith(p + ".") or path.startswith(p + "_")
+    return path is not None and any(path == p or path.startswith((p + ".", p + "_"))
                               for p in BACKEND_PREFIXES)
 
 
@@ -83,11 +88,13 @@ def kept_torch_rule(path: str | None) -> str | None:
     return None
 
 
-def report_backend_switches(checker) -> None:
+def report_backend_switches(checker: Checker) -> None:
     """backend_switch on every use of torch.backends, autocast and torch.amp (through any alias); file_io
     and torch_ops on torch's serialization and custom classes."""
     for node in checker.walk(checker.tree):
-        rule = kept_torch_rule(checker.dotted(node)) if isinstance(node, (ast.Attribute, ast.Name)) else None
+        if not isinstance(node, (ast.Attribute, ast.Name)):
+            continue
+        rule = kept_torch_rule(checker.dotted(node))
         if rule:
             checker.report(rule, node, f"`{checker.dotted(node)}` is not torch compute: torch's operators are "
                                        f"allowed under --policy kernelbench, its files and classes are not")
@@ -101,7 +108,7 @@ def report_backend_switches(checker) -> None:
                 checker.report("backend_switch", node, f"importing torch's backend switches: {ALLOWED_WAY}")
 
 
-def calls_extension(checker) -> bool:
+def calls_extension(checker: Checker) -> bool:
     """Whether any call in the file goes to cuda_extension: through its name or an alias
     (`ext = cuda_extension`), an attribute of self that holds it or one of its functions."""
     ext_attrs = {attr for kinds in checker.attr_kinds.values() for attr, kind in kinds.items()
@@ -119,7 +126,7 @@ def calls_extension(checker) -> bool:
     return False
 
 
-def report_missing_kernel(checker) -> None:
+def report_missing_kernel(checker: Checker) -> None:
     if not calls_extension(checker):
         target = next((c for c in checker.tree.body if isinstance(c, ast.ClassDef) and c.name == "ModelNew"),
                       checker.tree)
@@ -129,7 +136,7 @@ def report_missing_kernel(checker) -> None:
                        "kernel (a function of cuda_extension) must do the rest")
 
 
-def apply(checker, violations: list[Violation], rules: PolicyRules) -> list[Violation]:
+def apply(checker: Checker, violations: list[Violation], rules: PolicyRules) -> list[Violation]:
     """The violations that hold under `rules`, in source order (the Checker has run)."""
     if not rules.torch_compute:
         return violations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import collections
-from typing import Iterable
+from collections.abc import Iterable
 
 from .vocabulary import SCALAR_ANNOTATIONS
 
@@ -80,15 +80,15 @@ def is_cuda_device_literal(call: ast.Call) -> bool:
 
 def is_extension_path(path: str | None) -> bool:
     """cuda_extension or a name in it."""
-    return bool(path) and (path == "cuda_extension" or path.startswith("cuda_extension."))
+    return path is not None and (path == "cuda_extension" or path.startswith("cuda_extension."))
 
 
-def module_bindings(tree: ast.Module, skipped: set[int]) -> collections.Counter:
+def module_bindings(tree: ast.Module, skipped: set[int]) -> collections.Counter[str]:
     """How often each name is bound at module level: assignments (also inside if/for/with blocks at
     module level), loop and with targets, imports, defs and classes. Function and class bodies bind
     their own names (a `global` statement is a violation of its own)."""
-    counts: collections.Counter = collections.Counter()
-    stack = list(tree.body)
+    counts: collections.Counter[str] = collections.Counter()
+    stack: list[ast.AST] = list(tree.body)
     while stack:
         node = stack.pop()
         if id(node) in skipped:
@@ -143,10 +143,10 @@ def params_with_object_defaults(args: ast.arguments) -> set[str]:
     annotation says, they may hold a module or a function."""
     positional = [*args.posonlyargs, *args.args]
     names = set()
-    for param, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+    for param, default in zip(positional[len(positional) - len(args.defaults):], args.defaults, strict=True):
         if not is_literal(default):
             names.add(param.arg)
-    for param, default in zip(args.kwonlyargs, args.kw_defaults):
-        if default is not None and not is_literal(default):
+    for param, kw_default in zip(args.kwonlyargs, args.kw_defaults, strict=True):
+        if kw_default is not None and not is_literal(kw_default):
             names.add(param.arg)
     return names

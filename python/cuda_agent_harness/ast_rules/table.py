@@ -4,6 +4,7 @@ report; docs/static-rules.md lists the same rules."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 FILE_NAME = "model_new.py"
 
@@ -149,7 +150,7 @@ class Violation:
     message: str
     file: str = FILE_NAME
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"rule": self.rule, "file": self.file, "line": self.line, "message": self.message}
 
     def reason(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from .family import CheckerState
 from .table import RULE_HINTS
 
 TORCH_DTYPES = set("""float32 float float16 half bfloat16 float64 double int8 int16 short int32 int int64 long
@@ -59,7 +60,7 @@ def torch_path_rule(path: str) -> str | None:
     return None
 
 
-class TorchPathRules:
+class TorchPathRules(CheckerState):
     """The torch path check of the Checker (a mixin: `report` comes from the Checker)."""
 
     def check_torch_path(self, node: ast.AST, path: str) -> None:

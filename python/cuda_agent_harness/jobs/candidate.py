@@ -1,26 +1,6 @@
 """The `candidate` job (untrusted: runs candidate code; never sees expected outputs).
 
-Loads the judge's files and the task first (before any candidate code runs): the reference weights on
-the device, torch's threads, cuBLAS, the CUDA context. With "then" in "wait_for" that trusted
-preparation follows the first go, which the judge gives under the reference's shared lease once the
-reference has answered (while the candidate still compiles), and the job waits for its second go
-(go.wait_for_then) before it looks at the extension. Then it imports model_new,
-builds ModelNew with the reference weights, and runs one guarded forward per check seed on the input
-set made from that seed (inputs.make_input_set, with the check's scale and shift, exactly as the
-reference job made it), writing output_{i}.pt. Making the inputs after candidate code is loaded gives
-it nothing: it sees its inputs anyway, and inputs it altered would only be the wrong ones. Around
-every forward (docs/harness-protocol.md, `candidate`): free memory poisoned with NaN, torch.nn.functional
-blocked, every dispatched op counted and compute ops refused, thread counts compared, the output checked
-(plain dense tensors of their own, sharing no memory with earlier outputs), the model's attributes left as
-they were, and inputs and weights compared with exact copies; after loading the
-model and after every forward, what the process must keep (the callables the harness relies on, thread
-counts and seeds, no child processes, no Python thread started) is checked (process_watch.py). The backend
-flags of the precision policy are set first and must be unchanged after every forward.
-
-With "repeat_first_check", the first input set runs once more at the end under another allocator state
-(free memory filled with a huge finite value instead of NaN, allocations shifted, shared memory
-scribbled on by a reduction) and its output is written as output_{n}.pt, n = the number of checks:
-undefined behaviour that passed by luck rarely passes twice (HACKS B12).
+The order of its work and the guards around each forward: docs/harness-protocol.md, "`candidate`".
 """
 
 from __future__ import annotations
@@ -30,6 +10,7 @@ import json
 import math
 import os
 import sys
+from typing import Any
 
 import torch
 
@@ -38,10 +19,28 @@ from ..errors import JobError, phase
 from ..guards import OpGuard, ThreadWatch, block_functional, set_policy_rules, start_torch_threads, warm_blas
 from ..hardware_queues import forget_queue_setting
 from ..inputs import make_input_set, transformed
-from ..integrity import (POISON_HUGE, EarlierOutputs, Frozen, ModelState, check_output, check_weights,
-                         frozen_budget, poison_free_memory, reference_weights, release_poison, summarize,
-                         weight_tensors)
-from ..models import build_candidate, load_trusted, reference_state_dict, synchronize
+from ..integrity import (
+    POISON_HUGE,
+    EarlierOutputs,
+    Frozen,
+    ModelState,
+    check_output,
+    check_weights,
+    frozen_budget,
+    poison_free_memory,
+    reference_weights,
+    release_poison,
+    summarize,
+    weight_tensors,
+)
+from ..models import (
+    build_candidate,
+    load_trusted,
+    reference_state_dict,
+    renamed_state,
+    synchronize,
+    weights_record,
+)
 from ..nested import as_arg_list, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
 from ..phases import PhaseClock
@@ -53,8 +52,8 @@ from ..task_module import import_task
 from .reference import per_check
 
 
-def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: OpGuard, what: str,
-                    watch: ProcessWatch | None = None, sync: bool = True):
+def guarded_forward(model: torch.nn.Module, inputs: list[Any], device: str, guard: OpGuard, what: str,
+                    watch: ProcessWatch | None = None, sync: bool = True) -> Any:
     """One forward under no_grad with F blocked, the op guard on and (with `watch`) Python threads
     refused, then (with `sync`) a device-wide synchronise."""
     no_threads = watch.no_thread_starts(what) if watch is not None else contextlib.nullcontext()
@@ -68,7 +67,7 @@ def guarded_forward(model: torch.nn.Module, inputs: list, device: str, guard: Op
 class CheckInputs:
     """The input set of each check, made from its seed with its scale and shift."""
 
-    def __init__(self, spec: dict, device: str, task=None):
+    def __init__(self, spec: dict[str, Any], device: str, task: Any = None) -> None:
         self.task = task if task is not None else import_task(require(spec, "task_path", str))
         self.seeds = require(spec, "check_seeds", list)
         self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, nonzero=True)
@@ -79,17 +78,17 @@ class CheckInputs:
     def __len__(self) -> int:
         return len(self.seeds)
 
-    def make(self, i: int) -> list:
+    def make(self, i: int) -> list[Any]:
         inputs = make_input_set(self.task, self.seeds[i], self.device, f"check {i}")
         return transformed(inputs, self.scales[i], self.shifts[i])
 
-    def make_sampled(self, k: int) -> list:
+    def make_sampled(self, k: int) -> list[Any]:
         return make_input_set(self.task, sampled_checks.sampled_set_seed(self.sampled_seed, k), self.device,
                               f"sampled check {k}")
 
 
-def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: OpGuard,
-              threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict, flags: dict,
+def run_check(i: int, model: torch.nn.Module, inputs: list[Any], device: str, guard: OpGuard,
+              threads: ThreadWatch, weights: Frozen, output_dir: str, result: dict[str, Any], flags: dict[str, Any],
               what: str = "", poison: float = math.nan, another_state: bool = False,
               filler: SharedMemoryFiller | None = None, clock: PhaseClock | None = None,
               watch: ProcessWatch | None = None, earlier: EarlierOutputs | None = None,
@@ -142,7 +141,7 @@ def run_check(i: int, model: torch.nn.Module, inputs: list, device: str, guard: 
 
 
 def run_sampled_checks(checks: CheckInputs, model: torch.nn.Module, device: str, guard: OpGuard,
-                       threads: ThreadWatch, output_dir: str, flags: dict, watch: ProcessWatch,
+                       threads: ThreadWatch, output_dir: str, flags: dict[str, Any], watch: ProcessWatch,
                        earlier: EarlierOutputs) -> None:
     """The sampled checks (sampled_checks.py): one guarded forward per sampled input set, its output's
     fingerprint queued on the device; all of them copied back once and written as sampled.json in
@@ -172,7 +171,7 @@ def run_sampled_checks(checks: CheckInputs, model: torch.nn.Module, device: str,
         json.dump({"seed": checks.sampled_seed, "count": len(fingerprints), "fingerprints": fingerprints}, f)
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     device = require_device(spec)
     no_checksums()  # of the output files (output_files.py), before any candidate code is loaded
     candidate_dir = require(spec, "candidate_dir", str)
@@ -211,9 +210,11 @@ def run(spec: dict, result: dict) -> None:
     # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.
     watch = ProcessWatch(device, count_created_threads=device == "cpu")
     with watch.no_thread_starts("loading ModelNew"):
-        model = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
+        model, renaming = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
     watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
-    weights = reference_weights(state_dict, device, private)
+    result.update(weights_record(renaming))
+    # Loaded by position (kernelbench): the weights are compared under ModelNew's names.
+    weights = reference_weights(renamed_state(state_dict, renaming), device, private)
     del state_dict
     check_weights(weights, model, "after load_state_dict")
     clock.lap("model")
@@ -221,7 +222,8 @@ def run(spec: dict, result: dict) -> None:
 
 
 def run_checks(checks: CheckInputs, model: torch.nn.Module, device: str, weights: Frozen, output_dir: str,
-               result: dict, flags: dict, clock: PhaseClock, watch: ProcessWatch, repeat: bool) -> None:
+               result: dict[str, Any], flags: dict[str, Any], clock: PhaseClock, watch: ProcessWatch,
+               repeat: bool) -> None:
     """One checked forward per check seed, writing output_{i}.pt, then (with `repeat`) check 0 again under
     another allocator state (the module doc). Records checks_run, the ATen ops and the thread counts in
     `result`. The candidate's profile job runs these too when it verifies before it is timed

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -36,13 +37,13 @@ def load_actual(path: str) -> tuple[object, Report | None]:
         return None, report
 
 
-def check_entry(index: int, report: Report) -> dict:
+def check_entry(index: int, report: Report) -> dict[str, Any]:
     entry = {"index": index}
     entry.update(report.to_dict())
     return entry
 
 
-def warm_up(spec: dict) -> None:
+def warm_up(spec: dict[str, Any]) -> None:
     """An early compare job on the GPU, while it waits for its go: one comparison of two small float32
     tensors, so that the CUDA kernels the comparison launches are loaded (CUDA loads each on its first
     launch) before the judgement waits on this job. Never fails the job: the real comparison would
@@ -58,14 +59,14 @@ def warm_up(spec: dict) -> None:
         pass
 
 
-def tolerance_of(spec: dict) -> Tolerance:
+def tolerance_of(spec: dict[str, Any]) -> Tolerance:
     try:
         return Tolerance.from_spec(require(spec, "tolerance", dict))
     except ValueError as exc:
         raise JobError("internal", f"spec: {exc}") from exc
 
 
-def compare_device(spec: dict) -> str:
+def compare_device(spec: dict[str, Any]) -> str:
     device = spec.get("device") or "cpu"
     if device not in ("cpu", "cuda"):
         raise JobError("internal", f"spec: device must be 'cpu' or 'cuda', not {device!r}")
@@ -73,17 +74,17 @@ def compare_device(spec: dict) -> str:
 
 
 def compare_all(expected: list[Callable[[], object]], actual_paths: list[str], tol: Tolerance,
-                device: str, result: dict) -> None:
+                device: str, result: dict[str, Any]) -> None:
     """Compares each expected output (`expected[i]()` gives it) with the candidate's output in
     `actual_paths[i]`; fills result["checks"] and, when a check fails, the failure fields."""
     if len(expected) != len(actual_paths):
         raise JobError("internal", f"spec: {len(expected)} expected outputs but "
                                    f"{len(actual_paths)} actual_paths")
-    checks: list[dict] = []
+    checks: list[dict[str, Any]] = []
     result["checks"] = checks
     unloadable = False
     clock = PhaseClock(result)
-    for i, (expected_of, actual_path) in enumerate(zip(expected, actual_paths)):
+    for i, (expected_of, actual_path) in enumerate(zip(expected, actual_paths, strict=False)):
         reference = expected_of()
         actual, report = load_actual(actual_path)
         clock.lap("load")
@@ -105,7 +106,7 @@ def compare_all(expected: list[Callable[[], object]], actual_paths: list[str], t
                             f"({len(failed)} of {len(checks)} checks failed)")
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     expected_paths = require(spec, "expected_paths", list)
     actual_paths = require(spec, "actual_paths", list)
     tol = tolerance_of(spec)

@@ -14,6 +14,8 @@ the task file readable, only its own folder writable).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from ..errors import JobError, phase
@@ -27,7 +29,7 @@ from ..task_module import import_task
 MAX_WARMUP = 100
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     device = require_device(spec)
     if device != "cuda":
         raise JobError("internal", "spec: the ncu target runs on device 'cuda' only")
@@ -46,7 +48,7 @@ def run(spec: dict, result: dict) -> None:
     init_inputs, reference = seeded_reference(task, seed, device)
     state = detached_state(reference)
     del reference
-    model = build_candidate(candidate_dir, extension_dir, as_arg_list(init_inputs), state, device)
+    model, _ = build_candidate(candidate_dir, extension_dir, as_arg_list(init_inputs), state, device)
     del state
     inputs = make_input_set(task, seed + 1, device)
 

@@ -1,62 +1,58 @@
 """The `profile` job: per-call times of the candidate, or of a baseline (eager / torch.compile).
 
-A candidate process never builds the reference model; a baseline process never imports candidate code.
-Input sets are built first (inputs.make_timing_sets: set k from timing_set_seed(seed, k), kept
-alive), then the model; `warmup` calls, then a calibration of the device (timing.Calibration: a
-copy and a float64 GEMM, their operands and kernels set up while preparing, only timed here; the
-judge compares it with the calibration stored with the baselines to tell whether the machine
-drifted; on CUDA with the GPU's UUID, read before model code runs, which keys the baselines kept
-per GPU), then `iters` timed calls, each on the next input set, with their outputs kept
-alive until the end (within 4 GiB; beyond it only call 0's and the spot-checked calls'). The candidate's calls run
-under the same guards as in the `candidate` job (torch.nn.functional blocked, the op guard, thread counts,
-the process watch, output checks after each call, weights compared at the end), so profiling looks the
-same as checking. The
-outputs of the timed calls named in `spot_check_calls` are written, so the judge can check them against
-the reference job's outputs on the same input sets (HACKS.md A5, A6).
-
-With "wait_for" the job starts the profiler (CUPTI directly: hundredths of a second; torch.profiler, the
-fallback, takes seconds; a compile job also imports dynamo and inductor) and then waits for the judge's
-go before it loads anything, so that start-up overlaps the candidate's build and verification, or, for
-`cuda-agent baselines`, the reference job and the other baseline's timing (wait_for_go). With "then" in "wait_for" (the candidate's job) the
-go starts only the trusted preparation — input sets, pristine copies, weights, all before any candidate
-code — which the judge runs beside the verification; the second go (go.wait_for_then), given under the
-exclusive lease, starts at ModelNew. The spec's "backend_flags" (the precision policy; the baselines get TF32 under `tf32-fair`) are set before
-anything else; a candidate that changes them fails with "global_flags". A candidate whose device work is
-out of its caller's stream order (started before the work queued on it, or still running after it) fails
-with "unjoined_stream" (A1; timing.StreamFences). The result's `call_kernels` (device activities per timed
-call) and `kernels` (all of them with their time) are what the judge's kernel audit reads (C3).
-
-With "check_seeds" in its go (the judge's one process for a candidate's verification and its timing,
-docs/decisions/processes.md) the candidate's job also verifies it: after `then`, given under the verification's
-shared lease, it runs the `candidate` job's checks on the model it then times (candidate.run_checks:
-the same guards, outputs output_{i}.pt in output_dir, their record in result["verification"]), waits
-for the third go, `time` (go.wait_for_time), and only then times. Its input sets were made before any
-candidate code ran and stayed alive, so no check's input shares an address or a seed with a timed call's
-(HACKS B4, B5); device work that starts while it waits for `time` fails the job (timing.BETWEEN_RANGE).
+What it loads, times, checks and answers, and its gos: docs/harness-protocol.md, "`profile`".
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib
+import json
 import os
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, cast
 
 import torch
 
 from .. import go, timing
 from ..errors import JobError, phase
-from ..guards import (OpGuard, ThreadWatch, block_functional, set_policy_rules, start_torch_threads,
-                      thread_counts, warm_blas)
+from ..guards import (
+    OpGuard,
+    ThreadWatch,
+    block_functional,
+    set_policy_rules,
+    start_torch_threads,
+    thread_counts,
+    warm_blas,
+)
 from ..hardware_queues import forget_queue_setting
 from ..inputs import make_timing_sets, timed_call_set
-from ..integrity import (EarlierOutputs, Frozen, ModelState, check_output, check_weights, frozen_budget,
-                         poison_free_memory, reference_weights, summarize, weight_tensors)
-from ..models import build_candidate, build_reference, load_trusted, reference_state_dict, synchronize
-from ..phases import PhaseClock
+from ..integrity import (
+    EarlierOutputs,
+    Frozen,
+    ModelState,
+    check_output,
+    check_weights,
+    frozen_budget,
+    poison_free_memory,
+    reference_weights,
+    summarize,
+    weight_tensors,
+)
+from ..models import (
+    WEIGHTS_FILE,
+    build_candidate,
+    build_reference,
+    load_trusted,
+    reference_state_dict,
+    renamed_state,
+    synchronize,
+    weights_record,
+)
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
+from ..phases import PhaseClock
 from ..precision import apply_backend_flags, check_flags_unchanged
 from ..process_watch import ProcessWatch
 from ..shared_memory import SharedMemoryFiller
@@ -68,8 +64,10 @@ TARGETS = ("candidate", "eager", "compile")
 WAITS_FOR_GO = True  # after the profiler started (runner.py)
 
 
-def build_model(spec: dict, target: str, task, init_inputs: list, state_dict: dict, device: str):
-    """The model to time; a baseline failure is the task's ("task"), a candidate's has its own kinds."""
+def build_model(spec: dict[str, Any], target: str, task: Any, init_inputs: list[Any], state_dict: dict[str, Any],
+                device: str) -> tuple[torch.nn.Module, dict[str, str]]:
+    """(the model to time, the renaming of the reference weights: {} when loaded by name, models.py
+    build_candidate); a baseline failure is the task's ("task"), a candidate's has its own kinds."""
     if target == "candidate":
         candidate_dir = require(spec, "candidate_dir", str)
         extension_dir = require(spec, "extension_dir", str)
@@ -77,11 +75,11 @@ def build_model(spec: dict, target: str, task, init_inputs: list, state_dict: di
     model = build_reference(task, init_inputs, state_dict, device)
     if target == "compile":
         with phase("task", "torch.compile(Model)"):
-            model = torch.compile(model)
-    return model
+            model = cast(torch.nn.Module, torch.compile(model))  # an OptimizedModule
+    return model, {}
 
 
-def spot_check_calls(spec: dict, iters: int) -> list[int]:
+def spot_check_calls(spec: dict[str, Any], iters: int) -> list[int]:
     """spec["spot_check_calls"]: distinct timed-call indices in [0, iters) (default none)."""
     calls = require(spec, "spot_check_calls", list, default=[])
     for i in calls:
@@ -93,7 +91,7 @@ def spot_check_calls(spec: dict, iters: int) -> list[int]:
     return list(calls)
 
 
-def spot_fill(spot_calls: list[int], result: dict) -> Callable[[int], None] | None:
+def spot_fill(spot_calls: list[int], result: dict[str, Any]) -> Callable[[int], None] | None:
     """Before each spot-checked timed call: every SM's shared memory filled with 3.0e38 (HACKS B12). The
     verification's repeated check fills it too, but under its shared lease other processes' kernels can
     overwrite the fill before the candidate's kernel reads it; a timed call runs under the exclusive
@@ -114,7 +112,7 @@ def spot_fill(spot_calls: list[int], result: dict) -> Callable[[int], None] | No
 class CandidateChecks:
     """The candidate's guards in the profile job: the op guard around each call, checks after it."""
 
-    def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int], flags: dict,
+    def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int], flags: dict[str, Any],
                  watch: ProcessWatch):
         self.model = model
         self.flags = flags
@@ -127,11 +125,11 @@ class CandidateChecks:
         self.spot_labels = {f"timed call {i}": i for i in spot_calls}
         self.snapshots: dict[int, Any] = {}  # spot-checked outputs, copied as soon as the call returned
 
-    def call(self, inputs: list, label: str) -> Any:
+    def call(self, inputs: list[Any], label: str) -> Any:
         with self.guard.watch(label), self.watch.no_thread_starts(label):
             return self.model(*inputs)
 
-    def after(self, label: str, inputs: list, output: Any) -> None:
+    def after(self, label: str, inputs: list[Any], output: Any) -> None:
         self.threads.check(label)
         self.watch.check(label)
         check_flags_unchanged(self.flags, label)
@@ -144,7 +142,7 @@ class CandidateChecks:
             self.snapshots[self.spot_labels[label]] = cpu_copy(output)
         self.watch.reset()  # the baseline of the next call (outside its timed region)
 
-    def check_outputs_unchanged(self, outputs: list) -> None:
+    def check_outputs_unchanged(self, outputs: list[Any]) -> None:
         """Each spot-checked output must still equal its copy taken right after its call (HACKS.md A2:
         work deferred past the timer, e.g. to a thread, shows as an output that changed later)."""
         for i, snapshot in sorted(self.snapshots.items()):
@@ -154,8 +152,8 @@ class CandidateChecks:
                                              f"returned (work must be finished when the forward returns)")
 
 
-def save_spot_checks(calls: list[int], sets: int, warmup: int, outputs: list | dict,
-                     output_dir: str) -> list[dict]:
+def save_spot_checks(calls: list[int], sets: int, warmup: int, outputs: list[Any] | dict[int, Any],
+                     output_dir: str) -> list[dict[str, Any]]:
     """Writes timed_output_{i}.pt (outputs[i], moved to the CPU) for each spot-checked call i."""
     os.makedirs(output_dir, exist_ok=True)
     entries = []
@@ -166,7 +164,7 @@ def save_spot_checks(calls: list[int], sets: int, warmup: int, outputs: list | d
     return entries
 
 
-def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets: list[list],
+def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets: list[list[Any]],
                       warmup: int) -> None:
     """The input sets of spot-checked calls must still equal their copies taken before any call."""
     for i in calls:
@@ -177,19 +175,22 @@ def check_spot_inputs(calls: list[int], pristine: dict[int, Frozen], input_sets:
                                             f"{summarize(differences)} (inputs must be left untouched)")
 
 
-def verify_before_timing(spec: dict, task, model: torch.nn.Module, device: str, weights: Frozen,
-                         result: dict, flags: dict, clock: PhaseClock, watch: ProcessWatch,
-                         profiler) -> bool:
+def verify_before_timing(spec: dict[str, Any], task: Any, model: torch.nn.Module, device: str, weights: Frozen,
+                         result: dict[str, Any], flags: dict[str, Any], clock: PhaseClock, watch: ProcessWatch,
+                         profiler: timing.DeviceProfiler | timing.CuptiProfiler | None) -> bool:
     """The verification's checks in this process (see the module doc), then the wait for the go of the
     timing inside timing.BETWEEN_RANGE; False when the judge called the job off meanwhile."""
     wait = spec.get("wait_for")
     if wait is not None and wait.get("time") is None:  # it would time at once, outside its lease
         raise JobError("internal", "spec: a job that waits for its go and checks the candidate needs "
                                    "wait_for.time, the go of its timing")
-    verification: dict = {}
+    verification: dict[str, Any] = {}
     result["verification"] = verification
     output_dir = require(spec, "output_dir", str)
     os.makedirs(output_dir, exist_ok=True)
+    # How the weights were loaded, for the judge's record of the verification (read at `checked`).
+    with open(os.path.join(output_dir, WEIGHTS_FILE), "w", encoding="utf-8") as f:
+        json.dump({k: result[k] for k in ("weights", "weights_renamed") if k in result}, f)
     run_checks(CheckInputs(spec, device, task), model, device, weights, output_dir, verification, flags, clock,
                watch, require(spec, "repeat_first_check", bool, default=False))
     synchronize(device)
@@ -202,7 +203,7 @@ def verify_before_timing(spec: dict, task, model: torch.nn.Module, device: str, 
     return True
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     # Only these spec fields are read before the go: a standby learns everything else from its go.
     device = require_device(spec)
     no_checksums()  # of the spot-checked outputs' files (output_files.py)
@@ -282,17 +283,22 @@ def run(spec: dict, result: dict) -> None:
     # counted on the CPU.
     watch = ProcessWatch(device, count_created_threads=device == "cpu") if target == "candidate" else None
     with watch.no_thread_starts("loading ModelNew") if watch is not None else contextlib.nullcontext():
-        model = build_model(spec, target, task, init_inputs, state_dict, device)
+        model, renaming = build_model(spec, target, task, init_inputs, state_dict, device)
     if watch is not None:
         watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
     clock.lap("model")
 
     checks = None
-    guard = contextlib.nullcontext()
+    guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     threads = ThreadWatch()
-    weights = reference_weights(state_dict, device, private) if target == "candidate" else None
+    if target == "candidate":
+        result.update(weights_record(renaming))
+    # Loaded by position (kernelbench): the weights are compared under ModelNew's names.
+    weights = reference_weights(renamed_state(state_dict, renaming), device, private) \
+        if target == "candidate" else None
     del state_dict  # the model holds its own copy; a GB-sized weight must not be held twice while timing
     if weights is not None:
+        assert watch is not None  # both are the candidate's
         check_weights(weights, model, "after load_state_dict")
         if spec.get("check_seeds") is not None and not verify_before_timing(
                 spec, task, model, device, weights, result, flags, clock, watch, profiler):
@@ -302,7 +308,7 @@ def run(spec: dict, result: dict) -> None:
         guard = block_functional(checks.guard.record)
         poison_free_memory(device, tensor_bytes(input_sets[0]))
 
-    def baseline_call(inputs: list, label: str) -> Any:
+    def baseline_call(inputs: list[Any], label: str) -> Any:
         return model(*inputs)
 
     keep = timing.OutputKeeper(set(calls))
@@ -355,6 +361,7 @@ def run(spec: dict, result: dict) -> None:
                                           f"wait for the current stream and be joined to it before the "
                                           f"forward returns)")
     if checks is not None:
+        assert weights is not None  # checks are the candidate's, and so are its weights
         checks.check_outputs_unchanged(timings.outputs)
         check_weights(weights, model, "after the timed calls")
         check_spot_inputs(calls, pristine, input_sets, warmup)
@@ -364,6 +371,7 @@ def run(spec: dict, result: dict) -> None:
         result["min_bytes"] = timing.bytes_moved(input_sets[timed_call_set(0, warmup, len(input_sets))],
                                                  timings.outputs[0])
     if calls:
+        assert output_dir is not None  # required when there are calls to spot-check
         outputs = checks.snapshots if checks is not None else timings.outputs
         result["spot_checks"] = save_spot_checks(calls, len(input_sets), warmup, outputs, output_dir)
     result.update({

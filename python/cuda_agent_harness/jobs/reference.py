@@ -1,49 +1,6 @@
 """The `reference` job (trusted: never loads candidate code): expected outputs of a task.
 
-Writes to data_dir: init_inputs.pt (CPU) and the reference weights: state_dict.seed.json (the init seed
-and checksums: consumers rebuild them on their device, models.reference_state_dict) when a second
-build gives the same weights, else state_dict.pt (CPU; `weights_from` in the result says which); and to expected_dir (default: data_dir)
-expected_{i}.pt, the reference output for check seed i (moved to the CPU). The inputs themselves are
-not written: every process makes them from the seeds (inputs.make_input_set). The judge keeps
-expected_dir where the candidate's sandbox cannot see it. Every task failure is error_kind "task".
-
-With "timing" ({"seed", "warmup", "iters", "spot_check_calls"}, the candidate profile's secret
-parameters), it also writes spot_expected_{c}.pt for each spot-checked timed call c: the reference
-output on the very input set that call will run on, so the judge can check timed calls without
-timing eager PyTorch again (HACKS A5, A6); and `min_bytes`, the bytes of one timed call's inputs and
-output (the speed-of-light numerator, A10).
-
-"input_scales" and "input_shifts" (optional, one number per check each) map the floating inputs of a check
-to x * scale + shift, so a closed form that only matches the task's own input distribution fails (HACKS
-B9), and a task whose inputs are all non-negative (where ReLU-like tasks are the identity, B7) also sees
-negative values.
-Where the task does not allow it (the forward raises, or gives NaN/Inf where the unscaled check 0 gave
-none), that check falls back to the task's own inputs; `input_scales` and `input_shifts` in the result
-say what was used.
-The result's `float_dtypes` lists every floating dtype among inputs, weights and outputs (the judge's
-precision check needs to know an fp32 task).
-
-With "serve" (serving.py; the judge's full judgements; then also an early job, go.py, so that its
-process and CUDA context exist before the judge takes the device lease for its work) the job keeps
-the expected outputs in memory: on the GPU itself up to "keep_device_bytes" (default
-KEEP_DEVICE_BYTES, and only while half of the device stays free: no copy at all, and the comparison
-runs there), then in host memory up to "keep_bytes" (default KEEP_BYTES), beyond that written to
-expected_dir as above and read back at their comparison. It answers "reference" with this result,
-frees the task's model and inputs, and then answers the judgement's comparisons ("compare",
-"compare_spots") itself, each go naming "expected_keys" ("check i" for check i, "call c" for
-spot-checked timed call c) and "actual_paths" (the candidate's output files, compared as the
-`compare` job does, with the spec's "tolerance"); each expected output is freed once compared. The
-spot_expected entries then carry a `key` (and a `path` only when written). One process thus does the
-reference and both comparisons: no CUDA context per comparison, and no torch.save/torch.load of the
-expected outputs kept in memory.
-
-With "kept" ({"rounds_dir", "signals_dir", "stop", "go", "max_rounds", "idle_s"}: a kept job,
-src/harness/kept_jobs.h, docs/harness-protocol.md "Kept jobs") one process serves one judgement per
-round: each round's first go carries {"round": {...}}, that judgement's own fields (seeds, transforms,
-timing, data_dir, expected_dir, serve, round_end_path), and the round runs as a served reference above
-(the task imported again, the model rebuilt). Its end goes to round_end_path with "round" and
-"reusable"; a reusable round is followed by the wait for the next round's go (signals_dir/<r>/<go>,
-its ready mark in rounds_dir/<r>/answers), anything else ends the job.
+Spec, files written, serving and kept rounds: docs/harness-protocol.md, "`reference`".
 """
 
 from __future__ import annotations
@@ -52,7 +9,8 @@ import functools
 import gc
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -85,12 +43,12 @@ KEEP_BYTES = 2 << 30
 KEEP_DEVICE_BYTES = 1 << 30
 
 
-def all_finite(value) -> bool:
+def all_finite(value: Any) -> bool:
     return all(bool(torch.isfinite(t).all()) for _, t in named_tensors(value, "output")
                if t.is_floating_point() or t.is_complex())
 
 
-def float_dtypes(*values) -> list[str]:
+def float_dtypes(*values: Any) -> list[str]:
     names = set()
     for value in values:
         for _, t in named_tensors(value, "value"):
@@ -99,7 +57,7 @@ def float_dtypes(*values) -> list[str]:
     return sorted(names)
 
 
-def run_forward(model, inputs: list, device: str, what: str):
+def run_forward(model: Any, inputs: list[Any], device: str, what: str) -> Any:
     """The reference output on `inputs` (already on the device), where it was computed: a tensor
     that is a view into a larger block is copied out of it (keeping it must not keep the block)."""
     with phase("task", f"Model.forward ({what})"):
@@ -117,7 +75,7 @@ def own_storage(t: torch.Tensor) -> torch.Tensor:
     return t
 
 
-def per_check(spec: dict, key: str, count: int, default: float, nonzero: bool) -> list[float]:
+def per_check(spec: dict[str, Any], key: str, count: int, default: float, nonzero: bool) -> list[float]:
     values = require(spec, key, list, default=[default] * count)
     if len(values) != count or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                        and (v != 0 or not nonzero) for v in values):
@@ -126,7 +84,7 @@ def per_check(spec: dict, key: str, count: int, default: float, nonzero: bool) -
     return [float(v) for v in values]
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     if spec.get("kept") is not None:
         serve_rounds(spec, result)
         return
@@ -137,7 +95,7 @@ def run(spec: dict, result: dict) -> None:
     serve_judgement(spec, result, serving, warmed=spec.get("wait_for") is not None)
 
 
-def serve_judgement(spec: dict, result: dict, serving: Serving, warmed: bool) -> None:
+def serve_judgement(spec: dict[str, Any], result: dict[str, Any], serving: Serving, warmed: bool) -> None:
     """One judgement served (see the module doc): the reference's work, its answer, the comparisons.
     `warmed`: the comparison's kernels are loaded already (an early job loaded them before its go)."""
     device = require_device(spec)
@@ -147,7 +105,7 @@ def serve_judgement(spec: dict, result: dict, serving: Serving, warmed: bool) ->
     kept: dict[str, Callable[[], object]] = {}  # key -> the expected output
     kept_bytes = kept_device_bytes = 0
 
-    def keep(key: str, path: str, output) -> str | None:
+    def keep(key: str, path: str, output: Any) -> str | None:
         nonlocal kept_bytes, kept_device_bytes
         size = tensor_bytes(output)
         if device == "cuda" and kept_device_bytes + size <= device_budget and room_on_device(size):
@@ -171,7 +129,7 @@ def serve_judgement(spec: dict, result: dict, serving: Serving, warmed: bool) ->
         warm_up(spec)
     serving.answer(serving.requests[0], result)
 
-    def handle(name: str, fields: dict, answer: dict) -> None:
+    def handle(name: str, fields: dict[str, Any], answer: dict[str, Any]) -> None:
         keys = require(fields, "expected_keys", list)
         missing = [k for k in keys if k not in kept]
         if missing:
@@ -193,7 +151,7 @@ def serve_judgement(spec: dict, result: dict, serving: Serving, warmed: bool) ->
     result["answered"] = serving.serve(handle)
 
 
-def serve_rounds(spec: dict, result: dict) -> None:
+def serve_rounds(spec: dict[str, Any], result: dict[str, Any]) -> None:
     """A kept reference (see the module doc): serves one judgement per round, each from the fields
     of its round's go (spec["round"]: the first from the runner's go, the next ones from
     kept["signals_dir"]/<r>/<kept["go"]>), until a round fails, `max_rounds` were served, or no go
@@ -221,7 +179,7 @@ def serve_rounds(spec: dict, result: dict) -> None:
         if not serving.active:
             raise JobError("internal", "a kept reference's round needs a serve section")
         start = time.perf_counter()
-        run_reporting(lambda: serve_judgement(round_spec, round_result, serving, warmed=True),
+        run_reporting(functools.partial(serve_judgement, round_spec, round_result, serving, warmed=True),
                       round_result)
         healthy = round_result["ok"] and not serving.failed and device_healthy(round_spec)
         round_result["seconds"] = time.perf_counter() - start
@@ -242,14 +200,14 @@ def serve_rounds(spec: dict, result: dict) -> None:
         waiting = {"wait_for": {"go": os.path.join(signals_dir, str(result["rounds"]), go_name),
                                 "stop": stop, "timeout_s": idle_s,
                                 "ready": os.path.join(answers, "ready")}}
-        waited: dict = {}
+        waited: dict[str, Any] = {}
         if not go.wait_for_go(waiting, waited):
             return  # idle too long, or the judge let it go: the job ends
         go_wait = waited["go_wait_seconds"]
         spec["round"] = waiting.get("round")
 
 
-def device_healthy(spec: dict) -> bool:
+def device_healthy(spec: dict[str, Any]) -> bool:
     """Whether the device still works after a round (a CUDA error is sticky: the next round would
     fail it as the task's error)."""
     if spec.get("device") != "cuda":
@@ -269,19 +227,19 @@ def room_on_device(size: int) -> bool:
     return free - size >= total // 2
 
 
-def warm_up(spec: dict) -> None:
+def warm_up(spec: dict[str, Any]) -> None:
     """A served reference on the GPU (a kept one too) loads the comparison's kernels before its first
     comparison (compare.warm_up); as an early job, while it waits for its go."""
     if spec.get("serve") is not None or spec.get("kept") is not None:
         compare_job.warm_up(spec)
 
 
-def save_output(_key: str, path: str, output) -> str:
+def save_output(_key: str, path: str, output: Any) -> str:
     torch.save(to_cpu(output), path)
     return path
 
 
-def reference_outputs(spec: dict, result: dict, keep: Keep) -> None:
+def reference_outputs(spec: dict[str, Any], result: dict[str, Any], keep: Keep) -> None:
     """The reference's work (see the module doc); `keep` takes each expected output."""
     device = require_device(spec)
     task_path = require(spec, "task_path", str)
@@ -346,7 +304,7 @@ def reference_outputs(spec: dict, result: dict, keep: Keep) -> None:
         clock.lap("sampled_checks")
 
 
-def sampled_reference(spec: dict, task, model, device: str) -> dict:
+def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str) -> dict[str, Any]:
     """The reference's fingerprints of the sampled checks (sampled_checks.py): as many sets as the
     budget allows, each with its bounds under the spec's tolerance. The sums are queued on the device
     and copied back at the end; the budget's clock waits for the device every few sets."""
@@ -370,7 +328,7 @@ def sampled_reference(spec: dict, task, model, device: str) -> dict:
             "seconds": time.perf_counter() - budget.start}
 
 
-def spot_expected(spec: dict, task, model, device: str, out_dir: str, result: dict,
+def spot_expected(spec: dict[str, Any], task: Any, model: Any, device: str, out_dir: str, result: dict[str, Any],
                   keep: Keep) -> None:
     """spot_expected_{c}.pt for each spot-checked timed call c of the candidate's profile, and
     `min_bytes` (see the module docstring)."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import os
+from typing import Any
 
 from ..ast_rules import PolicyRules, Violation, check_tree
 from ..errors import JobError, describe, one_line
@@ -39,7 +40,7 @@ def parse_model_new(path: str) -> ast.Module:
         raise JobError("syntax_error", f"model_new.py:1: cannot be parsed ({describe(exc)})") from exc
 
 
-def reject(result: dict, violations: list[Violation]) -> None:
+def reject(result: dict[str, Any], violations: list[Violation]) -> None:
     """Records the violations and fails the job with the first one as the reason."""
     result["violations"] = [v.as_dict() for v in violations]
     raise JobError("static_rule", one_line(violations[0].reason()))
@@ -49,7 +50,7 @@ def defines_class(tree: ast.Module, name: str) -> bool:
     return any(isinstance(node, ast.ClassDef) and node.name == name for node in tree.body)
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     candidate_dir = require(spec, "candidate_dir", str)
     rules = require(spec, "rules", bool, default=True)
     try:

@@ -1,30 +1,6 @@
 """The `task_check` job (trusted: task code only): which trivial answers would pass each task.
 
-For every task of the spec, in order, one process (torch imported once): the task's Model with a fixed
-seed, two input sets A and B from different seeds, the expected outputs of both, then each trivial answer
-compared with expected A under each tolerance of the spec (comparison.compare, as the `compare` job):
-
-- `zeros`: zeros_like of every tensor of the output;
-- `constant`: every tensor filled with the mean of its expected values;
-- `noise`: randn_like × std + mean of its expected values;
-  (both null when every output tensor has at most one element: the mean of a scalar is the answer
-  itself, not something a candidate could know; "independent" covers such outputs);
-- `input`: an input tensor of A (as get_inputs() made it, before any forward) with the output's shape
-  and dtype — each one in turn for a tensor output, the first match per tensor for a nested output;
-  null when there is none;
-- `independent`: expected B as the answer for A, i.e. the output does not depend on the input.
-
-Tuple/list/dict outputs get the answer tensor by tensor; non-tensor leaves keep their expected value.
-Means and standard deviations are taken over the finite elements; integer and bool outputs get rounded
-answers.
-
-Every finished task is one JSON line appended to `progress_path` (flushed at once), and before each task
-a line {"started": NAME}, so the judge knows which task a crash, a timeout or an out-of-memory kill
-happened in, and a rerun skips tasks that already have a record. A task that fails is recorded with its
-reason and the job goes on. `task_timeout_s` (optional) arms faulthandler's watchdog per task: it ends
-the process (exit status 1, "Timeout" on stderr) from a thread of its own, even while the task holds
-the GIL. When a CUDA error leaves the context unusable, the failing task is recorded and the job ends
-with `error_kind: "restart"`: the judge starts a new process for the remaining tasks.
+Spec, trivial answers, progress records and restarts: docs/harness-protocol.md, "`task_check`".
 """
 
 from __future__ import annotations
@@ -36,7 +12,8 @@ import math
 import os
 import sys
 import time
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -75,7 +52,7 @@ class Progress:
         if not ends_cleanly:
             self.file.write("\n")  # never glue a new line onto a cut one
 
-    def append(self, entry: dict) -> None:
+    def append(self, entry: dict[str, Any]) -> None:
         self.file.write(json.dumps(json_safe(entry), allow_nan=False) + "\n")
         self.file.flush()
         os.fsync(self.file.fileno())
@@ -85,7 +62,7 @@ def moments(t: torch.Tensor) -> tuple[float, float]:
     """Mean and standard deviation of the finite elements of a real tensor (0, 0 when none)."""
     flat = t.detach().reshape(-1)
 
-    def finite_chunks():
+    def finite_chunks() -> Iterator[torch.Tensor]:
         for start in range(0, flat.numel(), CHUNK_ELEMENTS):
             c = flat[start:start + CHUNK_ELEMENTS].to(torch.float64)
             yield c[torch.isfinite(c)]
@@ -129,7 +106,7 @@ def output_leaves(output: Any) -> list[torch.Tensor]:
     return [t for _, t in named_tensors(output, "output")]
 
 
-def input_answers(output: Any, inputs: list) -> list[tuple[str, Any]]:
+def input_answers(output: Any, inputs: list[Any]) -> list[tuple[str, Any]]:
     """(input name, answer) pairs for the `input` answer; empty when some output tensor has no match."""
     named = named_tensors(inputs, "input")
 
@@ -152,7 +129,7 @@ def input_answers(output: Any, inputs: list) -> list[tuple[str, Any]]:
     return [(", ".join(chosen), answer)]
 
 
-def fingerprint(inputs: list) -> list:
+def fingerprint(inputs: list[Any]) -> list[Any]:
     """Per input tensor: shape, dtype and (sum, sum of squares) in float64; other values as text."""
     prints = []
     for name, t in named_tensors(inputs, "input"):
@@ -197,7 +174,7 @@ class TaskChecker:
         self.looser = {p: [q for q in tolerances if q != p and no_looser(tolerances[p], tolerances[q])]
                        for p in tolerances}
 
-    def judge(self, expected: Any, answer: Any) -> dict:
+    def judge(self, expected: Any, answer: Any) -> dict[str, Any]:
         """{"pass": {policy: bool}, "rel_norm_err": float} of one answer."""
         passes: dict[str, bool] = {}
         rel_norm = None
@@ -215,19 +192,21 @@ class TaskChecker:
                     passes[other] = report.ok
         return {"pass": {p: passes[p] for p in self.tolerances}, "rel_norm_err": rel_norm}
 
-    def make_inputs(self, task, seed: int, what: str) -> list:
+    def make_inputs(self, task: Any, seed: int, what: str) -> list[Any]:
         """get_inputs() seeded; on CUDA created on the device directly (CPU + copy if that raises)."""
         torch.manual_seed(seed)
         if self.device == "cuda":
             try:
                 with torch.device("cuda"):
-                    return to_device(as_arg_list(task.get_inputs()), "cuda")
+                    made: list[Any] = to_device(as_arg_list(task.get_inputs()), "cuda")
+                    return made
             except Exception:  # noqa: BLE001 - some tasks only work with CPU defaults
                 torch.manual_seed(seed)
         with phase("task", f"get_inputs() ({what})"):
-            return to_device(as_arg_list(task.get_inputs()), self.device)
+            made = to_device(as_arg_list(task.get_inputs()), self.device)
+        return made
 
-    def build_model(self, task, init_inputs: list) -> torch.nn.Module:
+    def build_model(self, task: Any, init_inputs: list[Any]) -> torch.nn.Module:
         """Model(*init_inputs) with the weights created on the device where that works."""
         torch.manual_seed(self.seed)
         if self.device == "cuda":
@@ -238,14 +217,14 @@ class TaskChecker:
                 torch.manual_seed(self.seed)
         return construct(task.Model, init_inputs, self.device, "task")
 
-    def forward(self, model, inputs: list, what: str) -> Any:
+    def forward(self, model: Any, inputs: list[Any], what: str) -> Any:
         with phase("task", f"Model.forward ({what})"):
             with torch.no_grad():
                 output = model(*inputs)
             synchronize(self.device)
             return output
 
-    def check(self, path: str, record: dict) -> None:
+    def check(self, path: str, record: dict[str, Any]) -> None:
         """Fills `record` for the task at `path`; raises JobError when the task cannot run."""
         apply_backend_flags(self.backend_flags)
         torch.set_default_dtype(torch.float32)
@@ -255,7 +234,7 @@ class TaskChecker:
         finally:
             sys.modules.pop(task.__name__, None)  # nothing of a finished task stays reachable
 
-    def check_task(self, task, record: dict) -> None:
+    def check_task(self, task: Any, record: dict[str, Any]) -> None:
         """Model, input sets A and B, the expected outputs, then every trivial answer and policy."""
         with phase("task", "get_init_inputs()"):
             torch.manual_seed(self.seed)
@@ -315,7 +294,7 @@ def cuda_usable() -> bool:
         return False
 
 
-def tolerances_of(spec: dict) -> dict[str, Tolerance]:
+def tolerances_of(spec: dict[str, Any]) -> dict[str, Tolerance]:
     raw = require(spec, "tolerances", dict)
     if not raw:
         raise JobError("internal", "spec: tolerances must name at least one policy")
@@ -325,15 +304,15 @@ def tolerances_of(spec: dict) -> dict[str, Tolerance]:
         raise JobError("internal", f"spec: tolerances: {exc}") from exc
 
 
-def task_list(spec: dict) -> list[dict]:
-    tasks = require(spec, "tasks", list)
+def task_list(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    tasks: list[dict[str, Any]] = require(spec, "tasks", list)
     for t in tasks:
         if not isinstance(t, dict) or not all(isinstance(t.get(k), str) for k in ("name", "path")):
             raise JobError("internal", f"spec: each task needs a name and a path, not {t!r}")
     return tasks
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     device = require_device(spec)
     tasks = task_list(spec)
     tolerances = tolerances_of(spec)

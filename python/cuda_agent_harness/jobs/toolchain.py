@@ -12,12 +12,14 @@ import os
 import platform
 import sys
 import sysconfig
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import JobError
 from ..spec import require_device
 
 
-def _device_kwargs(func, device: str) -> dict:
+def _device_kwargs(func: Callable[..., Any], device: str) -> dict[str, Any]:
     """The keyword that selects CUDA paths: `device_type=` in newer torch, `cuda=` in older."""
     params = inspect.signature(func).parameters
     if "device_type" in params:
@@ -35,7 +37,7 @@ def _unique(paths: list[str]) -> list[str]:
     return seen
 
 
-def gpu_info() -> dict:
+def gpu_info() -> dict[str, Any]:
     import torch
 
     props = torch.cuda.get_device_properties(0)
@@ -79,7 +81,7 @@ def measure_peak_bandwidth() -> float:
     return 2 * nbytes / best
 
 
-def run(spec: dict, result: dict) -> None:
+def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     device = require_device(spec)
     import torch
     from torch.utils import cpp_extension
@@ -94,7 +96,7 @@ def run(spec: dict, result: dict) -> None:
     library_dirs = cpp_extension.library_paths(**_device_kwargs(cpp_extension.library_paths, device))
     cuda_include = os.path.join(cuda_home, "include") if cuda_home else None
     # torch leaves out /usr/include (Debian's CUDA packages): gcc must not get it as -I.
-    if device == "cuda" and cuda_include != "/usr/include":
+    if device == "cuda" and cuda_include is not None and cuda_include != "/usr/include":
         include_dirs.append(cuda_include)
     result.update({
         "python_executable": sys.executable,

@@ -25,7 +25,7 @@ import random
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
@@ -38,11 +38,11 @@ from cuda_agent_verl.reward import SCHEDULES, schedule_reward
 @dataclass
 class AdapterConfig:
     serve_url: str
-    token: Optional[str] = None
+    token: str | None = None
     tasks: list[Any] = field(default_factory=list)  # what reset() picks from when it names no task
-    device: Optional[str] = None  # None: serve's --device
-    policy: Optional[str] = None
-    turn_limit: Optional[int] = None  # None: serve's --turn-limit
+    device: str | None = None  # None: serve's --device
+    policy: str | None = None
+    turn_limit: int | None = None  # None: serve's --turn-limit
     reward_schedule: str = "paper"  # paper (the judge's −1/1/2/3), binary, speedup
     call_timeout_s: float = 900.0
     grade_timeout_s: float = 1200.0
@@ -69,13 +69,13 @@ class CudaAgentEnvironment(Environment[CudaAgentAction, CudaAgentObservation, Cu
         self.config = config
         self.http = ServeHTTP(config.serve_url, config.token)
         self._state = CudaAgentState()
-        self._session: Optional[str] = None
+        self._session: str | None = None
         self._lock = threading.Lock()
 
     # -- OpenEnv API -------------------------------------------------------------------------------
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task: Any = None,
-              device: Optional[str] = None, policy: Optional[str] = None, turn_limit: Optional[int] = None,
+    def reset(self, seed: int | None = None, episode_id: str | None = None, task: Any = None,
+              device: str | None = None, policy: str | None = None, turn_limit: int | None = None,
               **kwargs: Any) -> CudaAgentObservation:
         if kwargs:
             raise EpisodeError(f"reset() does not take {', '.join(sorted(kwargs))}; it takes seed, episode_id, "
@@ -105,7 +105,7 @@ class CudaAgentEnvironment(Environment[CudaAgentAction, CudaAgentObservation, Cu
                                         turn_limit=answer["turn_limit"], system_prompt=answer["system_prompt"],
                                         task_message=answer["task_message"], tools=answer["tools"])
 
-    def step(self, action: CudaAgentAction, timeout_s: Optional[float] = None, **kwargs: Any) -> CudaAgentObservation:
+    def step(self, action: CudaAgentAction, timeout_s: float | None = None, **kwargs: Any) -> CudaAgentObservation:
         with self._lock:
             if self._session is None:
                 raise EpisodeError("no open episode: call reset() first")
@@ -133,7 +133,7 @@ class CudaAgentEnvironment(Environment[CudaAgentAction, CudaAgentObservation, Cu
 
     # -- the episode -------------------------------------------------------------------------------
 
-    def _call(self, action: CudaAgentAction, timeout_s: Optional[float]) -> CudaAgentObservation:
+    def _call(self, action: CudaAgentAction, timeout_s: float | None) -> CudaAgentObservation:
         call_id = action.call_id or f"{self._session}-{self._state.step_count}"
         body = {"call_id": call_id, "tool": action.tool, "arguments": action.arguments}
         timeout = timeout_s or self.config.call_timeout_s
@@ -164,7 +164,7 @@ class CudaAgentEnvironment(Environment[CudaAgentAction, CudaAgentObservation, Cu
             return self._observation(text=f"{message}", is_error=True, error_code="bad_action")
         return self._end(None, f"serve answered HTTP {status} {code}: {message}", error_code="server_error")
 
-    def _grade(self, prefix: str, timeout_s: Optional[float], call_is_error: bool = False) -> CudaAgentObservation:
+    def _grade(self, prefix: str, timeout_s: float | None, call_is_error: bool = False) -> CudaAgentObservation:
         timeout = timeout_s or self.config.grade_timeout_s
         try:
             status, headers, answer = self._with_reconnect(
@@ -187,8 +187,8 @@ class CudaAgentEnvironment(Environment[CudaAgentAction, CudaAgentObservation, Cu
         self._state.graded = True
         return self._end(reward, text, result=result, is_error=call_is_error)
 
-    def _end(self, reward: Optional[float], text: str, error_code: Optional[str] = None,
-             result: Optional[dict] = None, is_error: bool = False) -> CudaAgentObservation:
+    def _end(self, reward: float | None, text: str, error_code: str | None = None,
+             result: dict | None = None, is_error: bool = False) -> CudaAgentObservation:
         self._state.done = True
         self._state.reward = reward
         return self._observation(text=text, is_error=is_error or error_code is not None, error_code=error_code,
@@ -200,7 +200,7 @@ class CudaAgentEnvironment(Environment[CudaAgentAction, CudaAgentObservation, Cu
 
     # -- plumbing ----------------------------------------------------------------------------------
 
-    def _pick_task(self, seed: Optional[int]) -> Any:
+    def _pick_task(self, seed: int | None) -> Any:
         if not self.config.tasks:
             raise EpisodeError("reset() needs a task: pass reset(task='SUITE#level1/19_ReLU' or a file) or start the "
                                "server with --task")

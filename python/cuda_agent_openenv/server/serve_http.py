@@ -10,15 +10,15 @@ import json
 import socket
 import urllib.error
 import urllib.request
-from typing import Any, Optional
+from typing import Any
 
 
 class ServeHTTP:
-    def __init__(self, base_url: str, token: Optional[str] = None):
+    def __init__(self, base_url: str, token: str | None = None):
         self.base_url = base_url.rstrip("/")
         self.token = token
 
-    def request(self, method: str, path: str, body: Optional[dict], timeout_s: float) -> tuple[int, dict, Any]:
+    def request(self, method: str, path: str, body: dict | None, timeout_s: float) -> tuple[int, dict, Any]:
         data = json.dumps(body).encode() if body is not None else None
         req = urllib.request.Request(self.base_url + path, data=data, method=method)
         req.add_header("Content-Type", "application/json")
@@ -29,7 +29,7 @@ class ServeHTTP:
                 return response.status, dict(response.headers), _json(response.read())
         except urllib.error.HTTPError as error:
             return error.code, dict(error.headers), _json(error.read())
-        except (socket.timeout, TimeoutError) as error:
+        except TimeoutError as error:
             raise TimeoutError(f"{method} {path}: no answer within {timeout_s:g} s") from error
         except urllib.error.URLError as error:
             if isinstance(error.reason, (socket.timeout, TimeoutError)):

@@ -1,6 +1,7 @@
-// build.cc — the build stage: a clean snapshot (only the candidate's files plus our binding files)
-// compiled into cuda_extension.so by builder/extension_builder; compiler output as file:line
-// errors.
+// build.cc — the snapshot stage (only the candidate's files plus our binding files, for the
+// harness) and the build stage: the candidate value compiled into cuda_extension.so by
+// builder/extension_builder, linked with the CUDA libraries the static scan found; compiler output
+// as file:line errors.
 #include "builder/extension_builder.h"
 #include "judge/stages/stages.h"
 
@@ -13,12 +14,19 @@ Next WriteSnapshot(Judgement& j, const Candidate& candidate) {
   return Next::kContinue;
 }
 
-Next Build(Judgement& j) {
+Next Build(Judgement& j, const Candidate& candidate) {
   const JudgeOptions& opt = j.options();
   JudgeResult& r = j.result();
   r.stage = Stage::kBuild;
-  BuildRequest req{j.dirs().src,        j.dirs().build, j.cache_dir(),  opt.build_jobs,
-                   opt.build_timeout_s, &j.sandbox(),   j.base_policy()};
+  BuildRequest req;
+  req.template_dir = j.env().TemplateDir();
+  req.out_dir = j.dirs().build;
+  req.cache_dir = j.cache_dir();
+  req.libraries = j.facts().libraries;
+  req.jobs = opt.build_jobs;
+  req.timeout_seconds = opt.build_timeout_s;
+  req.sandbox = &j.sandbox();
+  req.policy = j.base_policy();
   req.policy.gpu = false;  // compilers need no GPU
   req.fast_math = opt.policy.fast_math;
   req.binding_clang = opt.binding_clang;
@@ -27,7 +35,7 @@ Next Build(Judgement& j) {
   if (opt.until != Stage::kBuild) {
     req.on_device_code = [&j](const fs::path& fatbin) { InspectDeviceCode(j, fatbin); };
   }
-  BuildReport built = BuildExtension(req, j.toolchain());
+  BuildReport built = BuildExtension(candidate, req, j.toolchain());
   Json steps = Json::array();
   for (const BuildStep& step : built.steps) {
     steps.push_back({{"name", step.name}, {"start_s", step.start_s}, {"seconds", step.seconds}});
@@ -50,6 +58,7 @@ Next Build(Judgement& j) {
              {"objects_clang", built.objects_clang},
              {"clang_fallbacks", built.clang_fallbacks},
              {"library_cached", built.library_cached},
+             {"libraries", built.libraries},
              {"sources", built.sources},
              {"steps", steps}};
   r.stage_seconds["build"] = built.seconds;

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "builder/binary_inspector.h"
+#include "builder/cuda_libraries.h"
 #include "gpu/lease.h"
 #include "harness/early_jobs.h"
 #include "harness/kept_jobs.h"
@@ -52,6 +53,9 @@ struct WorkDirs {
 
 // What one stage learns for the stages after it.
 struct JudgementFacts {
+  // From the static scan (stages/static_checks.cc): the CUDA libraries the candidate's sources
+  // use, which the build links.
+  CudaLibraries libraries;
   // From the reference job (stages/reference.cc).
   std::vector<int64_t> check_seeds;
   std::string output_signature;

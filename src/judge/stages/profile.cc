@@ -340,6 +340,7 @@ Next ProfileCandidate(Judgement& j) {
   r.stage_seconds["profile_candidate"] = SecondsSince(t);
   if (!cp.ok()) return j.Internal(cp.status().message());
   j.Track(cp.value());
+  if (cp->has_result) RecordWeights(r, cp->result);
   if (!cp->Ok()) {
     auto [kind, why] = DescribeCandidateFailure(cp.value(), "profiling");
     return j.Fail(Stage::kProfile, kind, why);

@@ -4,7 +4,7 @@
 //
 //   task.cc          CheckTask            the task's shape; its source into the work folder
 //   static_checks.cc StaticChecks         workspace integrity, the C++ scan, model_new.py's rules
-//   build.cc         WriteSnapshot, Build the candidate's files + our binding files, compiled
+//   build.cc         WriteSnapshot, Build the candidate value + our binding files, compiled
 //   reference.cc     Start/FinishReference the trusted reference job (during the build)
 //   inspect.cc       InspectDeviceCode,   the extension's machine code (each .cu's during the
 //                    Start/FinishInspect  build, the library's joined during verification)
@@ -36,17 +36,20 @@ Next CheckTask(Judgement& j, const Task& task);
 // --- static -------------------------------------------------------------------------------------
 
 // StaticChecks: an agent workspace's protected files (when `workspace` is one), the C++/CUDA scan
-// of the candidate's sources, then (unless only building) the harness's checks of model_new.py
-// in the snapshot.
+// of the candidate's sources (which also names the CUDA libraries they use: facts().libraries,
+// what Build links), then (unless only building) the harness's checks of model_new.py in the
+// snapshot.
 Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& workspace);
 
 // --- build --------------------------------------------------------------------------------------
 
 // WriteSnapshot writes the candidate's files and our binding files into the work folder's src/:
-// what the harness checks, compiles and runs is exactly the candidate that was hashed.
+// what the harness checks and runs (model_new.py) is exactly the candidate that was hashed.
 Next WriteSnapshot(Judgement& j, const Candidate& candidate);
-// Build compiles the snapshot. With options.until == kBuild it is the last stage.
-Next Build(Judgement& j);
+// Build compiles the candidate value itself (the builder writes its sources into build/, never
+// reading them back) and links the libraries the static scan found. With options.until == kBuild
+// it is the last stage.
+Next Build(Judgement& j, const Candidate& candidate);
 
 // --- reference ----------------------------------------------------------------------------------
 
@@ -133,6 +136,14 @@ Next Verify(Judgement& j);
 Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
                                  const std::vector<std::string>& keys,
                                  const std::vector<std::string>& actual);
+// RecordWeights: how the candidate's process loaded the reference weights, from its job's result
+// or its weights file (`loaded`: "weights": "by_name" or "by_position", by position also
+// "weights_renamed", reference name -> ModelNew name; PolicyRules::weights_by_position), into the
+// result's verify section. Anything else in `loaded` is ignored.
+void RecordWeights(JudgeResult& r, const Json& loaded);
+// kWeightsFile: that record in the output folder of a profile job that verifies
+// (OneCandidateProcess).
+inline constexpr const char* kWeightsFile = "weights.json";
 // DescribeCandidateFailure: the error kind and the reason of a failed job that ran candidate code
 // during `phase`.
 std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& job,

@@ -1,11 +1,12 @@
 // static_checks.cc — the static stage: nothing of the candidate is compiled or run yet. An agent
 // workspace's protected files must match the hashes recorded at `workspace init`; the C++/CUDA
-// sources must pass the named rules (judge/static_rules.h); model_new.py must pass the harness's
-// `static` job (syntax, ModelNew, the AST rules) — whatever stage the judgement stops at. Under the
-// test-only JudgeOptions::test_skip_static both rule sets are skipped (the C++ scan, and the AST
-// rules and size limit of the `static` job); the protected-file hashes and model_new.py's presence,
-// syntax and ModelNew class are checked still: they are not rules a cheat could slip past but the
-// shape every candidate must have.
+// sources must pass the named rules (judge/static_rules.h), whose scan also names the CUDA
+// libraries they use (what the build links); model_new.py must pass the harness's `static` job
+// (syntax, ModelNew, the AST rules) — whatever stage the judgement stops at. Under the test-only
+// JudgeOptions::test_skip_static both rule sets are skipped (the C++ scan, and the AST rules and
+// size limit of the `static` job); the protected-file hashes and model_new.py's presence, syntax
+// and ModelNew class are checked still: they are not rules a cheat could slip past but the shape
+// every candidate must have.
 #include "judge/stages/stages.h"
 #include "judge/static_rules.h"
 #include "workspace/workspace.h"
@@ -23,7 +24,13 @@ Next StaticChecks(Judgement& j, const Candidate& candidate, const fs::path& work
   }
   const bool rules = !j.options().test_skip_static;
   std::vector<StaticViolation> found;
-  if (rules) found = ScanCandidate(candidate, j.options().policy.rules);
+  if (rules) {
+    CandidateScan scan = ScanCandidate(candidate, j.options().policy.rules);
+    found = std::move(scan.violations);
+    j.facts().libraries = std::move(scan.libraries);
+  } else {
+    j.facts().libraries = CandidateLibraries(candidate);  // what the link needs, rules or not
+  }
   for (const auto& v : found) {
     r.violations.push_back(
         {{"rule", v.rule}, {"file", v.file}, {"line", v.line}, {"message", v.message}});

@@ -159,6 +159,13 @@ std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& j
   return {"crash", phase + " process ended with " + p.Describe() + ": " + job.StderrTail(5)};
 }
 
+void RecordWeights(JudgeResult& r, const Json& loaded) {
+  if (!loaded.is_object()) return;
+  for (const char* key : {"weights", "weights_renamed"}) {
+    if (loaded.contains(key)) r.verify[key] = loaded[key];
+  }
+}
+
 Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
                                  const std::vector<std::string>& keys,
                                  const std::vector<std::string>& actual) {
@@ -217,6 +224,7 @@ Next CheckInCandidateJob(Judgement& j, const Json& transforms) {
   Result<JobOutcome> cand = j.early().Run("candidate", transforms);
   if (!cand.ok()) return j.Internal(cand.status().message());
   j.Track(cand.value());
+  if (cand->has_result) RecordWeights(j.result(), cand->result);
   if (cand->Ok()) return Next::kContinue;
   auto [kind, why] = DescribeCandidateFailure(cand.value(), "verification");
   return j.Fail(Stage::kVerify, kind, why);
@@ -236,12 +244,15 @@ Next CheckInProfileJob(Judgement& j, const Json& transforms,
     Result<JobOutcome> end = j.early().Run("profile_candidate");
     if (!end.ok()) return j.Internal(end.status().message());
     j.Track(end.value());
+    if (end->has_result) RecordWeights(j.result(), end->result);
     if (end->Ok())
       return j.Internal("the candidate's profile job ended without marking its checks");
     auto [kind, why] = DescribeCandidateFailure(end.value(), "verification");
     return j.Fail(Stage::kVerify, kind, why);
   }
   const fs::path from = j.early().Outputs("profile_candidate");
+  if (Result<Json> loaded = ReadJsonFile(from / kWeightsFile); loaded.ok())
+    RecordWeights(j.result(), loaded.value());
   std::vector<std::string> moved = actual;
   moved.push_back((j.dirs().outputs / kSampledChecksFile).string());
   for (const std::string& to : moved) {
@@ -311,6 +322,7 @@ Next Verify(Judgement& j) {
     return j.Internal("the reference job's comparison: " + cmp->process.Describe() + ": " +
                       cmp->StderrTail(5));
   }
+  const Json loaded = r.verify;  // RecordWeights's, from the candidate's process
   r.verify = {{"ok", cmp->Ok()},
               {"checks", cmp->result.value("checks", Json::array())},
               {"num_checks", opt.checks},
@@ -319,6 +331,7 @@ Next Verify(Judgement& j) {
               {"input_shifts", facts.input_shifts},
               {"float_dtypes", facts.float_dtypes},
               {"repeat_index", opt.checks}};
+  RecordWeights(r, loaded);
   if (!cmp->Ok()) {
     std::string why = cmp->Reason();
     for (const auto& c : r.verify["checks"]) {

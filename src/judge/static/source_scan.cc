@@ -50,6 +50,7 @@ std::vector<StaticViolation> SourceScan::Run() {
   CheckStatic(*this, code);
   CheckGlobals(*this);
   if (torch_compute_allowed) CheckBackendSwitches(*this);
+  libraries = LibrariesUsed(src);
   std::sort(found.begin(), found.end(),
             [](const StaticViolation& a, const StaticViolation& b) { return a.line < b.line; });
   return std::move(found);

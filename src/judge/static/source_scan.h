@@ -6,7 +6,7 @@
 //   names.cc        the identifier rules: side_stream, host_thread, host_roundtrip, l2_persistence,
 //                   device_state, dynamic_loading, timer_patching, clock_read, process_escape,
 //                   file_io, python_api, and torch_compute for qualified names
-//   libraries.cc    library_compute (cuBLAS for GEMM, cuDNN for convolution)
+//   libraries.cc    library_compute (cuBLAS for GEMM, cuDNN for convolution); the libraries used
 //   torch_names.cc  the torch/ATen name lists; torch_namespace_alias
 //   tensors.cc      tensor_compute, and torch_compute by argument-dependent lookup
 //   state.cc        static_state, global_state
@@ -23,6 +23,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "builder/cuda_libraries.h"
 #include "judge/cpp_lexer.h"
 #include "judge/static/rules.h"
 #include "judge/static/tokens.h"
@@ -43,7 +44,7 @@ struct SourceScan {
   // `has_file` null: every path inside kernels/ counts as the candidate's.
   SourceScan(std::string_view text, std::string rel_path, HasFile has_file);
 
-  // Run applies every family and returns the violations sorted by line.
+  // Run applies every family and returns the violations sorted by line (and sets `libraries`).
   std::vector<StaticViolation> Run();
   // Emit records a violation of `rule` at `line`, once per rule and line, at most
   // kMaxViolationsPerFile per file.
@@ -62,6 +63,7 @@ struct SourceScan {
   bool torch_compute_allowed = false;
   std::set<std::pair<int, int>> emitted;  // (rule, line)
   std::vector<StaticViolation> found;
+  CudaLibraries libraries;  // set by Run: LibrariesUsed(src)
 };
 
 // --- includes.cc --------------------------------------------------------------------------------
@@ -74,6 +76,10 @@ void CheckNames(SourceScan& s, const std::vector<Token>& T);
 // --- libraries.cc -------------------------------------------------------------------------------
 // LibraryVerdict says why a cuBLAS/cuDNN identifier is not allowed, or "" when it is.
 std::string LibraryVerdict(const std::string& name);
+// LibrariesUsed: the CUDA libraries a source uses: a header of one is included (cublas_v2.h,
+// cudnn.h ...) or an identifier starts with one's prefix (cublasSgemm, cudnnCreate ...).
+// Comments and string literals are blanked by the lexer, so a word there never counts.
+CudaLibraries LibrariesUsed(const LexedSource& src);
 
 // --- torch_names.cc -----------------------------------------------------------------------------
 const std::unordered_set<std::string>& AtenComputeMethods();

@@ -2,7 +2,9 @@
 // store (store/database.h): a `bench_runs` row describes each run, a `bench_results` row keyed by
 // run id + task id holds each finished task's record. A record is written the moment its task
 // finishes, so a run that is killed loses only the tasks in flight, and re-running the same command
-// (same run id) resumes. Safe to share between threads: every statement is serialised.
+// (same run id) resumes. Safe to share between threads: every statement is serialised. The tables
+// are the "bench" schema, versioned through store/migrations.h like every store's (the file is
+// shared with the baseline store).
 //
 //   Result<ResultsStore> store = ResultsStore::Open(cache / "store.sqlite");
 //   std::string run = MakeRunId("bench", {suite, solver, policy, device});
@@ -20,12 +22,17 @@
 
 #include "common/json.h"
 #include "store/database.h"
+#include "store/migrations.h"
 
 namespace cuda_agent {
 
 class ResultsStore {
  public:
+  // Open opens (or creates) the file and migrates the "bench" schema; a file a newer cuda-agent
+  // migrated past what this one knows is refused.
   static Result<ResultsStore> Open(const fs::path& path);
+  static const std::vector<Migration>& Migrations();
+  static constexpr const char* kSchema = "bench";
 
   // BeginRun records the run's description the first time; later calls keep the first one.
   Status BeginRun(const std::string& run_id, const Json& description);

@@ -20,7 +20,7 @@ Candidate k has seed sha256("<seed>:<k>") (first 6 bytes): one program per (seed
   same rows as tasks.parquet when pyarrow is installed (filters as JSON text), and summary.json,
   rewritten at the end of every run.
 
-Parallel ("workers" > 1, synth/pool.py): the main process composes and runs the static stages; workers
+Parallel ("workers" > 1, pool.py): the main process composes and runs the static stages; workers
 run the dynamic ones, timed measurements one at a time per device. With one worker the run is
 deterministic; with more, which candidates are kept depends on the order they finish in, and each row
 still carries what regenerates its program (seed, n_ops).
@@ -41,20 +41,28 @@ import json
 import os
 import random
 import re
-import time
 import statistics
-import sys
+import time
+from typing import Any
 
 import torch
 
-from ..comparison import Tolerance
-from ..errors import JobError
-from ..spec import json_safe, require, require_device
-from ..synth.catalog import CATALOG_VERSION, build_catalog, composable_ops, stochastic_names, transformers_ops, transformers_version
-from ..synth.composer import ComposeError, compose, compose_transformers
-from ..synth.filters import STAGES, Candidate, FilterConfig, check_dedup, run_static_filters
-from ..synth.pool import WorkerPool
-from ..synth.similarity import Corpus, tokens
+from cuda_agent_harness.comparison import Tolerance
+from cuda_agent_harness.errors import JobError
+from cuda_agent_harness.spec import json_safe, require, require_device
+
+from .catalog import (
+    CATALOG_VERSION,
+    build_catalog,
+    composable_ops,
+    stochastic_names,
+    transformers_ops,
+    transformers_version,
+)
+from .composer import ComposeError, compose, compose_transformers
+from .filters import STAGES, Candidate, FilterConfig, check_dedup, run_static_filters
+from .pool import WorkerPool
+from .similarity import Corpus, tokens
 
 CONFIG_KEYS = ("device", "seed", "max_ops", "mix", "composer", "min_ms", "max_ms", "compile_check",
                "contamination_threshold", "dedup_threshold", "suite_name", "candidates_path",
@@ -160,7 +168,8 @@ def steered_count(cseed: int, quotas: dict[str, int], kept: dict[str, int], infl
 
 class Log:
     def __init__(self, path: str):
-        needs_newline = os.path.exists(path) and os.path.getsize(path) > 0 and not open(path, "rb").read().endswith(b"\n")
+        needs_newline = (os.path.exists(path) and os.path.getsize(path) > 0
+                         and not open(path, "rb").read().endswith(b"\n"))
         self.file = open(path, "a", encoding="utf-8")
         if needs_newline:
             self.file.write("\n")
@@ -181,8 +190,8 @@ def write_parquet(rows: list[dict], path: str) -> str:
     """tasks.parquet (for datasets/verl): the published columns ops, data_source, code, then ours;
     returns what happened, for the summary (pyarrow is optional)."""
     try:
-        import pyarrow as pa  # noqa: PLC0415
-        import pyarrow.parquet as pq  # noqa: PLC0415
+        import pyarrow as pa
+        import pyarrow.parquet as pq
     except ImportError:
         return "not written: pyarrow is not installed"
     table_rows = [task_row(d, number) for number, d in enumerate(rows, 1)]
@@ -203,7 +212,8 @@ def write_parquet(rows: list[dict], path: str) -> str:
 
 
 def summarize(decided: dict[int, dict], config: dict, count: int, catalog: dict) -> dict:
-    stages = {s: {"kept": 0, "dropped": 0, "skipped": 0, "reasons": {}} for s in STAGES + ("crash", "compose")}
+    stages: dict[str, dict[str, Any]] = {s: {"kept": 0, "dropped": 0, "skipped": 0, "reasons": {}}
+                                         for s in STAGES + ("crash", "compose")}
     kept = [d for _, d in sorted(decided.items()) if d["status"] == "kept"]
     for d in decided.values():
         for stage, outcome in d.get("filters", {}).items():
@@ -395,6 +405,7 @@ def run(spec: dict, result: dict) -> None:
                         index += 1
                         continue
                 else:
+                    assert quotas is not None  # composed programs: quotas were set from the mix
                     kind = steered_count(cseed, quotas, kept_by_count, inflight_by_count)
                     if kind is None:
                         break

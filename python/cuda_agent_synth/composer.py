@@ -112,8 +112,8 @@ def _draw(rng: random.Random, ops: list[dict], count: int, device: str) -> list[
     shape = input_shape(rng, rng.choice(ranks), device)
     chain: list[tuple[dict, Step]] = [(first, Step(shape=shape))]  # the input, as a pseudo step
     limit = ELEMENT_BUDGET[device][1] * 8
-    op = first
-    while len(chain) <= count:
+    op: dict | None = first
+    while op is not None and len(chain) <= count:
         step = RULES[op["rule"]](op["template"], shape, rng)
         if step is None or math.prod(step.shape) > limit or math.prod(step.shape) < 2:
             return None
@@ -137,9 +137,9 @@ def _snake(name: str) -> str:
 def render(chain: list[tuple[dict, Step]], dim_names: tuple | None = None) -> str:
     """The KernelBench-form program of a drawn chain (chain[0] holds the input shape)."""
     in_shape = chain[0][1].shape
-    constants = list(zip(dim_names or DIM_NAMES[len(in_shape)], in_shape))
+    constants = list(zip(dim_names or DIM_NAMES[len(in_shape)], in_shape, strict=False))
     init_names: list[str] = []
-    body_init, body_forward, used = [], [], set(n for n, _ in constants)
+    body_init, body_forward, used = [], [], {n for n, _ in constants}
     for j, (op, step) in enumerate(chain[1:]):
         if step.module is None:
             body_forward.append(f"        x = {step.call.format(x='x')}")

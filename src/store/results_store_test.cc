@@ -1,5 +1,6 @@
-// results_store_test.cc — run records survive reopening, runs stay apart, writes from many threads.
-#include "eval/results_store.h"
+// results_store_test.cc — run records survive reopening, runs stay apart, writes from many threads,
+// a file of before schema versions is migrated with its records and a newer one refused.
+#include "store/results_store.h"
 
 #include <gtest/gtest.h>
 
@@ -37,6 +38,37 @@ TEST_F(ResultsStoreTest, RecordsSurviveReopeningAndRunsStayApart) {
   ASSERT_TRUE(store->ClearRun("bench-a").ok());
   EXPECT_TRUE(store->Records("bench-a")->empty());
   EXPECT_EQ(store->Records("bench-b")->size(), 1u);
+}
+
+TEST_F(ResultsStoreTest, MigratesAFileOfBeforeVersionsAndRefusesANewerOne) {
+  // The file as `bench` wrote it before schema versions: its tables and a record.
+  {
+    Result<Database> db = Database::Open(dir_ / "old.sqlite");
+    ASSERT_TRUE(db.ok());
+    for (const char* sql :
+         {"CREATE TABLE bench_runs (run_id TEXT PRIMARY KEY, description TEXT NOT NULL,"
+          " created_at TEXT NOT NULL)",
+          "CREATE TABLE bench_results (run_id TEXT NOT NULL, task_id TEXT NOT NULL,"
+          " record TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (run_id, task_id))",
+          "INSERT INTO bench_results VALUES ('bench-a', 't1', '{\"status\": \"correct\"}', 'x')"}) {
+      ASSERT_TRUE(db->Exec(sql).ok()) << sql;
+    }
+  }
+  {
+    Result<ResultsStore> store = ResultsStore::Open(dir_ / "old.sqlite");
+    ASSERT_TRUE(store.ok()) << store.status().message();
+    EXPECT_EQ(store->Records("bench-a")->at("t1")["status"], "correct");
+  }
+  Result<Database> db = Database::Open(dir_ / "old.sqlite");
+  ASSERT_TRUE(db.ok());
+  EXPECT_EQ(SchemaVersion(db.value(), ResultsStore::kSchema).value(),
+            static_cast<int>(ResultsStore::Migrations().size()));
+  ASSERT_TRUE(
+      db->Exec("UPDATE schema_versions SET version = version + 1 WHERE schema = 'bench'").ok());
+  Result<ResultsStore> newer = ResultsStore::Open(dir_ / "old.sqlite");
+  ASSERT_FALSE(newer.ok());
+  EXPECT_NE(newer.status().message().find("newer than this cuda-agent knows"), std::string::npos)
+      << newer.status().message();
 }
 
 TEST_F(ResultsStoreTest, ConcurrentWritersLoseNothing) {

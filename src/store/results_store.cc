@@ -1,20 +1,26 @@
-// results_store.cc — the bench_runs and bench_results tables.
-#include "eval/results_store.h"
+// results_store.cc — the "bench" schema (bench_runs, bench_results) and its statements.
+#include "store/results_store.h"
 
 #include "common/hash.h"
 
 namespace cuda_agent {
 
+const std::vector<Migration>& ResultsStore::Migrations() {
+  static const std::vector<Migration> steps = {
+      {1,
+       "bench_runs and bench_results (the tables of before versions: kept as they are)",
+       {"CREATE TABLE IF NOT EXISTS bench_runs (run_id TEXT PRIMARY KEY, description TEXT NOT "
+        "NULL, created_at TEXT NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS bench_results (run_id TEXT NOT NULL, task_id TEXT NOT NULL, "
+        "record TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (run_id, task_id))"}},
+  };
+  return steps;
+}
+
 Result<ResultsStore> ResultsStore::Open(const fs::path& path) {
   Result<Database> db = Database::Open(path);
   if (!db.ok()) return db.status();
-  for (const char* sql :
-       {"CREATE TABLE IF NOT EXISTS bench_runs (run_id TEXT PRIMARY KEY, description TEXT NOT NULL,"
-        " created_at TEXT NOT NULL)",
-        "CREATE TABLE IF NOT EXISTS bench_results (run_id TEXT NOT NULL, task_id TEXT NOT NULL,"
-        " record TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (run_id, task_id))"}) {
-    if (Status s = db->Exec(sql); !s.ok()) return s;
-  }
+  if (Status s = Migrate(db.value(), kSchema, Migrations()); !s.ok()) return s;
   return ResultsStore(std::move(db).value());
 }
 

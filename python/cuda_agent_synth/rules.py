@@ -11,9 +11,8 @@ prober share them.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Optional
-
 
 MODULE_CALL = "{m}({x})"
 
@@ -26,11 +25,11 @@ class Step:
 
     shape: tuple
     call: str = MODULE_CALL
-    module: Optional[str] = None
+    module: str | None = None
     params: dict = field(default_factory=dict)
 
 
-Rule = Callable[[str, tuple, random.Random], Optional[Step]]
+Rule = Callable[[str, tuple, random.Random], Step | None]
 
 
 def _same(template: str, shape: tuple, rng: random.Random) -> Step:
@@ -40,7 +39,7 @@ def _same(template: str, shape: tuple, rng: random.Random) -> Step:
     return Step(shape=shape, call=template)
 
 
-def _linear(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _linear(template: str, shape: tuple, rng: random.Random) -> Step | None:
     if len(shape) < 2:
         return None
     out = rng.choice((32, 64, 128, 256, 512, 1024))
@@ -49,7 +48,7 @@ def _linear(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
 
 
 def _conv(dims: int, transpose: bool):
-    def rule(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+    def rule(template: str, shape: tuple, rng: random.Random) -> Step | None:
         if len(shape) != dims + 2:
             return None
         k = rng.choice((1, 3, 3, 5)) if dims < 3 else rng.choice((1, 3))
@@ -67,20 +66,20 @@ def _conv(dims: int, transpose: bool):
 
 
 def _channel_norm(ranks: tuple):
-    def rule(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+    def rule(template: str, shape: tuple, rng: random.Random) -> Step | None:
         if len(shape) not in ranks:
             return None
         return Step(shape=shape, module=template.format(c="num_features"), params={"num_features": shape[1]})
     return rule
 
 
-def _layer_norm(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _layer_norm(template: str, shape: tuple, rng: random.Random) -> Step | None:
     if len(shape) < 2:
         return None
     return Step(shape=shape, module=template.format(n="normalized_shape"), params={"normalized_shape": shape[-1]})
 
 
-def _group_norm(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _group_norm(template: str, shape: tuple, rng: random.Random) -> Step | None:
     if len(shape) < 3:
         return None
     groups = [g for g in (2, 4, 8) if shape[1] % g == 0 and g < shape[1]]
@@ -91,7 +90,7 @@ def _group_norm(template: str, shape: tuple, rng: random.Random) -> Optional[Ste
 
 
 def _pool(dims: int):
-    def rule(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+    def rule(template: str, shape: tuple, rng: random.Random) -> Step | None:
         if len(shape) != dims + 2 or min(shape[2:]) < 2:
             return None
         return Step(shape=shape[:2] + tuple(s // 2 for s in shape[2:]),
@@ -99,7 +98,7 @@ def _pool(dims: int):
     return rule
 
 
-def _adaptive_pool(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _adaptive_pool(template: str, shape: tuple, rng: random.Random) -> Step | None:
     if len(shape) != 4:
         return None
     size = rng.choice((1, 2, 4))
@@ -107,7 +106,7 @@ def _adaptive_pool(template: str, shape: tuple, rng: random.Random) -> Optional[
                 params={"output_size": size})
 
 
-def _along_dim(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _along_dim(template: str, shape: tuple, rng: random.Random) -> Step | None:
     """softmax-like: shape kept, a dimension chosen (the last one most often)."""
     if len(shape) < 2:
         return None
@@ -115,7 +114,7 @@ def _along_dim(template: str, shape: tuple, rng: random.Random) -> Optional[Step
     return Step(shape=shape, call=template.replace("{dim}", str(dim)))
 
 
-def _reduce(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _reduce(template: str, shape: tuple, rng: random.Random) -> Step | None:
     """sum/mean/amax over one non-batch dimension; keepdim chosen so the output keeps rank >= 2."""
     if len(shape) < 2:
         return None
@@ -125,7 +124,7 @@ def _reduce(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
     return Step(shape=new, call=template.replace("{dim}", str(dim)).replace("{keep}", str(keep)))
 
 
-def _flatten(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _flatten(template: str, shape: tuple, rng: random.Random) -> Step | None:
     if len(shape) < 3:
         return None
     n = 1
@@ -134,12 +133,12 @@ def _flatten(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
     return Step(shape=(shape[0], n), call=template)
 
 
-def _clamp(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _clamp(template: str, shape: tuple, rng: random.Random) -> Step | None:
     bound = rng.choice((0.5, 1.0, 2.0))
     return Step(shape=shape, call=template.replace("{lo}", str(-bound)).replace("{hi}", str(bound)))
 
 
-def _scale(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _scale(template: str, shape: tuple, rng: random.Random) -> Step | None:
     return Step(shape=shape, call=template.replace("{c}", str(rng.choice((0.5, 2.0, 3.0)))))
 
 
@@ -150,14 +149,14 @@ def _module_same(template: str, shape: tuple, rng: random.Random) -> Step:
     return Step(shape=shape, module=template)
 
 
-def _hidden(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _hidden(template: str, shape: tuple, rng: random.Random) -> Step | None:
     """A norm over the last (hidden) dimension."""
     if len(shape) < 2:
         return None
     return Step(shape=shape, module=template.format(n="hidden_size"), params={"hidden_size": shape[-1]})
 
 
-def _hidden_mlp(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _hidden_mlp(template: str, shape: tuple, rng: random.Random) -> Step | None:
     """An MLP block hidden -> intermediate (2x or 4x) -> hidden."""
     if len(shape) < 2:
         return None
@@ -166,7 +165,7 @@ def _hidden_mlp(template: str, shape: tuple, rng: random.Random) -> Optional[Ste
                 params={"hidden_size": n, "intermediate_size": n * rng.choice((2, 4))})
 
 
-def _attention(template: str, shape: tuple, rng: random.Random) -> Optional[Step]:
+def _attention(template: str, shape: tuple, rng: random.Random) -> Step | None:
     """Self-attention on (batch, sequence, hidden), heads of at least 8 channels; the block returns
     (output, weights): the output is taken."""
     if len(shape) != 3:

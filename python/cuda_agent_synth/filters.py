@@ -27,16 +27,17 @@ import contextlib
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
-from ..comparison import Tolerance, compare
-from ..errors import JobError, one_line
-from ..jobs.task_check import TaskChecker, output_leaves
-from ..models import construct, synchronize
-from ..nested import as_arg_list, to_device
-from ..task_module import import_task
+from cuda_agent_harness.comparison import Tolerance, compare
+from cuda_agent_harness.errors import JobError, one_line
+from cuda_agent_harness.jobs.task_check import TaskChecker, output_leaves
+from cuda_agent_harness.models import construct, synchronize
+from cuda_agent_harness.nested import as_arg_list, to_device
+from cuda_agent_harness.task_module import import_task
+
 from .catalog import identical
 from .similarity import Corpus, tokens
 
@@ -75,13 +76,13 @@ class Candidate:
     ops: list
     path: str  # where the code is written for import
     log: dict = field(default_factory=dict)  # stage -> "pass" | "skipped" | reason
-    eager_ms: Optional[float] = None
-    compile_ms: Optional[float] = None
-    similarity: Optional[float] = None
+    eager_ms: float | None = None
+    compile_ms: float | None = None
+    similarity: float | None = None
     tokens: list = field(default_factory=list)
 
 
-def check_parse(c: Candidate) -> Optional[str]:
+def check_parse(c: Candidate) -> str | None:
     try:
         tree = ast.parse(c.code)
     except SyntaxError as exc:
@@ -94,7 +95,7 @@ def check_parse(c: Candidate) -> Optional[str]:
     return None
 
 
-def check_stochastic_static(c: Candidate, cfg: FilterConfig) -> Optional[str]:
+def check_stochastic_static(c: Candidate, cfg: FilterConfig) -> str | None:
     tree = ast.parse(c.code)
     model = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Model")
     for method in model.body:
@@ -105,12 +106,12 @@ def check_stochastic_static(c: Candidate, cfg: FilterConfig) -> Optional[str]:
             if name in cfg.stochastic_names:
                 return f"uses {name}, a stochastic op (op catalog)"
             in_forward = isinstance(method, ast.FunctionDef) and method.name != "__init__"
-            if in_forward and name in RANDOM_CALLS:
+            if in_forward and name in RANDOM_CALLS and isinstance(method, ast.FunctionDef):
                 return f"calls {name} in {method.name}(): random at call time"
     return None
 
 
-def check_contamination(c: Candidate, cfg: FilterConfig, suite: Corpus) -> Optional[str]:
+def check_contamination(c: Candidate, cfg: FilterConfig, suite: Corpus) -> str | None:
     score, name = suite.max_similarity(c.tokens, cfg.contamination_threshold)
     c.similarity = round(score, 4)
     if score > cfg.contamination_threshold:
@@ -118,7 +119,7 @@ def check_contamination(c: Candidate, cfg: FilterConfig, suite: Corpus) -> Optio
     return None
 
 
-def check_dedup(c: Candidate, cfg: FilterConfig, kept: dict) -> Optional[str]:
+def check_dedup(c: Candidate, cfg: FilterConfig, kept: dict) -> str | None:
     same_ops: Corpus | None = kept.get(tuple(c.ops))
     if same_ops is None:
         return None
@@ -146,7 +147,7 @@ class Runner:
         synchronize(self.cfg.device)
         return out
 
-    def eager(self) -> Optional[str]:
+    def eager(self) -> str | None:
         try:
             self.task = import_task(self.c.path)
             torch.manual_seed(self.cfg.seed)
@@ -166,7 +167,7 @@ class Runner:
             return "the output is not finite (nan or inf)"
         return None
 
-    def stochastic(self) -> Optional[str]:
+    def stochastic(self) -> str | None:
         again = self.forward(self.model, self.cfg.seed)
         if not _same(self.expected, again):
             return "two runs with the same seed give different outputs"
@@ -175,7 +176,7 @@ class Runner:
             return "the output depends on the random seed at call time (stochastic)"
         return None
 
-    def trivial(self) -> Optional[str]:
+    def trivial(self) -> str | None:
         checker = TaskChecker(self.cfg.device, {"judge": self.cfg.tolerance}, self.cfg.seed, None)
         record: dict = {}
         try:
@@ -210,7 +211,7 @@ class Runner:
                 break
         return statistics.median(times)
 
-    def runtime(self) -> Optional[str]:
+    def runtime(self) -> str | None:
         ms = self.time_ms(self.model)
         self.c.eager_ms = round(ms, 4)
         if ms < self.cfg.min_ms:
@@ -219,7 +220,7 @@ class Runner:
             return f"too slow: eager {ms:.3g} ms > {self.cfg.max_ms} ms"
         return None
 
-    def compiled(self) -> Optional[str]:
+    def compiled(self) -> str | None:
         try:
             compiled = torch.compile(self.model, fullgraph=True, backend=self.cfg.compile_backend)
             out = self.forward(compiled, self.cfg.seed)
@@ -234,10 +235,10 @@ class Runner:
 
 def _same(a: Any, b: Any) -> bool:
     la, lb = output_leaves(a), output_leaves(b)
-    return len(la) == len(lb) and all(identical(x, y) for x, y in zip(la, lb))
+    return len(la) == len(lb) and all(identical(x, y) for x, y in zip(la, lb, strict=False))
 
 
-def _run_stages(c: Candidate, stages: list) -> tuple[Optional[str], Optional[str]]:
+def _run_stages(c: Candidate, stages: list) -> tuple[str | None, str | None]:
     for name, stage in stages:
         reason = stage()
         if reason == "skipped":
@@ -250,7 +251,7 @@ def _run_stages(c: Candidate, stages: list) -> tuple[Optional[str], Optional[str
     return None, None
 
 
-def run_static_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[Optional[str], Optional[str]]:
+def run_static_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[str | None, str | None]:
     """The stages that read only the code (parse .. dedup): no device, milliseconds. Fills c.log;
     returns (stage, reason) of the first drop or (None, None)."""
     return _run_stages(c, [("parse", lambda: check_parse(c)),
@@ -259,7 +260,7 @@ def run_static_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dic
                            ("dedup", lambda: check_dedup(c, cfg, kept))])
 
 
-def run_dynamic_filters(c: Candidate, cfg: FilterConfig) -> tuple[Optional[str], Optional[str]]:
+def run_dynamic_filters(c: Candidate, cfg: FilterConfig) -> tuple[str | None, str | None]:
     """The stages that run the program (eager .. compile), after the static ones passed."""
     runner = Runner(c, cfg)
     try:
@@ -268,11 +269,11 @@ def run_dynamic_filters(c: Candidate, cfg: FilterConfig) -> tuple[Optional[str],
                                ("compile", lambda: runner.compiled() if cfg.compile_check else "skipped")])
     finally:
         if runner.task is not None:
-            import sys  # noqa: PLC0415
+            import sys
             sys.modules.pop(runner.task.__name__, None)
 
 
-def run_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[Optional[str], Optional[str]]:
+def run_filters(c: Candidate, cfg: FilterConfig, suite: Corpus, kept: dict) -> tuple[str | None, str | None]:
     """Runs every stage in order; fills c.log; returns (stage, reason) of the first drop or (None, None)."""
     stage, reason = run_static_filters(c, cfg, suite, kept)
     if stage is not None:

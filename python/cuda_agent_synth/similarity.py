@@ -19,7 +19,6 @@ M the number of tokens in the matching blocks: 1.0 for the same structure, 0.0 f
 from __future__ import annotations
 
 import ast
-import builtins
 import difflib
 
 KEPT_NAMES = {"Model", "forward", "get_inputs", "get_init_inputs", "__init__", "self"}

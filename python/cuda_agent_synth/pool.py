@@ -25,8 +25,8 @@ import os
 import signal
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import replace
-from typing import Iterator
 
 from .filters import Candidate, FilterConfig, run_dynamic_filters
 
@@ -46,14 +46,15 @@ class DeviceLock:
         return self
 
     def __exit__(self, *exc) -> None:
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
+        if self.fd is not None:  # always: __enter__ opened it
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
 
 
 def _worker_main(conn, cfg: FilterConfig, device_index: int) -> None:
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # one process per candidate already
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if cfg.device == "cuda":
-        import torch  # noqa: PLC0415
+        import torch
 
         torch.cuda.set_device(device_index)
     while True:
@@ -101,7 +102,7 @@ class WorkerPool:
         # torch and the filters, nothing else): a fork of this process could inherit OpenMP threads
         # (the catalog probe runs ops) and hang, or a device the driver was asked about.
         self.ctx = multiprocessing.get_context("forkserver")
-        self.ctx.set_forkserver_preload(["torch", "cuda_agent_harness.synth.filters"])
+        self.ctx.set_forkserver_preload(["torch", "cuda_agent_synth.filters"])
         gpus = max(1, gpus) if cfg.device == "cuda" else 1
         self.locks = [DeviceLock(os.path.join(lock_dir, f"timing-{i}.lock")) for i in range(gpus)]
         self.cfg = cfg
@@ -161,6 +162,7 @@ class WorkerPool:
                     outcome = None
             if outcome is not None:
                 index, w.index = w.index, None
+                assert index is not None  # busy workers only
                 w.done += 1
                 outcome["seconds"] = round(now - w.started, 3)
                 yield index, outcome
@@ -169,6 +171,7 @@ class WorkerPool:
             overran = self.timeout_s > 0 and now - w.started > self.timeout_s
             if died or overran:
                 index = w.index
+                assert index is not None  # busy workers only
                 if died:
                     w.process.join(5)  # its pipe closes before it is reaped: wait for the exit status
                 what = (f"overran the per-candidate timeout ({self.timeout_s:g} s)" if overran and not died

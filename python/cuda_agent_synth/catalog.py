@@ -101,7 +101,8 @@ TRANSFORMERS: list[tuple[str, str, str, str]] = [
      "from transformers.models.gemma.modeling_gemma import GemmaRMSNorm"),
     ("transformers.T5LayerNorm", "hidden", "T5LayerNorm({n})",
      "from transformers.models.t5.modeling_t5 import T5LayerNorm"),
-    ("transformers.LlamaMLP", "hidden_mlp", "LlamaMLP(LlamaConfig(hidden_size={n}, intermediate_size={m}, num_attention_heads=1, num_key_value_heads=1))",
+    ("transformers.LlamaMLP", "hidden_mlp",
+     "LlamaMLP(LlamaConfig(hidden_size={n}, intermediate_size={m}, num_attention_heads=1, num_key_value_heads=1))",
      "from transformers import LlamaConfig\nfrom transformers.models.llama.modeling_llama import LlamaMLP"),
     ("transformers.GPT2MLP", "hidden_mlp", "GPT2MLP({m}, GPT2Config(n_embd={n}, resid_pdrop=0.0))",
      "from transformers import GPT2Config\nfrom transformers.models.gpt2.modeling_gpt2 import GPT2MLP"),
@@ -154,7 +155,7 @@ def instantiate(step: Step, names: dict | None = None) -> Any:
 def probe(name: str, kind: str, rule: str, template: str, source: str, imports: str = "") -> dict:
     """The catalog entry of one op: the ranks and dtypes it accepts and how it behaves."""
     family = TRANSFORMERS_FAMILIES[rule] if source == "transformers" else FAMILIES[rule]
-    entry = {"name": name, "kind": kind, "rule": rule, "family": family, "template": template,
+    entry: dict[str, Any] = {"name": name, "kind": kind, "rule": rule, "family": family, "template": template,
              "source": source, "imports": imports, "ranks": [], "dtypes": [], "stochastic": False,
              "identity": False, "finite": True, "warning": None, "problem": None}
     try:
@@ -258,7 +259,7 @@ def identical(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def transformers_version() -> str | None:
     try:
-        import transformers  # noqa: PLC0415 - optional
+        import transformers  # optional
     except Exception:  # noqa: BLE001 - not installed or broken: skipped
         return None
     return str(transformers.__version__)
@@ -268,7 +269,7 @@ def crawled_transformers() -> list[tuple[str, str, str, str, str]]:
     """(name, kind, rule, template, imports) of the transformers ops: every activation of ACT2CLS, then
     the TRANSFORMERS table. Empty when transformers is not installed."""
     try:
-        from transformers.activations import ACT2CLS  # noqa: PLC0415 - optional
+        from transformers.activations import ACT2CLS  # optional
     except Exception:  # noqa: BLE001 - not installed or broken
         return []
     found = [(f"transformers.ACT2FN[{key}]", "module", "module_same", f'ACT2FN["{key}"]', ACTIVATION_IMPORT)
@@ -282,7 +283,8 @@ def build_catalog() -> dict:
     ops, skipped = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        candidates = [c + ("curated",) for c in CURATED if hasattr(nn, c[0][3:]) or not c[0].startswith("nn.")]
+        candidates: list[tuple[str, ...]] = [c + ("curated",) for c in CURATED
+                                             if hasattr(nn, c[0][3:]) or not c[0].startswith("nn.")]
         candidates += [c + ("crawled",) for c in crawled_modules() + crawled_functions()]
         candidates = [c + ("",) for c in candidates]
         candidates += [(name, kind, rule, template, "transformers", imports)
