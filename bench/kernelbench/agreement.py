@@ -571,17 +571,20 @@ class Clock:
         return round(time.monotonic() - self.t0, 1)
 
 
-def run(args) -> int:
-    prepared = Path(args.prepared).resolve()
-    args.prepared = prepared
-    sample = load_sample(prepared, "sample.jsonl")
-    if args.limit:
-        sample = sample[: args.limit]
+def start_run(args, sample: list) -> tuple:
+    """What a GPU call's run starts with: (the staging folder, the sample cut to --limit, the results and
+    work folders made, the call's clock, our binary or the named fake)."""
+    sample = sample[: args.limit] if args.limit else sample
     out, work = Path(args.out), Path(args.work)
     out.mkdir(parents=True, exist_ok=True)
     work.mkdir(parents=True, exist_ok=True)
-    clock = Clock(args)
     binary = our_binary(args.binary) if not (args.dry_run and args.fake_ours) else FAKE_OURS
+    return Path(args.prepared), sample, out, work, Clock(args), binary
+
+
+def run(args) -> int:
+    args.prepared = Path(args.prepared).resolve()
+    prepared, sample, out, work, clock, binary = start_run(args, load_sample(args.prepared, "sample.jsonl"))
     source = json.loads((prepared / "kernelbench" / "SOURCE.json").read_text())
     env = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "kernelbench_commit": source["commit"],
            "policy": args.policy, "dry_run": args.dry_run, "jobs": args.jobs, "compile_jobs": args.compile_jobs,
@@ -741,15 +744,8 @@ def run(args) -> int:
 
 def realworld(args) -> int:
     """Issue 46.1's whole-judge numbers: realworld.jsonl's honest solutions through the whole judge."""
-    prepared = Path(args.prepared).resolve()
-    sample = jsonl(prepared / "realworld.jsonl")
-    if args.limit:
-        sample = sample[: args.limit]
-    out, work = Path(args.out), Path(args.work)
-    out.mkdir(parents=True, exist_ok=True)
-    work.mkdir(parents=True, exist_ok=True)
-    clock = Clock(args)
-    binary = our_binary(args.binary) if not (args.dry_run and args.fake_ours) else FAKE_OURS
+    args.prepared = Path(args.prepared).resolve()
+    prepared, sample, out, work, clock, binary = start_run(args, jsonl(args.prepared / "realworld.jsonl"))
     env = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "policy": args.policy,
            "dry_run": args.dry_run, "jobs": args.jobs}
     if args.dry_run:
