@@ -142,14 +142,15 @@ def test_baselines_come_from_the_store_the_second_time(binary, tmp_path):
         assert db.execute("SELECT count(*) FROM calibrations").fetchone()[0] == 3
         rows = db.execute("SELECT rowid, summary FROM baselines WHERE target = 'eager'").fetchall()
         assert rows
-        # A different device: stored as if measured where the calibration ran 1000x faster (CPU
-        # samples here swing up to 30x from one judgement to the next; the rule reads their noise).
+        # A different device: stored as if measured where the calibration ran a million times faster
+        # (CPU samples swing up to 30x from one judgement to the next, more beside another test
+        # process; the rule reads their noise, and no noise reaches a million).
         for rowid, text in rows:
             summary = json.loads(text)
             assert summary["calibration_reference"]["samples"] >= 1
             for field in ("calibration", "calibration_reference"):
                 for key in ("copy_us", "gemm_us"):
-                    summary[field][key] /= 1000
+                    summary[field][key] /= 1_000_000
             db.execute("UPDATE baselines SET summary = ? WHERE rowid = ?", (json.dumps(summary), rowid))
     moved = json.loads(judge(binary, *eager[:-4], "--baseline-drift", "0.1",
                              "--baseline-store", str(store)).stdout)
