@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
@@ -27,6 +26,7 @@ import torch
 
 from .errors import JobError
 from .nested import dtype_name
+from .spec import caching_allocator_off
 
 # Leaves an output may hold besides tensors (what torch.load(weights_only=True) can bring back anyway).
 SCALAR_TYPES = (int, float, bool, complex, str, bytes, type(None), torch.dtype, torch.device, torch.layout,
@@ -530,7 +530,7 @@ def release_poison(device: str) -> None:
 
 
 def _poison_cuda(fill: float, hint_bytes: int) -> int:
-    if os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1":
+    if caching_allocator_off():
         # No cache to poison (the judge's compute-sanitizer run): every allocation is a fresh
         # cudaMalloc, and the sanitizer itself watches reads of uninitialised memory.
         return 0

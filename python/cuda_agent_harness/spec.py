@@ -31,6 +31,13 @@ def read_spec(path: str) -> dict[str, Any]:
     return spec
 
 
+def caching_allocator_off() -> bool:
+    """Whether torch's CUDA caching allocator is off in this process: the judge's compute-sanitizer run
+    starts the job with PYTORCH_NO_CUDA_MEMORY_CACHING=1 (src/judge/stages/verify.cc). Besides the spec
+    itself, the one fact of its environment the harness reads (python/tests/test_packages.py)."""
+    return os.environ.get("PYTORCH_NO_CUDA_MEMORY_CACHING") == "1"
+
+
 _MISSING = object()
 
 

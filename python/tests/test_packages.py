@@ -68,3 +68,22 @@ def test_pyproject_pins_match_setup_sh():
             found = pinned_in_setup.get(name)
             assert found == version, f"{group}: {pin} in pyproject.toml, {name}=={found} in scripts/setup.sh"
     assert '["optional-dependencies"]["lint"]' in setup
+
+
+# The harness's settings come in its spec; the process environment is only plumbed (the fork server
+# sets each job's, hardware_queues hides one variable from candidate code), and spec.py reads the one
+# fact of it a job needs (caching_allocator_off).
+ENVIRONMENT_PLUMBING = {"spec.py", "forkserver.py", "hardware_queues.py"}
+
+
+def test_the_harness_reads_no_setting_from_the_environment():
+    readers = []
+    for folder, _, files in os.walk(HARNESS):
+        for name in sorted(files):
+            if not name.endswith(".py") or name in ENVIRONMENT_PLUMBING:
+                continue
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                for number, line in enumerate(f, 1):
+                    if "os.environ" in line or "os.getenv" in line:
+                        readers.append(f"{name}:{number}: {line.strip()}")
+    assert not readers, "settings travel in the job's spec (docs/harness-protocol.md):\n" + "\n".join(readers)
