@@ -571,6 +571,17 @@ class Clock:
         return round(time.monotonic() - self.t0, 1)
 
 
+def judge_guarded(why, binary, prepared, s, args, clock) -> dict:
+    """Our verdict on solution `s` ({"error": why} when it may not start); an exception of ours is recorded
+    as that solution's error: one solution's trouble must not end the run."""
+    if why:
+        return {"error": why}
+    try:
+        return judge_ours(binary, prepared, s, args, args.policy, min(args.judge_timeout, clock.left()))
+    except Exception as e:  # noqa: BLE001 - recorded, see above
+        return {"error": f"agreement.py: {type(e).__name__}: {e}"[:300]}
+
+
 def start_run(args, sample: list) -> tuple:
     """What a GPU call's run starts with: (the staging folder, the sample cut to --limit, the results and
     work folders made, the call's clock, our binary or the named fake)."""
@@ -640,11 +651,7 @@ def run(args) -> int:
 
     def our_job(s):
         why = blocked()
-        try:
-            res = {"error": why} if why else judge_ours(binary, prepared, s, args, args.policy,
-                                                          min(args.judge_timeout, clock.left()))
-        except Exception as e:  # noqa: BLE001 - recorded: one solution's trouble must not end the run
-            res = {"error": f"agreement.py: {type(e).__name__}: {e}"[:300]}
+        res = judge_guarded(why, binary, prepared, s, args, clock)
         ours_out.add({"id": s["id"], "t_end_s": clock.now(), **res})
         log(f"ours {s['id']}: {'correct' if res.get('correct') else res.get('error_kind') or res.get('error')} "
             f"({res.get('seconds', 0):.0f} s)")
@@ -767,11 +774,7 @@ def realworld(args) -> int:
             why = f"not run: disk ({free_gib(work):.1f} GiB free)"
         else:
             why = None
-        try:
-            res = {"error": why} if why else judge_ours(binary, prepared, s, args, args.policy,
-                                                          min(args.judge_timeout, clock.left()))
-        except Exception as e:  # noqa: BLE001 - recorded: one solution's trouble must not end the run
-            res = {"error": f"agreement.py: {type(e).__name__}: {e}"[:300]}
+        res = judge_guarded(why, binary, prepared, s, args, clock)
         rows.add({"id": s["id"], "t_end_s": clock.now(), **res})
         print(f"[{clock.now():6.1f} s] {s['id']}: "
               f"{'accepted' if res.get('correct') else res.get('error_kind') or res.get('error')}", flush=True)
