@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from test_judge_cases import REPO, binary, cuda_available  # noqa: F401 - the fixture
+from build_cache import seeded_cache
+from test_judge_cases import REPO, binary, cache_dir, cuda_available  # noqa: F401 - the fixtures
 
 TASK = REPO / "examples/relu_scale/model.py"
 CANDIDATES = REPO / "examples/relu_scale/candidates"
@@ -42,6 +43,12 @@ def kept_folders(cache):
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
+@pytest.fixture
+def cache(binary, cache_dir, tmp_path):  # noqa: F811 - the fixtures
+    """The test's own cache folder, holding the shared test cache's build of the example."""
+    return seeded_cache(binary, cache_dir, tmp_path / "cache", TASK, CANDIDATES / "cpu_correct")
+
+
 def wait_until(condition, timeout_s=30):
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -49,8 +56,7 @@ def wait_until(condition, timeout_s=30):
         time.sleep(0.1)
 
 
-def test_the_next_judgements_of_a_task_are_served_by_the_reference_the_first_kept(binary, tmp_path):
-    cache = tmp_path / "cache"
+def test_the_next_judgements_of_a_task_are_served_by_the_reference_the_first_kept(binary, cache):
     first = judge(binary, cache, CANDIDATES / "cpu_correct")
     assert first["correct"] is True and first["reward"] is not None, first["reason"]
     assert reference_job(first)["kept_round"] == 0 and first["env"]["reference_kept"] is True
@@ -70,8 +76,7 @@ def test_the_next_judgements_of_a_task_are_served_by_the_reference_the_first_kep
     assert again["timing"]["spot_checks"] == first["timing"]["spot_checks"]
 
 
-def test_another_task_gets_a_reference_of_its_own(binary, tmp_path):
-    cache = tmp_path / "cache"
+def test_another_task_gets_a_reference_of_its_own(binary, cache, tmp_path):
     other = tmp_path / "other_task.py"
     other.write_text(TASK.read_text() + "\n# another task: another content, another key\n")
     assert reference_job(judge(binary, cache, CANDIDATES / "cpu_correct"))["kept_round"] == 0
@@ -81,10 +86,9 @@ def test_another_task_gets_a_reference_of_its_own(binary, tmp_path):
     assert len(kept_folders(cache)) == 2
 
 
-def test_a_device_keeps_at_most_its_maximum_and_ends_the_least_recently_used(binary, tmp_path):
+def test_a_device_keeps_at_most_its_maximum_and_ends_the_least_recently_used(binary, cache, tmp_path):
     """Kept references of any task share the device's memory: with CUDA_AGENT_KEEP_REFERENCE_MAX=1 the
     second task's kept reference ends the first's (a bench over 250 tasks keeps 8, not 250)."""
-    cache = tmp_path / "cache"
     other = tmp_path / "other_task.py"
     other.write_text(TASK.read_text() + "\n# another task\n")
     judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_MAX="1")
@@ -97,8 +101,7 @@ def test_a_device_keeps_at_most_its_maximum_and_ends_the_least_recently_used(bin
     assert reference_job(again)["kept_round"] == 0, "the first task's reference was ended"
 
 
-def test_a_kept_reference_that_waits_too_long_is_ended_and_its_folder_removed(binary, tmp_path):
-    cache = tmp_path / "cache"
+def test_a_kept_reference_that_waits_too_long_is_ended_and_its_folder_removed(binary, cache):
     first = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE_IDLE="1")
     assert first["env"]["reference_kept"] is True
     wait_until(lambda: kept_folders(cache) == [])  # the fork server ended it after 1 s unclaimed
@@ -106,8 +109,7 @@ def test_a_kept_reference_that_waits_too_long_is_ended_and_its_folder_removed(bi
     assert reference_job(second)["kept_round"] == 0 and second["correct"] is True
 
 
-def test_a_round_whose_task_fails_ends_its_reference(binary, tmp_path):
-    cache = tmp_path / "cache"
+def test_a_round_whose_task_fails_ends_its_reference(binary, cache, tmp_path):
     broken = tmp_path / "broken_task.py"
     broken.write_text(TASK.read_text().replace("def forward(self, x", "def forward(self, x, missing"))
     result = judge(binary, cache, CANDIDATES / "cpu_correct", task=broken, exit_code=3)  # a task error
@@ -116,17 +118,15 @@ def test_a_round_whose_task_fails_ends_its_reference(binary, tmp_path):
     wait_until(lambda: kept_folders(cache) == [])
 
 
-def test_switched_off_each_judgement_runs_its_own_reference(binary, tmp_path):
-    cache = tmp_path / "cache"
+def test_switched_off_each_judgement_runs_its_own_reference(binary, cache):
     result = judge(binary, cache, CANDIDATES / "cpu_correct", CUDA_AGENT_KEEP_REFERENCE="0")
     assert result["correct"] is True, result["reason"]
     assert "kept_round" not in reference_job(result) and "reference_kept" not in result["env"]
     assert kept_folders(cache) == []
 
 
-def test_a_stale_task_copy_is_never_served(binary, tmp_path):
+def test_a_stale_task_copy_is_never_served(binary, cache, tmp_path):
     """The task's content is part of the key: an edited task file at the same path gets a new job."""
-    cache = tmp_path / "cache"
     task = tmp_path / "task.py"
     shutil.copy(TASK, task)
     assert reference_job(judge(binary, cache, CANDIDATES / "cpu_correct", task=task))["kept_round"] == 0
@@ -137,8 +137,7 @@ def test_a_stale_task_copy_is_never_served(binary, tmp_path):
 
 
 @pytest.mark.skipif(not cuda_available(), reason="needs a CUDA GPU")
-def test_cuda_judgements_of_a_task_share_a_kept_reference_on_the_gpu(binary, tmp_path):
-    cache = tmp_path / "cache"
+def test_cuda_judgements_of_a_task_share_a_kept_reference_on_the_gpu(binary, cache):
     verdicts = []
     for r, name in enumerate(["cuda_correct", "cuda_wrong_output", "cuda_correct"]):
         result = judge(binary, cache, CANDIDATES / name, device="cuda")

@@ -12,7 +12,9 @@ import os
 import shutil
 import subprocess
 
-from test_judge_cases import REPO, binary  # noqa: F401 - the fixture
+import pytest
+from build_cache import seeded_cache
+from test_judge_cases import REPO, binary, cache_dir  # noqa: F401 - the fixtures
 
 TASK = REPO / "examples/relu_scale/model.py"
 CANDIDATE = REPO / "examples/relu_scale/candidates/cpu_correct"
@@ -59,6 +61,12 @@ def judge(binary, cache, candidate, *extra, standby="1", testing=False):
     return json.loads(proc.stdout)
 
 
+@pytest.fixture
+def cache(binary, cache_dir, tmp_path):  # noqa: F811 - the fixtures
+    """The test's own cache folder, holding the shared test cache's build of the example."""
+    return seeded_cache(binary, cache_dir, tmp_path / "cache", TASK, CANDIDATE)
+
+
 def profile_job(result):
     jobs = [j for j in result["jobs"] if j["name"] == "profile_candidate"]
     assert len(jobs) == 1, result["jobs"]
@@ -76,8 +84,7 @@ def cheat(folder, cheat_when, source=TIMING_ONLY_CHEAT):
     return folder
 
 
-def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_every_check(binary, tmp_path):
-    cache = tmp_path / "cache"
+def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_every_check(binary, cache, tmp_path):
     # The static rules are skipped in all three (so that the cheats reach the profile job); the switch
     # is part of the judge's environment, so all three share one standby key.
     first = judge(binary, cache, CANDIDATE, "--test-skip-static", testing=True)
@@ -117,9 +124,9 @@ def test_each_judgement_claims_the_standby_the_one_before_offered_and_keeps_ever
     assert waiting_standbys(cache) == waiting
 
 
-def test_a_candidate_wrong_only_in_its_profile_process_fails_its_checks(binary, tmp_path):
+def test_a_candidate_wrong_only_in_its_profile_process_fails_its_checks(binary, cache, tmp_path):
     """With one process for the candidate's checks and its timing (the default) a candidate that tells
     its profile job by the process it runs in is checked in that process: wrong outputs at verification."""
     candidate = cheat(tmp_path / "argv", "", source=PROFILE_JOB_CHEAT)
-    one = judge(binary, tmp_path / "cache", candidate, "--test-skip-static", standby="0", testing=True)
+    one = judge(binary, cache, candidate, "--test-skip-static", standby="0", testing=True)
     assert one["stage"] == "verify" and one["error_kind"] == "mismatch", one["reason"]
