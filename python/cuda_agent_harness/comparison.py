@@ -13,6 +13,14 @@ The Tolerance says where atol and rtol come from (docs/precision.md):
   finite elements (so a tiny output cannot be matched by zeros), and the relative norm error
   ||a - e|| / ||e|| over the finite pairs must also stay under a per-dtype bound (so constants, noise
   with the right mean and std, or a systematic precision downgrade fail even when each element is close).
+
+Noise floors (scaled mode only; docs/decisions/precision-policies.md, "A floor for outputs that are
+rounding noise"): where the reference's output is its own rounding error (the true answer is about
+zero and the float32 reference computes 1e-8 instead), the trusted reference job measures that error
+(noise.py: the same forward in float64) and names, per tensor path, an absolute `floor`. The scaled
+atol is then max(factor × RMS, floor) and the norm check passes while RMS(actual − expected) <= floor:
+an answer as close to the reference as the reference is to the exact answer is not refused. Without a
+floor (every output that is not suspect, every fixed-mode comparison) nothing changes.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from .nested import dtype_name
 
 # Elements compared per step, to bound the float64 temporaries of very large outputs.
 CHUNK_ELEMENTS = 1 << 22
+# Absolute noise floors by tensor path ("output", "output[1]"), measured by the reference (noise.py).
+Floors = dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -45,6 +55,7 @@ class Tolerance:
 
     mode: str = "fixed"
     limits: dict[str, Limits] = field(default_factory=dict)  # dtype name ("float32") or "default"
+    floors: Floors = field(default_factory=dict)  # set by compare() for one output, scaled mode only
 
     @staticmethod
     def fixed(atol: float, rtol: float) -> Tolerance:
@@ -109,11 +120,17 @@ class _TensorStats:
     first_special: int | None = None  # flat index of the first NaN/Inf mismatch (floating only)
     rel_norm: float = 0.0             # ||a - e|| / ||e|| over the pairs that are both finite
     atol: float = 0.0                 # the absolute tolerance applied (scaled mode: factor × RMS)
+    rms_diff: float = 0.0             # RMS(a - e) over the pairs that are both finite
+    floor: float = 0.0                # the reference's noise floor applied (scaled mode), 0: none
 
 
-def compare(expected: Any, actual: Any, tol: Tolerance, path: str = "output") -> Report:
-    """Compares `actual` against `expected` recursively and returns the report."""
+def compare(expected: Any, actual: Any, tol: Tolerance, path: str = "output",
+            floors: Floors | None = None) -> Report:
+    """Compares `actual` against `expected` recursively and returns the report. `floors`: the
+    reference's noise floors by tensor path (scaled mode; see the module doc)."""
     report = Report()
+    if floors and tol.mode == "scaled":
+        tol = Tolerance(tol.mode, tol.limits, dict(floors))
     _compare_value(expected, actual, tol, path, report)
     return report
 
@@ -197,13 +214,15 @@ def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, tol: Tolerance
     a = _comparable(actual)
     floating = e.is_floating_point()
     limits = tol.for_dtype(e.dtype) if floating else None
-    stats = _float_stats(e, a, tol.mode, limits) if limits is not None else _exact_stats(e, a)
+    floor = tol.floors.get(path, 0.0) if tol.mode == "scaled" else 0.0
+    stats = _float_stats(e, a, tol.mode, limits, floor) if limits is not None else _exact_stats(e, a)
     report.numel += expected.numel()
     report.max_abs_err = max(report.max_abs_err, stats.max_abs)
     report.max_rel_err = max(report.max_rel_err, stats.max_rel)
     report.rel_norm_err = max(report.rel_norm_err, stats.rel_norm)
     if stats.mismatches == 0:
-        if limits is not None and limits.rnorm is not None and stats.rel_norm > limits.rnorm:
+        if limits is not None and limits.rnorm is not None and stats.rel_norm > limits.rnorm and \
+                stats.rms_diff > stats.floor:
             report.fail(path, f"relative norm error {stats.rel_norm:.3g} exceeds {limits.rnorm:g} for "
                               f"{dtype_name(expected.dtype)} (||actual - expected|| / ||expected||; "
                               f"max abs err {stats.max_abs:.4g})")
@@ -224,6 +243,8 @@ def _compare_tensor(expected: torch.Tensor, actual: torch.Tensor, tol: Tolerance
         report.fail(path, f"{shown_a} where expected is {shown_e} at {where} ({count})")
     elif limits is not None:  # floating
         scaled = f" ({limits.atol:g} x RMS {stats.atol / limits.atol:.4g})" if tol.mode == "scaled" else ""
+        if stats.floor > 0 and stats.atol == stats.floor:
+            scaled = " (the reference's own rounding error: its float32-vs-float64 noise floor)"
         report.fail(path, f"{count} beyond atol={stats.atol:g}{scaled} rtol={limits.rtol:g} "
                           f"(max abs err {stats.max_abs:.4g}, first at {report.first_mismatch_index})")
     else:
@@ -267,12 +288,20 @@ def _rms_of_finite(e: torch.Tensor) -> float:
     return math.sqrt(total / count) if count else 0.0
 
 
-def _float_stats(e: torch.Tensor, a: torch.Tensor, mode: str, limits: Limits) -> _TensorStats:
+def scaled_atol(factor: float, rms: float, floor: float) -> float:
+    """The scaled mode's absolute tolerance: factor × RMS(expected), never below the reference's noise
+    floor. sampled_checks._bounds uses the same, so that its bounds hold for what this accepts."""
+    return max(factor * rms, floor)
+
+
+def _float_stats(e: torch.Tensor, a: torch.Tensor, mode: str, limits: Limits, floor: float = 0.0) -> _TensorStats:
     stats = _TensorStats()
     tiny = torch.finfo(e.dtype).tiny
     rtol = limits.rtol
-    stats.atol = limits.atol * _rms_of_finite(e) if mode == "scaled" else limits.atol
+    stats.floor = floor if mode == "scaled" else 0.0
+    stats.atol = scaled_atol(limits.atol, _rms_of_finite(e), stats.floor) if mode == "scaled" else limits.atol
     diff_sq = expected_sq = 0.0
+    pairs = 0
     for start, e64, a64 in _chunks(e, a):
         e_nan, a_nan = torch.isnan(e64), torch.isnan(a64)
         both_finite = torch.isfinite(e64) & torch.isfinite(a64)
@@ -287,12 +316,14 @@ def _float_stats(e: torch.Tensor, a: torch.Tensor, mode: str, limits: Limits) ->
             stats.max_abs = max(stats.max_abs, diff.max().item())
             stats.max_rel = max(stats.max_rel, rel.max().item())
             diff_sq += float((diff * diff).sum().item())
+            pairs += int(both_finite.sum().item())
             expected_sq += float(torch.where(both_finite, e64 * e64, torch.zeros_like(e64)).sum().item())
         _count(stats, bad, start)
         if stats.first_special is None and bool(special_bad.any()):
             stats.first_special = start + _first_true(special_bad)
     if diff_sq > 0:
         stats.rel_norm = math.sqrt(diff_sq) / max(math.sqrt(expected_sq), tiny)
+        stats.rms_diff = math.sqrt(diff_sq / max(pairs, 1))
     return stats
 
 

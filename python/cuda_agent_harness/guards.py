@@ -4,8 +4,11 @@
   by one that raises, so neither model_new.py nor an `nn` module it uses can compute through `F.*`.
 - `OpGuard` is a TorchDispatchMode: while `watch()` is active it sees every operator dispatched on this
   thread — from model_new.py and from C++ bindings alike (`at::relu` in a binding goes through the
-  dispatcher) — counts them, and refuses every op outside ALLOWED_OPS: the forward may create tensors and
-  change their metadata, never compute with torch. A refused op raises inside the forward and is
+  dispatcher) — counts them, and refuses every op outside ALLOWED_OPS: the forward may create tensors,
+  change their metadata and copy them where the copy keeps dtype, device and layout (COPY_OPS:
+  `.contiguous()`, `.clone()`, `dst.copy_(src)`, `.to(copy=True)` — data movement, no arithmetic on
+  values; issue 46), never compute with torch. A copy that converts (`.to(torch.float16)`, `.double()`,
+  `.cpu()`, a copy_ between dtypes or devices) is refused. A refused op raises inside the forward and is
   remembered, so a candidate that catches the exception (a try/except fallback) still fails when
   `watch()` ends. A blocked `F.*` call is remembered the same way.
 - Under a policy that lets torch compute (kernelbench; `set_policy_rules` from the job spec's
@@ -43,8 +46,8 @@ from .errors import JobError
 
 # Operators the candidate's forward may dispatch: tensor creation, pure metadata (views: never a copy),
 # size/stride queries and stream bookkeeping. Keys are "namespace::name" (every overload) or
-# "namespace::name.overload" (that overload only). Anything else — arithmetic, reductions, GEMM, and also
-# clone/contiguous/copy_/_to_copy (copies and dtype conversions), .item() and random fills — is refused.
+# "namespace::name.overload" (that overload only). Anything else — arithmetic, reductions, GEMM, dtype and
+# device conversions, .item() and random fills — is refused; copies are COPY_OPS' (below).
 ALLOWED_OPS: dict[str, str] = {}
 
 
@@ -66,6 +69,15 @@ _allow("query", "size stride numel dim sym_size sym_stride sym_numel sym_storage
                 "is_contiguous is_non_overlapping_and_dense is_same_size")
 _allow("memory", "record_stream")
 ALLOWED_NAMESPACES = ("profiler",)  # record_function ranges inside the forward
+# Copies: allowed when every tensor they read and write has one dtype, one device and one layout and
+# carries no lazy conjugate or negation (`copy_ops_reason`). `.contiguous()` and a reshape that must copy
+# arrive as clone, `.to(copy=True)` / `.to(same dtype, memory_format=...)` as _to_copy. They move data and
+# compute nothing: what a copy can return (a copy of an input, of a weight, of a tensor made earlier) a
+# one-line copy kernel could return too, and the output checks judge it the same way
+# (docs/decisions/integrity.md, "Copies in the forward").
+COPY_OPS = frozenset({"aten::clone", "aten::copy_", "aten::copy", "aten::_to_copy"})
+REFUSED_OP_HINT = ("only allocation, metadata ops and copies that keep dtype and device are allowed; "
+                   "compute in your own kernel")
 THREAD_SETTLE_SECONDS = 0.05
 
 
@@ -148,6 +160,40 @@ def op_allowed(name: str, namespace: str) -> bool:
     return name in ALLOWED_OPS or name.split(".", 1)[0] in ALLOWED_OPS
 
 
+def _tensors(value: Any) -> list[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (list, tuple)):
+        return [t for item in value for t in _tensors(item)]
+    if isinstance(value, dict):
+        return [t for item in value.values() for t in _tensors(item)]
+    return []
+
+
+def _dtype(t: torch.Tensor) -> str:
+    return str(t.dtype).replace("torch.", "")
+
+
+def copy_ops_reason(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> str | None:
+    """Why a copy op (COPY_OPS) that ran is refused, or None when it only moved data: every tensor it
+    read or wrote (`args`, `kwargs`, `out`) has the same dtype, device and layout, and none is a lazy
+    conjugate or negation (a clone of one would materialise the arithmetic)."""
+    tensors = _tensors((args, kwargs)) + _tensors(out)
+    if not tensors:
+        return "copies nothing"
+    first = tensors[0]
+    for t in tensors[1:]:
+        if t.dtype != first.dtype:
+            return f"converts between {_dtype(first)} and {_dtype(t)}"
+        if t.device != first.device:
+            return f"moves data between {first.device} and {t.device}"
+        if t.layout != first.layout:
+            return f"converts between layouts {first.layout} and {t.layout}"
+    if any(t.is_conj() or t.is_neg() for t in tensors):
+        return "materialises a lazy conjugate or negation"
+    return None
+
+
 class ForbiddenOp(RuntimeError):
     """Raised inside the candidate's forward when it dispatches a refused operator."""
 
@@ -178,12 +224,24 @@ class OpGuard(TorchDispatchMode):
         self.counts[shown] += 1
         if self.torch_compute and func.namespace == "aten":
             return self.torch_op(func, shown, args, kwargs or {})
+        if func.name().split(".", 1)[0] in COPY_OPS:
+            return self.copy_op(func, shown, args, kwargs or {})
         if not op_allowed(func.name(), func.namespace):
-            reason = (f"forbidden torch op during the candidate's forward: {shown} "
-                      f"(only allocation and metadata ops are allowed)")
-            self.record(reason)
-            raise ForbiddenOp(reason)
+            self.refuse(f"forbidden torch op during the candidate's forward: {shown} ({REFUSED_OP_HINT})")
         return func(*args, **(kwargs or {}))
+
+    def copy_op(self, func: Any, shown: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A copy: allowed when it keeps dtype, device and layout (copy_ops_reason), refused otherwise.
+        Its inputs are checked before it runs (a copy_ between dtypes writes nothing), its result after."""
+        reason = copy_ops_reason(func, args, kwargs, None)
+        out = func(*args, **kwargs) if reason is None else None
+        if reason is None:
+            reason = copy_ops_reason(func, args, kwargs, out)
+        if reason is not None:
+            self.refuse(f"forbidden torch op during the candidate's forward: {shown} {reason} (a conversion "
+                        f"computes new values: convert inside your own kernel; copies that keep dtype and "
+                        f"device — .contiguous(), .clone(), dst.copy_(src) — are allowed)")
+        return out
 
     def torch_op(self, func: Any, shown: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """An aten op under a policy that lets torch compute: allowed, but on CUDA not on the host."""

@@ -14,11 +14,12 @@ bound per chunk derived from the elementwise tolerance (comparison.py):
     |sum w_i (a_i - e_i)| <= sum |w_i| (atol + rtol |e_i|)
 
 holds for every chunk of an output that passes the elementwise comparison, so an output that the full
-comparison accepts is never refused here (no false positive); a chunk whose error exceeds that bound is
-refused. What the sums cannot see (a few elements slightly off inside a large chunk) the full checks
-still compare exactly; what they are for is the gross failure of a flaky kernel on some inputs: stale
-memory, a skipped block, a lost reduction. Chunks whose expected values are not all finite are left to
-the full checks. The judge (src/judge/stages/verify.cc) compares the two sides.
+comparison accepts is never refused here (no false positive; the scaled atol is comparison.scaled_atol,
+with the reference's noise floor of that set's output where noise.py measured one); a chunk whose error
+exceeds that bound is refused. What the sums cannot see (a few elements slightly off inside a large
+chunk) the full checks still compare exactly; what they are for is the gross failure of a flaky kernel
+on some inputs: stale memory, a skipped block, a lost reduction. Chunks whose expected values are not
+all finite are left to the full checks. The judge (src/judge/stages/verify.cc) compares the two sides.
 
 How many: the reference decides, within the judge's options: up to `count`, while its own sampled
 forwards take less than `seconds` (at least `min_count`), and names the number in its answer; the
@@ -33,8 +34,9 @@ from typing import Any
 
 import torch
 
-from .comparison import Tolerance
+from .comparison import Floors, Tolerance, scaled_atol
 from .nested import dtype_name, named_tensors, signature
+from .noise import tensor_paths
 
 CHUNKS = 32
 FILE_NAME = "sampled.json"  # the candidate's fingerprints, in its output folder
@@ -135,47 +137,50 @@ class Pending:
     def __init__(self, weights: Weights, tolerance: Tolerance | None = None):
         self.weights = weights
         self.tolerance = tolerance
-        self.outputs: list[tuple[str, list[tuple[dict[str, Any], torch.Tensor | None, torch.dtype]]]] = []
+        self.outputs: list[tuple[str, list[tuple[dict[str, Any], torch.Tensor | None, torch.dtype, float]]]] = []
 
-    def add(self, output: Any) -> None:
+    def add(self, output: Any, floors: Floors | None = None) -> None:
+        """Queues one output's sums; `floors`: the reference's noise floors of this output by
+        comparison path (noise.py), matched to the tensors by their order."""
         tensors = []
+        floor_of = [f for _, f in _floor_paths(output, floors or {})]
         for index, (path, t) in enumerate(named_tensors(output, "output")):
             flat = _flat_real(t)
             meta = {"path": path, "shape": list(t.shape), "dtype": dtype_name(t.dtype)}
             stats = _chunk_stats(flat, self.weights.of(index, flat.numel()), self.tolerance is not None) \
                 if flat.numel() else None
-            tensors.append((meta, stats, t.dtype))
+            tensors.append((meta, stats, t.dtype, floor_of[index] if index < len(floor_of) else 0.0))
         self.outputs.append((signature(output), tensors))
 
     def finish(self) -> list[dict[str, Any]]:
-        queued = [stats.reshape(-1) for _, tensors in self.outputs for _, stats, _ in tensors
+        queued = [stats.reshape(-1) for _, tensors in self.outputs for _, stats, _, _ in tensors
                   if stats is not None]
         host = torch.cat(queued).cpu().tolist() if queued else []  # the one wait for the device
         at = 0
         done = []
         for sig, tensors in self.outputs:
             entries = []
-            for meta, stats, dtype in tensors:
+            for meta, stats, dtype, floor in tensors:
                 entry = dict(meta)
                 if stats is not None:
                     rows, cols = stats.shape
                     values = host[at:at + rows * cols]
                     at += rows * cols
                     table = [values[r * cols:(r + 1) * cols] for r in range(rows)]
-                    self._fill(entry, table, dtype)
+                    self._fill(entry, table, dtype, floor)
                 entries.append(entry)
             done.append({"signature": sig, "tensors": entries})
         self.outputs = []
         return done
 
-    def _fill(self, entry: dict[str, Any], table: list[list[float]], dtype: torch.dtype) -> None:
+    def _fill(self, entry: dict[str, Any], table: list[list[float]], dtype: torch.dtype, floor: float) -> None:
         value, nonfinite = table[0], table[1]
         if self.tolerance is None:
             entry["finite"] = [n == 0 for n in nonfinite]
         else:
             sumsq, count = value[-1], nonfinite[-1]
             value, nonfinite = value[:-1], nonfinite[:-1]
-            bounds = _bounds(dtype, table[2][:-1], table[3][:-1], sumsq, count, self.tolerance)
+            bounds = _bounds(dtype, table[2][:-1], table[3][:-1], sumsq, count, self.tolerance, floor)
             # A sum that overflowed is a chunk these checks cannot judge: left to the full checks.
             entry["finite"] = [n == 0 and math.isfinite(v) and math.isfinite(b)
                                for n, v, b in zip(nonfinite, value, bounds, strict=False)]
@@ -192,12 +197,17 @@ def fingerprint(output: Any, weights: Weights, tolerance: Tolerance | None = Non
     return pending.finish()[0]
 
 
+def _floor_paths(output: Any, floors: Floors) -> list[tuple[str, float]]:
+    """(comparison path, floor) of every tensor of `output`, in named_tensors' order (the same walk)."""
+    return [(path, floors.get(path, 0.0)) for path, _ in tensor_paths(output)]
+
+
 def _bounds(dtype: torch.dtype, w1: list[float], wx: list[float], sumsq: float, count: float,
-            tolerance: Tolerance) -> list[float]:
+            tolerance: Tolerance, floor: float = 0.0) -> list[float]:
     if dtype.is_floating_point or dtype.is_complex:
         limits = tolerance.for_dtype(dtype)
         rms = math.sqrt(sumsq / count) if count else 0.0
-        atol = limits.atol * rms if tolerance.mode == "scaled" else limits.atol
+        atol = scaled_atol(limits.atol, rms, floor) if tolerance.mode == "scaled" else limits.atol
         rtol = limits.rtol
     else:
         atol = rtol = 0.0  # integers and booleans must be equal

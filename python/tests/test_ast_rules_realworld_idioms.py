@@ -228,22 +228,25 @@ def test_refusals_name_the_allowed_way(name, allowed):
 
 
 # The run-time op guard, which the static rules rely on for what they let through: the placeholder
-# tensors are allowed there too, copies of a tensor's values are not, and a taken fallback is refused.
+# tensors and copies that keep dtype and device are allowed there too, conversions are not, and a taken
+# fallback is refused.
 
 @pytest.mark.filterwarnings("ignore:To copy construct")
-def test_op_guard_allows_placeholders_and_refuses_copies():
+def test_op_guard_allows_placeholders_and_copies_and_refuses_conversions():
     guard = OpGuard()
     x = torch.randn(4)
     with guard.watch("check 0"):
         empty = torch.tensor([])
         shape = torch.tensor(x.shape, dtype=torch.int64)
         same = x.to(x.device, x.dtype)
+        copied = torch.tensor(x.detach())  # a copy, same dtype and device: data movement (issue 46)
     assert guard.violation is None and empty.numel() == 0 and shape.tolist() == [4] and same is x
-    for copy in (lambda: torch.tensor(x.detach()), lambda: x.to(x.device, torch.float16)):
-        with pytest.raises(JobError) as failure:
-            with OpGuard().watch("check 1"):
-                copy()
-        assert "aten._to_copy" in failure.value.reason
+    assert torch.equal(copied, x)
+    with pytest.raises(JobError) as failure:
+        with OpGuard().watch("check 1"):
+            x.to(x.device, torch.float16)
+    assert "aten._to_copy" in failure.value.reason and "converts between float32 and float16" in \
+        failure.value.reason
 
 
 def test_op_guard_refuses_a_configuration_fallback_that_runs():

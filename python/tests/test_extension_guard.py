@@ -75,7 +75,8 @@ def test_at_relu_in_a_binding_is_a_forbidden_op(tmp_path, extension_dir):
     result = run("candidate", spec)
     assert result["error_kind"] == "forbidden_op", result
     assert result["reason"] == ("check 0: forbidden torch op during the candidate's forward: "
-                                "aten.relu.default (only allocation and metadata ops are allowed)")
+                                "aten.relu.default (only allocation, metadata ops and copies that keep "
+                                "dtype and device are allowed; compute in your own kernel)")
     assert result["aten_ops"] == {"aten.relu.default": 1}
     assert torch.equal(torch.relu(torch.tensor([-1.0])), torch.tensor([0.0]))  # the mode is gone
 

@@ -90,10 +90,6 @@ def test_creation_and_metadata_ops_are_allowed_and_counted():
     (lambda x: x + 1, "aten.add.Tensor"),
     (lambda x: x @ x.t(), "aten.mm.default"),
     (lambda x: x.sum(), "aten.sum.default"),
-    (lambda x: x.t().contiguous(), "aten.clone.default"),      # a copy: not metadata
-    (lambda x: x.t().reshape(-1), "aten.clone.default"),       # reshape that must copy
-    (lambda x: x.half(), "aten._to_copy.default"),             # dtype conversion
-    (lambda x: torch.empty_like(x).copy_(x), "aten.copy_.default"),
     (lambda x: x[0, 0].item(), "aten._local_scalar_dense.default"),
     (lambda x: torch.empty(3).fill_(x[0, 0]), "aten.fill_.Tensor"),  # only the Scalar overload
     (lambda x: torch.randn(3), "aten.randn.default"),
@@ -106,9 +102,76 @@ def test_compute_ops_are_refused(compute, op):
             compute(x)
     assert failure.value.kind == "forbidden_op"
     assert failure.value.reason == (f"check 2: forbidden torch op during the candidate's forward: {op} "
-                                    f"(only allocation and metadata ops are allowed)")
+                                    f"(only allocation, metadata ops and copies that keep dtype and device "
+                                    f"are allowed; compute in your own kernel)")
     assert isinstance(failure.value.__cause__, ForbiddenOp)
     assert guard.ops()[op] == 1
+
+
+def test_copies_that_keep_dtype_and_device_are_allowed():
+    """Data movement with no arithmetic on values (issue 46): .contiguous() of a transposed input, a
+    reshape that must copy, clone, copy_ into an allocated tensor, .to(copy=True), torch.tensor(t)."""
+    guard = OpGuard()
+    x = torch.randn(4, 6)
+    with guard.watch("check 0"):
+        a = x.t().contiguous()
+        b = x.t().reshape(-1)
+        c = x.clone(memory_format=torch.contiguous_format)
+        d = torch.empty_like(x).copy_(x)
+        e = x.to(x.device, copy=True)
+        f = torch.empty(4, 6).copy_(x[0])  # a broadcasting copy_
+    assert guard.violation is None
+    assert a.is_contiguous() and torch.equal(a, x.t()) and torch.equal(b, x.t().reshape(-1))
+    assert torch.equal(c, x) and torch.equal(d, x) and torch.equal(e, x) and e.data_ptr() != x.data_ptr()
+    assert torch.equal(f, x[0].expand(4, 6))
+    ops = guard.ops()
+    for name in ("aten.clone.default", "aten.copy_.default", "aten._to_copy.default"):
+        assert name in ops, (name, ops)
+
+
+@pytest.mark.parametrize("convert, op, why", [
+    (lambda x: x.half(), "aten._to_copy.default", "converts between float32 and float16"),
+    (lambda x: x.to(torch.bfloat16).to(torch.float32), "aten._to_copy.default",
+     "converts between float32 and bfloat16"),
+    (lambda x: x.double(), "aten._to_copy.default", "converts between float32 and float64"),
+    (lambda x: torch.empty(4, 4, dtype=torch.float16).copy_(x), "aten.copy_.default",
+     "converts between float16 and float32"),
+    (lambda x: x.to_sparse().clone(), "aten._to_sparse.default", None),  # not a copy: refused as ever
+])
+def test_copies_that_convert_are_refused(convert, op, why):
+    """The cheat that looks like a copy (issue 46): a precision change is arithmetic on values."""
+    guard = OpGuard()
+    x = torch.randn(4, 4)
+    with pytest.raises(JobError) as failure:
+        with guard.watch("check 1"):
+            convert(x)
+    assert failure.value.kind == "forbidden_op"
+    assert failure.value.reason.startswith(f"check 1: forbidden torch op during the candidate's forward: {op}")
+    if why is not None:
+        assert failure.value.reason.endswith(
+            f"{op} {why} (a conversion computes new values: convert inside your own kernel; copies that "
+            f"keep dtype and device — .contiguous(), .clone(), dst.copy_(src) — are allowed)")
+
+
+def test_a_copy_of_a_torch_result_is_refused_at_the_computation():
+    """Clone allowed does not launder torch's compute: the op that computed is refused first."""
+    guard = OpGuard()
+    x = torch.randn(4, 4)
+    with pytest.raises(JobError) as failure:
+        with guard.watch("check 0"):
+            torch.relu(x).clone()
+    assert "aten.relu.default" in failure.value.reason
+    assert "aten.clone.default" not in guard.ops()
+
+
+def test_a_copy_of_a_lazy_negation_is_refused():
+    """A clone that would materialise arithmetic kept lazy in a view (a negative view: -x)."""
+    x = torch.randn(4)
+    negated = torch._neg_view(x)
+    with pytest.raises(JobError) as failure:
+        with OpGuard().watch("check 0"):
+            negated.clone()
+    assert "materialises a lazy conjugate or negation" in failure.value.reason
 
 
 def test_a_caught_refusal_still_fails_the_forward():

@@ -10,13 +10,14 @@ early job on the GPU it warms the comparison's kernels up while it waits for its
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from ..comparison import Report, Tolerance, compare
+from ..comparison import Floors, Report, Tolerance, compare
 from ..errors import JobError, describe
 from ..models import load_trusted
 from ..nested import to_device
@@ -73,10 +74,34 @@ def compare_device(spec: dict[str, Any]) -> str:
     return device
 
 
+# Beside an expected output's file (trusted, private): its noise floors (noise.py), when it has any.
+FLOORS_SUFFIX = ".floors.json"
+
+
+def save_floors(expected_path: str, floors: Floors) -> None:
+    if floors:
+        with open(expected_path + FLOORS_SUFFIX, "w", encoding="utf-8") as f:
+            json.dump(floors, f)
+
+
+def load_floors(expected_path: str) -> Floors:
+    """The noise floors saved beside an expected output's file ({} when there are none)."""
+    try:
+        with open(expected_path + FLOORS_SUFFIX, encoding="utf-8") as f:
+            raw = json.load(f)
+    except FileNotFoundError:
+        return {}
+    if not isinstance(raw, dict) or not all(isinstance(k, str) and isinstance(v, (int, float))
+                                            and not isinstance(v, bool) for k, v in raw.items()):
+        raise JobError("internal", f"{expected_path}{FLOORS_SUFFIX}: not a map of tensor paths to numbers")
+    return {k: float(v) for k, v in raw.items()}
+
+
 def compare_all(expected: list[Callable[[], object]], actual_paths: list[str], tol: Tolerance,
-                device: str, result: dict[str, Any]) -> None:
+                device: str, result: dict[str, Any], floors: list[Floors] | None = None) -> None:
     """Compares each expected output (`expected[i]()` gives it) with the candidate's output in
-    `actual_paths[i]`; fills result["checks"] and, when a check fails, the failure fields."""
+    `actual_paths[i]` (with `floors[i]`, the reference's noise floors of that output, when given);
+    fills result["checks"] and, when a check fails, the failure fields."""
     if len(expected) != len(actual_paths):
         raise JobError("internal", f"spec: {len(expected)} expected outputs but "
                                    f"{len(actual_paths)} actual_paths")
@@ -91,7 +116,8 @@ def compare_all(expected: list[Callable[[], object]], actual_paths: list[str], t
         if report is None:
             if device != "cpu":
                 reference, actual = to_device(reference, device), to_device(actual, device)
-            report = compare(reference, actual, tol)
+            report = compare(reference, actual, tol,
+                             floors=floors[i] if floors is not None and i < len(floors) else None)
         else:
             unloadable = True
         checks.append(check_entry(i, report))
@@ -112,4 +138,4 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     tol = tolerance_of(spec)
     device = compare_device(spec)
     compare_all([functools.partial(load_trusted, path) for path in expected_paths], actual_paths,
-                tol, device, result)
+                tol, device, result, [load_floors(path) for path in expected_paths])

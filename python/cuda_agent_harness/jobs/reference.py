@@ -15,10 +15,12 @@ from typing import Any
 import torch
 
 from .. import go, sampled_checks
+from ..comparison import Floors
 from ..errors import JobError, new_result, phase, run_reporting
 from ..inputs import input_set_count, make_input_set, timed_call_set, timing_set_seed, transformed
 from ..models import detached_state, load_trusted, seeded_reference, synchronize, write_reference_weights
 from ..nested import map_tensors, named_tensors, signature, tensor_bytes, to_cpu
+from ..noise import NoiseProbe
 from ..phases import PhaseClock
 from ..precision import apply_backend_flags
 from ..serving import Serving
@@ -26,9 +28,10 @@ from ..spec import require, require_device, write_result
 from ..task_module import import_task
 from . import compare as compare_job
 
-# Keeps one expected output (key, the file it would be, the output): returns the file it was written
-# to, or None when it stays in memory (a served job, within its budget).
-Keep = Callable[[str, str, object], str | None]
+# Keeps one expected output (key, the file it would be, the output, its noise floors by tensor path,
+# noise.py): returns the file it was written to, or None when it stays in memory (a served job, within
+# its budget). Floors travel beside the output: in memory, or in FLOORS_SUFFIX next to its file.
+Keep = Callable[[str, str, object, Floors], str | None]
 # How many bytes of expected outputs a served reference keeps in memory (per judgement: 8 or 16 run at
 # once on a host, 16-32 GiB of its RAM); the rest goes to expected_dir as without serving.
 # KernelBench's median output is 118 MiB (all of a judgement's outputs stay in memory); its largest
@@ -103,10 +106,13 @@ def serve_judgement(spec: dict[str, Any], result: dict[str, Any], serving: Servi
     budget = require(spec, "keep_bytes", int, default=KEEP_BYTES)
     device_budget = require(spec, "keep_device_bytes", int, default=KEEP_DEVICE_BYTES)
     kept: dict[str, Callable[[], object]] = {}  # key -> the expected output
+    kept_floors: dict[str, Floors] = {}  # key -> its noise floors (noise.py), when it has any
     kept_bytes = kept_device_bytes = 0
 
-    def keep(key: str, path: str, output: Any) -> str | None:
+    def keep(key: str, path: str, output: Any, floors: Floors) -> str | None:
         nonlocal kept_bytes, kept_device_bytes
+        if floors:
+            kept_floors[key] = floors
         size = tensor_bytes(output)
         if device == "cuda" and kept_device_bytes + size <= device_budget and room_on_device(size):
             kept_device_bytes += size
@@ -136,7 +142,8 @@ def serve_judgement(spec: dict[str, Any], result: dict[str, Any], serving: Servi
             raise JobError("internal", f"{name}: no expected output kept under {missing!r}")
         try:
             compare_job.compare_all([kept[k] for k in keys],
-                                    require(fields, "actual_paths", list), tol, device, answer)
+                                    require(fields, "actual_paths", list), tol, device, answer,
+                                    [kept_floors.get(k, {}) for k in keys])
         finally:
             # Each output is compared once: the verification's checks are not needed for the spot
             # checks after the profile, and the device memory goes back before the candidate's
@@ -234,8 +241,9 @@ def warm_up(spec: dict[str, Any]) -> None:
         compare_job.warm_up(spec)
 
 
-def save_output(_key: str, path: str, output: Any) -> str:
+def save_output(_key: str, path: str, output: Any, floors: Floors) -> str:
     torch.save(to_cpu(output), path)
+    compare_job.save_floors(path, floors)
     return path
 
 
@@ -267,11 +275,15 @@ def reference_outputs(spec: dict[str, Any], result: dict[str, Any], keep: Keep) 
                                                      os.path.join(data_dir, "state_dict.pt"))
     clock.lap("save")
 
+    # The reference's noise floors (noise.py) where an output is its own rounding error: scaled mode only.
+    scaled = spec.get("tolerance") is not None and compare_job.tolerance_of(spec).mode == "scaled"
+    probe = NoiseProbe(model) if scaled else None
     unscaled_finite = True
     for i, seed in enumerate(check_seeds):
         inputs = make_input_set(task, seed, device, f"check {i}")
         scale, shift = (scales[i], shifts[i]) if i > 0 else (1.0, 0.0)
         output = None
+        floors: Floors = {}
         if scale != 1.0 or shift != 0.0:
             moved = transformed(inputs, scale, shift)
             try:
@@ -282,29 +294,36 @@ def reference_outputs(spec: dict[str, Any], result: dict[str, Any], keep: Keep) 
                 output = None
             if output is None:
                 scale, shift = 1.0, 0.0  # the task does not allow this transform
+            elif probe is not None:
+                floors = probe.floors(moved, output)
             del moved
         if output is None:
             output = run_forward(model, inputs, device, f"check {i}")
+            if probe is not None:
+                floors = probe.floors(inputs, output)
         clock.lap("forward")
         if i == 0:
             unscaled_finite = all_finite(output)
             result["output_signature"] = signature(output)
             result["float_dtypes"] = float_dtypes(inputs, init_inputs, state_dict, output)
         del inputs
-        keep(f"check {i}", os.path.join(expected_dir, f"expected_{i}.pt"), output)
+        keep(f"check {i}", os.path.join(expected_dir, f"expected_{i}.pt"), output, floors)
         clock.lap("save")
         result["input_scales"].append(scale)
         result["input_shifts"].append(shift)
         result["num_checks"] = i + 1
     if spec.get("timing") is not None:
-        spot_expected(spec, task, model, device, expected_dir, result, keep)
+        spot_expected(spec, task, model, device, expected_dir, result, keep, probe)
         clock.lap("spot_checks")
     if sampled_checks.plan(spec)[1]:
-        result["sampled_checks"] = sampled_reference(spec, task, model, device)
+        result["sampled_checks"] = sampled_reference(spec, task, model, device, probe)
         clock.lap("sampled_checks")
+    if probe is not None and probe.measured:
+        result["noise_floor_forwards"] = probe.measured  # float64 forwards run to measure floors
 
 
-def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str) -> dict[str, Any]:
+def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str,
+                      probe: NoiseProbe | None = None) -> dict[str, Any]:
     """The reference's fingerprints of the sampled checks (sampled_checks.py): as many sets as the
     budget allows, each with its bounds under the spec's tolerance. The sums are queued on the device
     and copied back at the end; the budget's clock waits for the device every few sets."""
@@ -318,7 +337,7 @@ def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str) 
         with phase("task", f"Model.forward (sampled check {done})"):
             with torch.no_grad():
                 output = model(*inputs)
-        pending.add(output)
+        pending.add(output, probe.floors(inputs, output) if probe is not None else None)
         del inputs, output
         done += 1
         if done % sampled_checks.CLOCK_EVERY == 0:
@@ -329,7 +348,7 @@ def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str) 
 
 
 def spot_expected(spec: dict[str, Any], task: Any, model: Any, device: str, out_dir: str, result: dict[str, Any],
-                  keep: Keep) -> None:
+                  keep: Keep, probe: NoiseProbe | None = None) -> None:
     """spot_expected_{c}.pt for each spot-checked timed call c of the candidate's profile, and
     `min_bytes` (see the module docstring)."""
     timing = require(spec, "timing", dict)
@@ -342,14 +361,16 @@ def spot_expected(spec: dict[str, Any], task: Any, model: Any, device: str, out_
     result["timing_input_sets"] = sets
     entries = []
     outputs: dict[int, object] = {}
+    floors: dict[int, Floors] = {}
     for c in calls:
         k = timed_call_set(c, warmup, sets)
         if k not in outputs:
             inputs = first if k == 0 else make_input_set(task, timing_set_seed(seed, k), device,
                                                          f"timing input set {k}")
             outputs[k] = run_forward(model, inputs, device, f"timed call {c}")
+            floors[k] = probe.floors(inputs, outputs[k]) if probe is not None else {}
         key = f"call {c}"
-        path = keep(key, os.path.join(out_dir, f"spot_expected_{c}.pt"), outputs[k])
+        path = keep(key, os.path.join(out_dir, f"spot_expected_{c}.pt"), outputs[k], floors[k])
         entries.append({"call": c, "input_set": k, "key": key} | ({"path": path} if path else {}))
     result["spot_expected"] = entries
     output = outputs.get(0)
