@@ -34,9 +34,13 @@
 #                                        # `bench --jobs 8`, same candidates (bench/server_throughput.py)
 #   bash bench/gpu_session.sh kb-agreement  # KernelBench's own evaluator and ours side by side on 52
 #                                        # real-world solutions (bench/kernelbench/agreement.py run), ≤ 9 min
+#                                        # KB_RESUME=DIR KB_REJUDGE=disagreed,kind:state_dict: only
+#                                        # those judged again by us, every other verdict kept (≤ 240 s)
 #   bash bench/gpu_session.sh kb-realworld  # 48 honest real-world solutions through the whole judge
 #                                        # (issue 46.1; agreement.py realworld), ≤ 9 min
-#                                        # (both need .gpu/kb: agreement.py stage, run here beforehand)
+#   bash bench/gpu_session.sh kb-bench   # `cuda-agent bench --solver kernelbench:.gpu/kb/bench/run --policy
+#                                        # kernelbench` on 16 light problems of the staged sample, ≤ 240 s
+#                                        # (all three need .gpu/kb: agreement.py stage, run here beforehand)
 #   bash bench/gpu_session.sh dist       # the Redis queue on this host's CPUs: overhead, then 1/2/4/8
 #                                        # CPU workers (bench/dist_scaling.py) with the carried redis-server
 #
@@ -494,14 +498,18 @@ PY
     # travels with the working tree, dist/ is carried. Nothing starts after KB_DEADLINE s (460), all is
     # killed 30 s later; every result is appended to JSONL as it comes, the table rewritten, so a cut-off
     # run still has one. KB_RESUME=DIR: keep the verdicts of an earlier call's results (carried back into
-    # the tree, e.g. .gpu/kb-results-1). Few files come back: the results folder as one archive, plus
-    # its table and summary. KB_DRY_RUN=1: the CPU plumbing test (agreement.py --dry-run).
+    # the tree, e.g. .gpu/kb-results-1); with KB_REJUDGE=SPEC (kb-agreement) ours judges only those again
+    # (ids and rules, comma-separated: disagreed, kind:KIND, unjudged; agreement.py rejudge_ids) and
+    # KernelBench's side only what the earlier call lacks of them. Few files come back: the results
+    # folder as one archive, plus its table and summary. KB_DRY_RUN=1: the CPU plumbing test
+    # (agreement.py --dry-run).
     seed_baselines
     mkdir -p /tmp/kb-agreement-work
     df -h /tmp | tail -1
     if [ "$1" = kb-agreement ]; then
       STEP=run; NAME=kb-agreement; TABLE=table.md
       EXTRA=(--compile-jobs "${KB_COMPILE_JOBS:-8}" --policy "${KB_POLICY:-kernelbench}")
+      [ -n "${KB_REJUDGE:-}" ] && EXTRA+=(--rejudge "$KB_REJUDGE")
     else
       STEP=realworld; NAME=kb-realworld; TABLE=realworld.md; EXTRA=(--policy "${KB_RW_POLICY:-strict}")
     fi
@@ -519,6 +527,35 @@ PY
     tar -C "$OUT" -czf "$OUT/$NAME.tgz" "$NAME" && rm -rf "${OUT:?}/$NAME"
     head -20 "$OUT/$NAME-$TABLE"
     df -h /tmp | tail -1
+    ;;
+  kb-bench)
+    # Issue 47's Done-when: `cuda-agent bench --solver kernelbench:DIR` on a public sample, ONE call of
+    # ≤ 240 s. DIR is .gpu/kb/bench/run, a KernelBench run folder (scripts/generate_samples.py's names,
+    # level_L_problem_P_sample_0_kernel.py) written by `agreement.py stage` (or `stage-bench`) from the
+    # staged honest and hybrid solutions: the 16 lightest problems, one solution each, their tasks in
+    # .gpu/kb/bench/suite (BENCH.json maps each file to its solution). Judged under --policy kernelbench
+    # with the eager baseline only (torch.compile's would take minutes), KB_BENCH_JOBS (6) at once; the
+    # bench is killed at KB_BENCH_TIMEOUT s (180) and its report then made from what the store holds
+    # (a task cut off is reported as not judged). KB_DRY_RUN=1: the same on the CPU (--device cpu: every
+    # CUDA build fails there; the plumbing only).
+    seed_baselines
+    DEV=cuda; [ -n "${KB_DRY_RUN:-}" ] && DEV=cpu
+    [ -d .gpu/kb/bench/run ] || python3 bench/kernelbench/agreement.py stage-bench --prepared .gpu/kb
+    R="$OUT/kb-bench"; mkdir -p "$R"; cp .gpu/kb/bench/BENCH.json "$R/"
+    KB_BENCH_ARGS=(.gpu/kb/bench/suite --solver kernelbench:.gpu/kb/bench/run --policy kernelbench
+      --device "$DEV" --baselines eager --store "$R/store.sqlite" --out "$R")
+    start=$SECONDS
+    timeout -k 5 "${KB_BENCH_TIMEOUT:-180}" "$BIN" bench "${KB_BENCH_ARGS[@]}" --jobs "${KB_BENCH_JOBS:-6}" \
+      > "$R/bench.txt" 2> "$R/bench.log"
+    rc=$?
+    echo "bench exit $rc after $((SECONDS - start)) s (124/137: cut at KB_BENCH_TIMEOUT, the report is the store's)"
+    if [ "$rc" -ge 124 ] || [ ! -f "$R/report.md" ]; then
+      "$BIN" bench "${KB_BENCH_ARGS[@]}" --report-only > "$R/report-only.txt" 2>> "$R/bench.log"
+    fi
+    cat "$R/bench.txt"; tail -5 "$R/bench.log"
+    cp "$R/report.md" "$OUT/kb-bench-report.md"; cp "$R/report.json" "$OUT/kb-bench-report.json"
+    tar -C "$OUT" -czf "$OUT/kb-bench.tgz" kb-bench && rm -rf "${OUT:?}/kb-bench"
+    head -40 "$OUT/kb-bench-report.md"
     ;;
   baselines)
     shift

@@ -302,6 +302,59 @@ def stage(args) -> int:
           f"{len({s['task_name'] for s in rw})} tasks; KernelBench {commit[:7]}; {size / 2**20:.1f} MiB")
     if size > 20 * 2**20:
         sys.exit("the staging is over 20 MiB: lower the samples")
+    bench = stage_bench(out, args.bench_count, args.bench_max_task_mib)
+    print(f"{out / 'bench'}: {len(bench['files'])} problems for `bench --solver kernelbench:` (kb-bench)")
+    return 0
+
+
+def stage_bench(prepared: Path, count: int, max_task_mib: float) -> dict:
+    """A KernelBench run folder for `cuda-agent bench --solver kernelbench:` (issue 47's Done-when) made
+    from the staged agreement sample, in PREPARED/bench (replaced):
+      run/level_{L}_problem_{P}_sample_0_kernel.py  the layout of KernelBench's scripts/generate_samples.py
+                                                    (P: the task file's number prefix), one per problem;
+      suite/levelL/<task>.py                        the chosen problems' tasks only, so that no problem of
+                                                    the run's levels is missing;
+      BENCH.json                                    file -> solution id, task, class, and the rule.
+    The rule: light problems first — the staged tasks by size (inputs + parameters + outputs of one
+    forward, task_mib) up to `max_task_mib`, then by name — `count` of them, one solution per problem
+    (honest before hybrid, then ids sorted), so that the bench call fits in one short GPU call."""
+    sample = jsonl(prepared / "sample.jsonl")
+    if not sample:
+        sys.exit(f"{prepared / 'sample.jsonl'} not found or empty: run `agreement.py stage` first")
+    per_task: dict[str, dict] = {}
+    def lightest(r: dict) -> tuple:
+        return r.get("task_mib", 0.0), r["task_name"], r["class"] != "honest", r["id"]
+    for r in sorted(sample, key=lightest):
+        if r.get("task_mib", 0.0) <= max_task_mib:
+            per_task.setdefault(r["task_name"], r)
+    chosen = list(per_task.values())[:count]
+    out = prepared / "bench"
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "run").mkdir(parents=True)
+    files = []
+    for r in chosen:
+        level_dir, name = r["task_name"].split("/", 1)
+        level, problem = int(level_dir.removeprefix("level")), int(name.split("_", 1)[0])
+        task = out / "suite" / r["task_name"]
+        task.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(prepared / "tasks" / f"{r['task_name']}.py", task.with_suffix(".py"))
+        file = f"level_{level}_problem_{problem}_sample_0_kernel.py"
+        shutil.copyfile(prepared / "solutions" / f"{r['id']}.py", out / "run" / file)
+        files.append({"file": file, "id": r["id"], "task_name": r["task_name"], "class": r["class"],
+                      "task_mib": r.get("task_mib")})
+    info = {"rule": f"the {count} smallest staged tasks (task_mib <= {max_task_mib}), one solution each "
+                    "(honest first, then ids sorted), from sample.jsonl",
+            "layout": "KernelBench scripts/generate_samples.py run folder (sample 0)", "files": files}
+    (out / "BENCH.json").write_text(json.dumps(info, indent=2) + "\n")
+    return info
+
+
+def stage_bench_cmd(args) -> int:
+    info = stage_bench(Path(args.prepared), args.count, args.max_task_mib)
+    classes = [f["class"] for f in info["files"]]
+    print(f"{Path(args.prepared) / 'bench'}: {len(classes)} problems ({classes.count('honest')} honest, "
+          f"{classes.count('hybrid')} hybrid) as a KernelBench run folder (run/) with their tasks (suite/)")
     return 0
 
 
@@ -593,6 +646,40 @@ def start_run(args, sample: list) -> tuple:
     return Path(args.prepared), sample, out, work, Clock(args), binary
 
 
+# The classes in which the two sides' verdicts disagree (rejudge rule `disagreed`).
+DISAGREEING = {"we_fail", "they_fail", "we_refuse_hybrid", "we_refuse_honest", "we_catch", "timing_difference"}
+
+
+def rejudge_ids(spec: str, sample: list[dict], resume: Path) -> list[str]:
+    """The solutions whose verdict of ours `run --resume DIR --rejudge SPEC` judges again (every other
+    verdict of the earlier call is kept). SPEC is a comma-separated list of solution ids and rules:
+      disagreed   the earlier call's disagreements (both sides reached a verdict and the class is one of
+                  DISAGREEING: we_fail, they_fail, we_refuse_*, we_catch, timing_difference);
+      kind:KIND   our earlier verdicts of that error kind (kind:state_dict: the weights' loading);
+      unjudged    the solutions without an earlier verdict of ours (deadline, timeout, not run).
+    In the sample's run order; an id not in the sample or an unknown rule stops the run, saying so."""
+    prev_o = {r["id"]: r for r in jsonl(resume / "ours.jsonl") if r.get("outcome") == "verdict"}
+    prev_t = {r["id"]: r for r in jsonl(resume / "theirs.jsonl") if "correct" in r}
+    ids = {s["id"] for s in sample}
+    chosen: set[str] = set()
+    for token in (t.strip() for t in spec.split(",")):
+        if not token:
+            continue
+        if token == "disagreed":
+            chosen |= {s["id"] for s in sample if s["id"] in prev_o and s["id"] in prev_t
+                       and classify(s, prev_o[s["id"]], prev_t[s["id"]]) in DISAGREEING}
+        elif token.startswith("kind:"):
+            chosen |= {i for i, o in prev_o.items() if i in ids and o.get("error_kind") == token[5:]}
+        elif token == "unjudged":
+            chosen |= ids - set(prev_o)
+        elif token in ids:
+            chosen.add(token)
+        else:
+            sys.exit(f"--rejudge: {token!r} is neither a solution id of the sample nor a rule (disagreed, "
+                     "kind:KIND, unjudged); write ids and rules separated by commas")
+    return [s["id"] for s in sample if s["id"] in chosen]
+
+
 def run(args) -> int:
     args.prepared = Path(args.prepared).resolve()
     prepared, sample, out, work, clock, binary = start_run(args, load_sample(args.prepared, "sample.jsonl"))
@@ -616,6 +703,10 @@ def run(args) -> int:
         env["gpu"] = torch.cuda.get_device_name(0)
     else:
         env["gpu"] = "none (dry run on the CPU; KernelBench's side is FAKE)"
+    if args.rejudge:
+        if not args.resume:
+            sys.exit("--rejudge needs --resume DIR: the earlier call's results, whose other verdicts are kept")
+        env["rejudge"] = {"spec": args.rejudge, "ids": rejudge_ids(args.rejudge, sample, Path(args.resume))}
     (out / "env.json").write_text(json.dumps(env, indent=2) + "\n")
     for name in ("ours.jsonl", "theirs.jsonl", "progress.log"):
         (out / name).unlink(missing_ok=True)  # one run per folder: no stale rows
@@ -726,14 +817,21 @@ def run(args) -> int:
     if args.resume:  # an earlier call's verdicts (carried back, e.g. .gpu/kb-results-1) are kept
         prev_o = {r["id"]: r for r in jsonl(Path(args.resume) / "ours.jsonl") if r.get("outcome") == "verdict"}
         prev_t = {r["id"]: r for r in jsonl(Path(args.resume) / "theirs.jsonl") if "correct" in r}
+        again = set(env["rejudge"]["ids"]) if args.rejudge else set()
         for s in sample:
-            if s["id"] in prev_o:
+            if s["id"] in prev_o and s["id"] not in again:
                 ours_out.add({**prev_o[s["id"]], "resumed_from": str(args.resume)})
             if s["id"] in prev_t:
                 theirs_out.add({**prev_t[s["id"]], "resumed_from": str(args.resume)})
-        ours_todo = [s for s in sample if s["id"] not in prev_o]
-        kb_todo = [s for s in sample if s["id"] not in prev_t]
-        log(f"resumed from {args.resume}: {len(prev_o)} of ours, {len(prev_t)} of KernelBench's kept")
+        if args.rejudge:  # ours judges only the chosen ones; KernelBench's side only what it lacks of them
+            ours_todo = [s for s in sample if s["id"] in again]
+            kb_todo = [s for s in ours_todo if s["id"] not in prev_t]
+        else:
+            ours_todo = [s for s in sample if s["id"] not in prev_o]
+            kb_todo = [s for s in sample if s["id"] not in prev_t]
+        log(f"resumed from {args.resume}: {len(prev_o) - len(again & set(prev_o))} of ours, {len(prev_t)} of "
+            f"KernelBench's kept" + (f"; ours re-judges {len(again)} ({args.rejudge}): {sorted(again)}"
+                                     if args.rejudge else ""))
     n_kb = len(kb_todo)
     with cf.ThreadPoolExecutor(args.jobs) as ours_pool, cf.ThreadPoolExecutor(args.compile_jobs) as kb_pool:
         evaluator = threading.Thread(target=eval_loop, daemon=True)
@@ -958,7 +1056,10 @@ def write_report(prepared: Path, results: Path, sample_name: str = "sample.jsonl
         f"`eval_kernel_against_ref` (num_correct_trials={env.get('correct_trials', '?')}, "
         f"num_perf_trials={env.get('perf_trials', '?')}, cuda_event, one at a time under our exclusive device "
         f"lease); ours `cuda-agent judge --policy {env.get('policy', '?')} --baselines eager`, "
-        f"{env.get('jobs', '?')} at once. `bash bench/gpu_session.sh kb-agreement`.",
+        f"{env.get('jobs', '?')} at once. `bash bench/gpu_session.sh kb-agreement`."
+        + (f" Verdicts of an earlier call kept; ours judged again for {len(env['rejudge']['ids'])} "
+           f"(`--rejudge {env['rejudge']['spec']}`): {', '.join(env['rejudge']['ids'])}."
+           if env.get("rejudge") else ""),
         "",
         "| measure | value |", "|---|---|",
         f"| solutions / compared (both sides reached a verdict) | {len(rows)} / {summary['compared']} |",
@@ -1119,6 +1220,8 @@ def main() -> int:
                        help="largest task: inputs + parameters + outputs of one forward (meta device)")
         p.add_argument("--out", default=str(ROOT / ".gpu/kb"))
         p.add_argument("--ninja-wheel", help="ninja's wheel (default: build/kb-agreement/wheels/ninja-*.whl)")
+        p.add_argument("--bench-count", type=int, default=16, help="problems of the kb-bench run folder")
+        p.add_argument("--bench-max-task-mib", type=float, default=300, help="largest task of the kb-bench run")
 
     def common(p, jobs, deadline, policy):
         p.add_argument("--prepared", default=str(ROOT / ".gpu/kb"))
@@ -1142,6 +1245,8 @@ def main() -> int:
 
     r = sub.add_parser("run", help="the agreement run: both evaluators on sample.jsonl")
     common(r, 3, 470, "kernelbench")
+    r.add_argument("--rejudge", help="with --resume: judge only these again on our side, keep every other earlier "
+                   "verdict: solution ids and rules, comma-separated (disagreed, kind:KIND, unjudged)")
     r.add_argument("--compile-jobs", type=int, default=8, help="KernelBench's builds at once")
     r.add_argument("--compile-threads", type=int, default=2, help="MAX_JOBS of each KernelBench build")
     r.add_argument("--compile-timeout", type=float, default=240)
@@ -1155,6 +1260,10 @@ def main() -> int:
         p.add_argument("--prepared", default=str(ROOT / ".gpu/kb"), help="where the sample is (else the results folder's copy)")
         p.add_argument("--results", required=True)
         p.set_defaults(realworld=name == "report-realworld")
+    b = sub.add_parser("stage-bench", help="the kb-bench run folder (bench/run, bench/suite) from a staging's sample")
+    b.add_argument("--prepared", default=str(ROOT / ".gpu/kb"))
+    b.add_argument("--count", type=int, default=16, help="problems (light ones first)")
+    b.add_argument("--max-task-mib", type=float, default=300)
     c = sub.add_parser("kb-compile")
     c.add_argument("--prepared", required=True)
     c.add_argument("--solution", required=True)
@@ -1166,8 +1275,9 @@ def main() -> int:
     k.add_argument("--perf-trials", type=int, default=20)
     k.add_argument("--fake", action="store_true")
     args = ap.parse_args()
-    return {"stage": stage, "prepare": stage, "run": run, "realworld": realworld, "report": report,
-            "report-realworld": report, "kb-compile": kb_compile, "kb-worker": kb_worker}[args.cmd](args)
+    return {"stage": stage, "prepare": stage, "stage-bench": stage_bench_cmd, "run": run, "realworld": realworld,
+            "report": report, "report-realworld": report, "kb-compile": kb_compile,
+            "kb-worker": kb_worker}[args.cmd](args)
 
 
 if __name__ == "__main__":

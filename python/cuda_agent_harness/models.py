@@ -35,8 +35,8 @@ MAX_KEYS_SHOWN = 8
 # The profile job's record of how it loaded the weights (weights_record), in its output folder when it
 # verifies before it is timed: the judge reads it once the checks are marked done.
 WEIGHTS_FILE = "weights.json"
-WEIGHTS_ALLOWED_WAY = ("keep the model's parameters: same names, or under --policy kernelbench the same number "
-                       "and shapes in the same order")
+WEIGHTS_ALLOWED_WAY = ("keep the model's parameters: same names, or under --policy kernelbench the same shapes "
+                       "and dtypes in the same order, entries of ModelNew's own beside them keeping its initialisation")
 
 
 def load_trusted(path: str) -> Any:
@@ -139,24 +139,133 @@ def _entry(value: Any) -> str:
     return type(value).__name__
 
 
-def match_by_position(reference: dict[str, Any], own: dict[str, Any]) -> dict[str, str]:
-    """{reference name: ModelNew name} for the state_dict entries whose names differ, paired in their
-    state_dict (registration) order: KernelBench builds Model and ModelNew under one seed and never moves
-    weights, so a ModelNew that registers the same tensors under other names passes there. Raises
-    ValueError saying what differs: the counts of the unmatched entries, or the first pair whose shape or
-    dtype differs."""
+def is_counter(name: str, value: Any) -> bool:
+    """BatchNorm's `num_batches_tracked`: an integer counter, not a weight (no forward in eval mode
+    reads it), so by position an unmatched one is neither paired nor required, on either side."""
+    return (name == "num_batches_tracked" or name.endswith(".num_batches_tracked")) and \
+        isinstance(value, torch.Tensor) and not (value.is_floating_point() or value.is_complex())
+
+
+def _key(value: Any) -> tuple[Any, ...] | None:
+    """What must agree for two entries to pair: shape and dtype (None: not a tensor, pairs with nothing)."""
+    return (tuple(value.shape), value.dtype) if isinstance(value, torch.Tensor) else None
+
+
+def _in_order(ref_keys: list[Any], own_keys: list[Any], from_the_end: bool) -> list[int]:
+    """The indices into own_keys that ref_keys pair with in order (each own entry once, the order kept),
+    taking the earliest own entry each time, or with `from_the_end` the latest. It stops at the first
+    reference entry left without a partner: a list shorter than ref_keys means there is no such pairing
+    (from the start, its length is that entry's index)."""
+    refs = list(reversed(ref_keys)) if from_the_end else ref_keys
+    owns = list(reversed(own_keys)) if from_the_end else own_keys
+    picks: list[int] = []
+    j = 0
+    for key in refs:
+        while j < len(owns) and (key is None or owns[j] != key):
+            j += 1
+        if j == len(owns):
+            break
+        picks.append(j)
+        j += 1
+    if from_the_end:
+        return [len(owns) - 1 - n for n in reversed(picks)]
+    return picks
+
+
+class LoadedWeights:
+    """How the reference weights went into ModelNew (load_reference_weights): `renaming` (reference name
+    -> ModelNew name, the entries paired by position; {} when every loaded entry matched by name), `own`
+    (ModelNew's entries the reference has no entry for, which keep ModelNew's own initialisation, in its
+    order; only under weights_by_position), `not_loaded` (the reference's unmatched BatchNorm counters,
+    `num_batches_tracked`, that ModelNew has no entry for) and `own_values` (exact copies of the `own`
+    entries as ModelNew built them, taken before the load)."""
+
+    def __init__(self, renaming: dict[str, str] | None = None, own: dict[str, Any] | None = None,
+                 not_loaded: list[str] | None = None):
+        self.renaming = dict(renaming or {})
+        self.own_values: OrderedDict[str, Any] = OrderedDict(own or {})
+        self.own = list(self.own_values)
+        self.not_loaded = list(not_loaded or [])
+
+    def state(self, state_dict: dict[str, Any]) -> OrderedDict[str, Any]:
+        """The state ModelNew holds right after the load, under its names: the reference's entries
+        (renamed where paired by position; the counters in `not_loaded` left out), then ModelNew's own.
+        What the weights' checks compare against (integrity.check_weights)."""
+        loaded = renamed_state({k: v for k, v in state_dict.items() if k not in self.not_loaded}, self.renaming)
+        loaded.update(self.own_values)
+        return loaded
+
+    def record(self) -> dict[str, Any]:
+        """What a job's result says of it (verify.weights in the JudgeResult): "weights" ("by_position"
+        where entries were paired by position, else "by_name"), "weights_renamed" (by position), and
+        where not empty "weights_own" (ModelNew's entries that kept its own initialisation) and
+        "weights_not_loaded" (the reference's counters ModelNew lacks); each at most MAX_KEYS_SHOWN."""
+        out: dict[str, Any] = {"weights": "by_position" if self.renaming else "by_name"}
+        if self.renaming:
+            out["weights_renamed"] = dict(list(self.renaming.items())[:MAX_KEYS_SHOWN])
+        if self.own:
+            out["weights_own"] = self.own[:MAX_KEYS_SHOWN]
+        if self.not_loaded:
+            out["weights_not_loaded"] = self.not_loaded[:MAX_KEYS_SHOWN]
+        return out
+
+
+# The keys of LoadedWeights.record(), in a job's result and the profile job's WEIGHTS_FILE.
+WEIGHTS_KEYS = ("weights", "weights_renamed", "weights_own", "weights_not_loaded")
+
+
+def match_by_position(reference: dict[str, Any], own: dict[str, Any]) -> tuple[dict[str, str], list[str], list[str]]:
+    """Pairs the state_dict entries whose names differ by position, for KernelBench's rules: KernelBench
+    builds Model and ModelNew under one seed and never moves weights, so a ModelNew that registers the
+    same tensors under other names, or has entries of its own beside them, passes there.
+
+    The unmatched entries of each side are taken in state_dict (registration) order, unmatched BatchNorm
+    counters (`num_batches_tracked`, is_counter) left out on both sides. With as many on each side, they
+    pair one to one (each pair of one shape and dtype). Where ModelNew has more, the reference's pair in
+    order with ModelNew's entries of the same shape and dtype, and the rest of ModelNew's keep its own
+    initialisation; that pairing must be the only one (the earliest and the latest in-order pairing
+    agree), else it is ambiguous and refused. Where the reference has more, it is refused: every weight
+    of the reference must reach ModelNew.
+
+    Returns (renaming: {reference name: ModelNew name}, ModelNew's entries kept as its own, in its order
+    (its unmatched counters included), the reference's counters not loaded). Raises ValueError saying
+    what differs: the counts, the first pair or entry whose shape or dtype differs, or the ambiguity."""
     ref_only = [k for k in reference if k not in own]
     own_only = [k for k in own if k not in reference]
-    if len(ref_only) != len(own_only):
-        raise ValueError(f"by position, the reference's {len(ref_only)} unmatched entries {_shown(ref_only)} "
-                         f"against ModelNew's {len(own_only)} {_shown(own_only)}: another count")
-    for ref_name, own_name in zip(ref_only, own_only, strict=True):
-        a, b = reference[ref_name], own[own_name]
-        if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or a.shape != b.shape or \
-                a.dtype != b.dtype:
-            raise ValueError(f"by position, the reference's {ref_name} ({_entry(a)}) pairs with ModelNew's "
-                             f"{own_name} ({_entry(b)}): another shape or dtype")
-    return dict(zip(ref_only, own_only, strict=True))
+    not_loaded = [k for k in ref_only if is_counter(k, reference[k])]
+    ref_rest = [k for k in ref_only if k not in not_loaded]
+    own_rest = [k for k in own_only if not is_counter(k, own[k])]
+    if len(ref_rest) > len(own_rest):
+        raise ValueError(f"by position, the reference's {len(ref_rest)} unmatched entries {_shown(ref_rest)} "
+                         f"against ModelNew's {len(own_rest)} {_shown(own_rest)}: another count (ModelNew "
+                         "lacks some of the reference's weights; every one must have its place in ModelNew)")
+    if len(ref_rest) == len(own_rest):
+        for ref_name, own_name in zip(ref_rest, own_rest, strict=True):
+            a, b = reference[ref_name], own[own_name]
+            if _key(a) is None or _key(a) != _key(b):
+                raise ValueError(f"by position, the reference's {ref_name} ({_entry(a)}) pairs with ModelNew's "
+                                 f"{own_name} ({_entry(b)}): another shape or dtype")
+        paired = own_rest
+    else:
+        ref_keys = [_key(reference[k]) for k in ref_rest]
+        own_keys = [_key(own[k]) for k in own_rest]
+        first = _in_order(ref_keys, own_keys, from_the_end=False)
+        if len(first) < len(ref_rest):
+            i = len(first)
+            raise ValueError(f"by position, the reference's {ref_rest[i]} ({_entry(reference[ref_rest[i]])}) "
+                             f"finds no entry of its shape and dtype in order among ModelNew's {len(own_rest)} "
+                             f"unmatched {_shown(own_rest)}")
+        last = _in_order(ref_keys, own_keys, from_the_end=True)  # complete: a pairing exists
+        if first != last:
+            i = next(n for n in range(len(first)) if first[n] != last[n])
+            raise ValueError(f"by position, the reference's {ref_rest[i]} ({_entry(reference[ref_rest[i]])}) "
+                             f"could pair with ModelNew's {own_rest[first[i]]} or {own_rest[last[i]]}: "
+                             "ambiguous (give ModelNew's entry the reference's name, or its own entries "
+                             "shapes the reference's do not have)")
+        paired = [own_rest[n] for n in first]
+    renaming = dict(zip(ref_rest, paired, strict=True))
+    taken = set(paired)
+    return renaming, [k for k in own_only if k not in taken], not_loaded
 
 
 def renamed_state(state_dict: dict[str, Any], renaming: dict[str, str]) -> OrderedDict[str, Any]:
@@ -164,11 +273,11 @@ def renamed_state(state_dict: dict[str, Any], renaming: dict[str, str]) -> Order
     return OrderedDict((renaming.get(k, k), v) for k, v in state_dict.items())
 
 
-def load_reference_weights(model: torch.nn.Module, state_dict: dict[str, Any], by_position: bool) -> dict[str, str]:
+def load_reference_weights(model: torch.nn.Module, state_dict: dict[str, Any], by_position: bool) -> LoadedWeights:
     """Loads the reference weights into ModelNew strictly by name; failing that, with `by_position` (the
-    policy's weights_by_position), by position (match_by_position) and strictly under ModelNew's names.
-    Returns the renaming ({} when loaded by name); failures are JobError("state_dict") naming the
-    allowed way."""
+    policy's weights_by_position), as match_by_position pairs them: the reference's entries under
+    ModelNew's names and ModelNew's own entries as it built them, strictly (every entry of ModelNew's
+    given). Failures are JobError("state_dict") naming the allowed way."""
     name_keys = set(state_dict)
     try:
         own = OrderedDict(torch.nn.Module.state_dict(model))
@@ -176,38 +285,33 @@ def load_reference_weights(model: torch.nn.Module, state_dict: dict[str, Any], b
         own = None
     if not by_position or own is None or set(own) == name_keys:
         load_state_dict_strict(model, state_dict, "state_dict", f" ({WEIGHTS_ALLOWED_WAY})")
-        return {}
+        return LoadedWeights()
     try:
-        renaming = match_by_position(state_dict, own)
+        renaming, kept, not_loaded = match_by_position(state_dict, own)
     except ValueError as exc:
         missing = sorted(set(own) - name_keys)
         unexpected = sorted(name_keys - set(own))
         raise JobError("state_dict", f"{type(model).__name__}.load_state_dict(strict=True) failed: missing keys "
                                      f"{_shown(missing)}; unexpected keys {_shown(unexpected)}; {exc} "
                                      f"({WEIGHTS_ALLOWED_WAY})") from None
-    load_state_dict_strict(model, renamed_state(state_dict, renaming), "state_dict", f" ({WEIGHTS_ALLOWED_WAY})")
-    return renaming
+    own_values = OrderedDict((k, own[k].detach().clone() if isinstance(own[k], torch.Tensor) else own[k])
+                             for k in kept)
+    loaded = LoadedWeights(renaming, own_values, not_loaded)
+    load_state_dict_strict(model, loaded.state(state_dict), "state_dict", f" ({WEIGHTS_ALLOWED_WAY})")
+    return loaded
 
 
 def build_candidate(candidate_dir: str, extension_dir: str, init_inputs: list[Any], state_dict: dict[str, Any],
-                    device: str, by_position: bool | None = None) -> tuple[torch.nn.Module, dict[str, str]]:
+                    device: str, by_position: bool | None = None) -> tuple[torch.nn.Module, LoadedWeights]:
     """ModelNew from the candidate's files, with the reference weights loaded strictly: by name, or where
-    the policy allows (`by_position`; None: the job's policy_rules) by position. Returns the model and the
-    renaming of the reference's names to ModelNew's ({} when loaded by name): the weights' checks compare
-    under ModelNew's names (renamed_state)."""
+    the policy allows (`by_position`; None: the job's policy_rules) by position. Returns the model and how
+    the weights were loaded (LoadedWeights): the weights' checks compare against its `state`, under
+    ModelNew's names with ModelNew's own entries."""
     model_class = import_model_new(candidate_dir, extension_dir)
     model = construct(model_class, init_inputs, device, "construct")
     if by_position is None:
         by_position = weights_by_position_allowed()
     return model, load_reference_weights(model, state_dict, by_position)
-
-
-def weights_record(renaming: dict[str, str]) -> dict[str, Any]:
-    """What a job's result says of how the weights were loaded: "weights" ("by_name" or "by_position") and,
-    by position, "weights_renamed" (reference name -> ModelNew name, the first MAX_KEYS_SHOWN)."""
-    if not renaming:
-        return {"weights": "by_name"}
-    return {"weights": "by_position", "weights_renamed": dict(list(renaming.items())[:MAX_KEYS_SHOWN])}
 
 
 def build_reference(task: Any, init_inputs: list[Any], state_dict: dict[str, Any] | None,

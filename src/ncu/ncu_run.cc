@@ -248,6 +248,21 @@ int NcuExitStatus(const NcuReport& report) {
   return 4;  // needs_gpu, ncu_missing, not_permitted, ncu_error, internal
 }
 
+Json NcuTargetSpec(const fs::path& task_file, const fs::path& candidate_dir,
+                   const fs::path& extension_dir, const NcuOptions& options) {
+  const PrecisionPolicy& policy = options.judge.policy;
+  return {{"device", "cuda"},
+          {"task_path", fs::absolute(task_file).string()},
+          {"candidate_dir", fs::absolute(candidate_dir).string()},
+          {"extension_dir", fs::absolute(extension_dir).string()},
+          {"seed", options.seed},
+          {"warmup", options.warmup},
+          {"backend_flags", policy.candidate.ToJson()},
+          // The judgement's rules (weights by position under kernelbench): the profiled ModelNew
+          // loads its weights as the candidate job does.
+          {"policy_rules", policy.rules.ToJson()}};
+}
+
 NcuReport ProfileWithNcu(const HarnessEnv& env, const Task& task, const Candidate& candidate,
                          const fs::path& folder, const NcuOptions& options) {
   auto started = Clock::now();
@@ -321,13 +336,7 @@ NcuReport ProfileWithNcu(const HarnessEnv& env, const Task& task, const Candidat
     fs::path out = dirs.root / "ncu";
     fs::create_directories(out);
     fs::path log = out / "ncu.csv";
-    Json spec = {{"device", "cuda"},
-                 {"task_path", fs::absolute(dirs.task_file).string()},
-                 {"candidate_dir", fs::absolute(dirs.src).string()},
-                 {"extension_dir", fs::absolute(dirs.build).string()},
-                 {"seed", options.seed},
-                 {"warmup", options.warmup},
-                 {"backend_flags", jo.policy.candidate.ToJson()}};
+    Json spec = NcuTargetSpec(dirs.task_file, dirs.src, dirs.build, options);
     std::vector<fs::path> readable = {dirs.src, dirs.build, dirs.task_file};
     std::error_code ec;
     fs::path real_ncu = fs::canonical(ncu.value(), ec);

@@ -49,6 +49,13 @@ struct NcuOptions {
 NcuReport ProfileWithNcu(const HarnessEnv& env, const Task& task, const Candidate& candidate,
                          const fs::path& folder, const NcuOptions& options);
 
+// NcuTargetSpec: the `ncu_target` job's spec (docs/harness-protocol.md): the task, the candidate's
+// snapshot and built extension, the seed and warm-up calls, and the judgement's precision policy —
+// the candidate's backend flags and the policy's rules (`policy_rules`), so that ModelNew is loaded
+// under the same rules as when it is judged.
+Json NcuTargetSpec(const fs::path& task_file, const fs::path& candidate_dir,
+                   const fs::path& extension_dir, const NcuOptions& options);
+
 // FindNcu: `explicit_path` when given (it must be an executable file), else `ncu` on PATH, else
 // <home>/bin/ncu for each of `cuda_homes`. NotFound names every place looked at.
 Result<std::string> FindNcu(const std::string& explicit_path,

@@ -187,5 +187,21 @@ TEST(NcuRun, MissingNcuIsAClearMessage) {
   EXPECT_EQ(NcuExitStatus(report), 4);
 }
 
+// The profiled ModelNew is loaded under the judgement's rules: under kernelbench the job's spec
+// says weights by position (and torch's compute), under strict neither; the backend flags are the
+// policy's.
+TEST(NcuRun, TargetSpecCarriesThePolicyRules) {
+  NcuOptions options;
+  options.judge.policy = MakePrecisionPolicy("kernelbench").value();
+  Json spec = NcuTargetSpec("t/model.py", "snap", "build", options);
+  EXPECT_EQ(spec["policy_rules"], (Json{{"torch_compute", true}, {"weights_by_position", true}}));
+  EXPECT_EQ(spec["backend_flags"], options.judge.policy.candidate.ToJson());
+  EXPECT_EQ(spec["device"], "cuda");
+  EXPECT_EQ(spec["task_path"], fs::absolute("t/model.py").string());
+  options.judge.policy = MakePrecisionPolicy("strict").value();
+  spec = NcuTargetSpec("t/model.py", "snap", "build", options);
+  EXPECT_EQ(spec["policy_rules"], (Json{{"torch_compute", false}, {"weights_by_position", false}}));
+}
+
 }  // namespace
 }  // namespace cuda_agent

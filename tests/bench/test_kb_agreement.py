@@ -3,8 +3,9 @@ report (agreement where neither side flags a problem, the median speedup ratio a
 disagreement listed) from fixture JSONL, the real-world whole-judge report, the loader of KernelBench's
 evaluation modules (here a stand-in package of our own with the same imports: LLM clients it must not
 need), the carried ninja, the device lease KernelBench's evaluations share with our judge, the sample's
-choice, and the whole `run` / `realworld` pipeline as a dry run with the FAKE evaluators (a deadline
-that cuts it, a resume). The GPU runs themselves are the lead's (bench/gpu_session.sh kb-agreement,
+choice, the kb-bench run folder (stage-bench), and the whole `run` / `realworld` pipeline as a dry run
+with the FAKE evaluators (a deadline that cuts it, a resume, a resume that re-judges only chosen
+solutions). The GPU runs themselves are the lead's (bench/gpu_session.sh kb-agreement,
 kb-realworld)."""
 
 import argparse
@@ -307,7 +308,75 @@ def test_realworld_dry_run(tmp_path):
     assert md.startswith("**DRY RUN") and "| honest solutions in the sample | 3 |" in md
 
 
+def test_rejudge_judges_only_the_chosen_and_keeps_the_rest(tmp_path):
+    prep = prepared_fixture(tmp_path, 10)
+    first, work = tmp_path / "first", tmp_path / "work"
+    dry("run", prep, first, work, "--jobs", "3", "--compile-jobs", "3")
+    # The earlier call's verdicts made known: s01 refused for its weights where KernelBench passes it
+    # (disagreed and kind:state_dict), s02 wrong where KernelBench passes it (disagreed).
+    o1 = {r["id"]: r for r in (json.loads(x) for x in (first / "ours.jsonl").read_text().splitlines())}
+    t1 = {r["id"]: r for r in (json.loads(x) for x in (first / "theirs.jsonl").read_text().splitlines())}
+    for i, kind in (("s01-hybrid", "state_dict"), ("s02-honest", "mismatch"), ("s04-honest", "state_dict")):
+        o1[i].update(correct=False, error_kind=kind)
+        t1[i].update(correct=True, compiled=True, excessive_speedup=False)
+    t1["s04-honest"].update(correct=False)  # both fail: agree_fail, chosen by kind only
+    for i in set(o1) - {"s01-hybrid", "s02-honest", "s04-honest"}:
+        o1[i].update(correct=True, error_kind=None, speedup=1.0)
+        t1[i].update(correct=True, compiled=True, runtime_ms=1.0, ref_runtime_ms=1.0, excessive_speedup=False)
+    (first / "ours.jsonl").write_text("".join(json.dumps(r) + "\n" for r in o1.values()))
+    (first / "theirs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in t1.values()))
+    sample = {s["id"]: s for s in agreement.jsonl(prep / "sample.jsonl")}
+    disagreed = {i for i in o1 if agreement.classify(sample[i], o1[i], t1[i]) in agreement.DISAGREEING}
+    assert disagreed == {"s01-hybrid", "s02-honest"}
+    kind = "state_dict"
+    wanted = {"s01-hybrid", "s02-honest", "s04-honest", "s00-honest"}
+    again = tmp_path / "again"
+    dry("run", prep, again, work, "--resume", str(first), "--rejudge", f"disagreed,kind:{kind},s00-honest")
+    o2 = {r["id"]: r for r in (json.loads(x) for x in (again / "ours.jsonl").read_text().splitlines())}
+    t2 = [json.loads(x) for x in (again / "theirs.jsonl").read_text().splitlines()]
+    assert {i for i, r in o2.items() if "resumed_from" not in r} == wanted  # judged again: those only
+    assert all(o2[i]["resumed_from"] == str(first) for i in set(o1) - wanted) and len(o2) == 10
+    assert len(t2) == 10 and all(r["resumed_from"] == str(first) for r in t2)  # KernelBench's all kept
+    env = json.loads((again / "env.json").read_text())
+    assert set(env["rejudge"]["ids"]) == wanted
+    assert "ours judged again for" in (again / "table.md").read_text()
+    # An id the sample lacks, or a rejudge without a resume, stops the run saying what is allowed.
+    for extra in (["--resume", str(first), "--rejudge", "nope"], ["--rejudge", "disagreed"]):
+        argv = [sys.executable, str(SCRIPT), "run", "--prepared", str(prep), "--out", str(tmp_path / "x"),
+                "--work", str(work), "--dry-run", "--fake-ours", *extra]
+        p = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, KB_LEASE_DIR=str(work / "leases")))
+        assert p.returncode != 0 and "--rejudge" in p.stderr, p.stderr
+
+
+def test_stage_bench_writes_a_kernelbench_run_folder(tmp_path):
+    prep = prepared_fixture(tmp_path, 4)
+    (prep / "tasks" / "level2").mkdir()
+    (prep / "tasks" / "level2" / "7_Conv_Add.py").write_text("# a task\n")
+    (prep / "tasks" / "level2" / "9_Big.py").write_text("# a task\n")
+    rows = agreement.jsonl(prep / "sample.jsonl")
+    for r in rows:
+        r["task_mib"] = 10.0
+    rows += [{"id": "l2-a-hybrid", "task_name": "level2/7_Conv_Add", "class": "hybrid", "task_mib": 5.0},
+             {"id": "l2-b-honest", "task_name": "level2/7_Conv_Add", "class": "honest", "task_mib": 5.0},
+             {"id": "l2-big", "task_name": "level2/9_Big", "class": "honest", "task_mib": 900.0}]
+    for r in rows[-3:]:
+        (prep / "solutions" / f"{r['id']}.py").write_text(f"# {r['id']}\n")
+    (prep / "sample.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    info = agreement.stage_bench(prep, 5, 300)
+    run = sorted(p.name for p in (prep / "bench" / "run").iterdir())
+    # One solution per problem, the lightest first, honest before hybrid; the task over the size left out.
+    assert run == ["level_1_problem_19_sample_0_kernel.py", "level_2_problem_7_sample_0_kernel.py"]
+    assert [f["id"] for f in info["files"]] == ["l2-b-honest", "s00-honest"]
+    assert (prep / "bench" / "run" / run[1]).read_text() == "# l2-b-honest\n"
+    assert sorted(str(p.relative_to(prep / "bench" / "suite")) for p in (prep / "bench" / "suite").rglob("*.py")) \
+        == ["level1/19_ReLU.py", "level2/7_Conv_Add.py"]
+    assert json.loads((prep / "bench" / "BENCH.json").read_text())["files"][0]["task_name"] == "level2/7_Conv_Add"
+
+
 def test_gpu_session_modes_exist():
     text = (REPO / "bench" / "gpu_session.sh").read_text()
     assert "kb-agreement|kb-realworld)" in text and "--prepared .gpu/kb" in text
+    assert "  kb-bench)" in text and "--solver kernelbench:.gpu/kb/bench/run --policy kernelbench" in text
+    assert '--rejudge "$KB_REJUDGE"' in text
     args = argparse.Namespace  # noqa: F841 - the parser is exercised by the dry runs above

@@ -1,5 +1,6 @@
 """`--policy kernelbench` end to end on the CPU (issue 47 part 3): KernelBench's rules — torch's eager
-operators may do part of the work beside the candidate's own kernel — with every defence kept. The
+operators may do part of the work beside the candidate's own kernel, the reference weights load by
+position (ModelNew's own extra entries kept) — with every defence kept. The
 solutions are KernelBench single files for examples/relu_scale (y = relu(x) * scale) whose extension
 (a CPU loop) does the scaling."""
 
@@ -169,4 +170,37 @@ def test_renamed_weights_load_by_position_under_kernelbench_only(binary, cache_d
     strict = judge(binary, cache_dir, candidate, "--until", "verify", task=task)
     assert (strict["stage"], strict["error_kind"], strict["reward"]) == ("verify", "state_dict", -1)
     assert "missing keys [bias, weight]; unexpected keys [linear.bias, linear.weight]" in strict["reason"]
-    assert "same names, or under --policy kernelbench the same number and shapes" in strict["reason"]
+    assert "same names, or under --policy kernelbench the same shapes and dtypes in the same order" in \
+        strict["reason"]
+
+
+# OWN_PARAMETERS with one more parameter than the reference has, empty and never read (l1-p66 of the
+# agreement run: its ModelNew's `bias` beside a bias-free nn.Conv3d's weight): KernelBench moves no
+# weights and passes it; under kernelbench it keeps ModelNew's own initialisation.
+EXTRA_PARAMETER = OWN_PARAMETERS.replace(
+    "        self.bias = nn.Parameter(torch.empty(out_features))\n",
+    "        self.bias = nn.Parameter(torch.empty(out_features))\n        self.extra = nn.Parameter(torch.Tensor())\n")
+# OWN_PARAMETERS without the bias (zeros in the forward): the reference's linear.bias has no place.
+NO_BIAS = OWN_PARAMETERS.replace("        self.bias = nn.Parameter(torch.empty(out_features))\n", "").replace(
+    "x, self.weight, self.bias)", "x, self.weight, torch.zeros(self.weight.shape[0]))")
+
+
+def test_an_extra_parameter_is_kept_under_kernelbench_only(binary, cache_dir, tmp_path):
+    assert EXTRA_PARAMETER != OWN_PARAMETERS and NO_BIAS != OWN_PARAMETERS
+    candidate = tmp_path / "extra_parameter"
+    shutil.copytree(REPO / "examples/linear_gelu/candidates/cpu_correct", candidate)
+    (candidate / "model_new.py").write_text(EXTRA_PARAMETER)
+    task = "examples/linear_gelu/model.py"
+    result = judge(binary, cache_dir, candidate, "--policy", "kernelbench", "--until", "verify", task=task)
+    assert result["outcome"] == "verdict" and result["correct"] is True, result["reason"]
+    assert result["verify"]["weights"] == "by_position" and result["verify"]["weights_own"] == ["extra"]
+    assert result["verify"]["weights_renamed"] == {"linear.weight": "weight", "linear.bias": "bias"}
+    strict = judge(binary, cache_dir, candidate, "--until", "verify", task=task)
+    assert (strict["stage"], strict["error_kind"], strict["reward"]) == ("verify", "state_dict", -1)
+    assert "missing keys [bias, extra, weight]" in strict["reason"]
+    # The reference's entry ModelNew lacks is still refused, saying the allowed way.
+    (candidate / "model_new.py").write_text(NO_BIAS)
+    lacking = judge(binary, cache_dir, candidate, "--policy", "kernelbench", "--until", "verify", task=task)
+    assert (lacking["stage"], lacking["error_kind"], lacking["reward"]) == ("verify", "state_dict", -1)
+    assert "every one must have its place in ModelNew" in lacking["reason"]
+    assert "same names, or under --policy kernelbench the same shapes and dtypes" in lacking["reason"]

@@ -37,9 +37,7 @@ from ..models import (
     build_candidate,
     load_trusted,
     reference_state_dict,
-    renamed_state,
     synchronize,
-    weights_record,
 )
 from ..nested import as_arg_list, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
@@ -210,11 +208,12 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     # whether CUDA's libraries start threads of their own inside a call is for the GPU matrix run to show.
     watch = ProcessWatch(device, count_created_threads=device == "cpu")
     with watch.no_thread_starts("loading ModelNew"):
-        model, renaming = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
+        model, loaded = build_candidate(candidate_dir, extension_dir, init_inputs, state_dict, device)
     watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
-    result.update(weights_record(renaming))
-    # Loaded by position (kernelbench): the weights are compared under ModelNew's names.
-    weights = reference_weights(renamed_state(state_dict, renaming), device, private)
+    result.update(loaded.record())
+    # Loaded by position (kernelbench): the weights are compared under ModelNew's names, with its own
+    # entries as it built them.
+    weights = reference_weights(loaded.state(state_dict), device, private)
     del state_dict
     check_weights(weights, model, "after load_state_dict")
     clock.lap("model")

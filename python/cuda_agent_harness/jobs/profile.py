@@ -42,13 +42,13 @@ from ..integrity import (
 )
 from ..models import (
     WEIGHTS_FILE,
+    WEIGHTS_KEYS,
+    LoadedWeights,
     build_candidate,
     build_reference,
     load_trusted,
     reference_state_dict,
-    renamed_state,
     synchronize,
-    weights_record,
 )
 from ..nested import as_arg_list, cpu_copy, named_tensors, tensor_bytes
 from ..output_files import no_checksums, save_output
@@ -65,9 +65,9 @@ WAITS_FOR_GO = True  # after the profiler started (runner.py)
 
 
 def build_model(spec: dict[str, Any], target: str, task: Any, init_inputs: list[Any], state_dict: dict[str, Any],
-                device: str) -> tuple[torch.nn.Module, dict[str, str]]:
-    """(the model to time, the renaming of the reference weights: {} when loaded by name, models.py
-    build_candidate); a baseline failure is the task's ("task"), a candidate's has its own kinds."""
+                device: str) -> tuple[torch.nn.Module, LoadedWeights]:
+    """(the model to time, how the reference weights were loaded: models.py build_candidate; a baseline's
+    by name); a baseline failure is the task's ("task"), a candidate's has its own kinds."""
     if target == "candidate":
         candidate_dir = require(spec, "candidate_dir", str)
         extension_dir = require(spec, "extension_dir", str)
@@ -76,7 +76,7 @@ def build_model(spec: dict[str, Any], target: str, task: Any, init_inputs: list[
     if target == "compile":
         with phase("task", "torch.compile(Model)"):
             model = cast(torch.nn.Module, torch.compile(model))  # an OptimizedModule
-    return model, {}
+    return model, LoadedWeights()
 
 
 def spot_check_calls(spec: dict[str, Any], iters: int) -> list[int]:
@@ -190,7 +190,7 @@ def verify_before_timing(spec: dict[str, Any], task: Any, model: torch.nn.Module
     os.makedirs(output_dir, exist_ok=True)
     # How the weights were loaded, for the judge's record of the verification (read at `checked`).
     with open(os.path.join(output_dir, WEIGHTS_FILE), "w", encoding="utf-8") as f:
-        json.dump({k: result[k] for k in ("weights", "weights_renamed") if k in result}, f)
+        json.dump({k: result[k] for k in WEIGHTS_KEYS if k in result}, f)
     run_checks(CheckInputs(spec, device, task), model, device, weights, output_dir, verification, flags, clock,
                watch, require(spec, "repeat_first_check", bool, default=False))
     synchronize(device)
@@ -283,7 +283,7 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     # counted on the CPU.
     watch = ProcessWatch(device, count_created_threads=device == "cpu") if target == "candidate" else None
     with watch.no_thread_starts("loading ModelNew") if watch is not None else contextlib.nullcontext():
-        model, renaming = build_model(spec, target, task, init_inputs, state_dict, device)
+        model, loaded = build_model(spec, target, task, init_inputs, state_dict, device)
     if watch is not None:
         watch.check("loading ModelNew", created_threads=False)  # torch and CUDA may start theirs lazily
     clock.lap("model")
@@ -292,9 +292,10 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
     guard: contextlib.AbstractContextManager[None] = contextlib.nullcontext()
     threads = ThreadWatch()
     if target == "candidate":
-        result.update(weights_record(renaming))
-    # Loaded by position (kernelbench): the weights are compared under ModelNew's names.
-    weights = reference_weights(renamed_state(state_dict, renaming), device, private) \
+        result.update(loaded.record())
+    # Loaded by position (kernelbench): the weights are compared under ModelNew's names, with its own
+    # entries as it built them.
+    weights = reference_weights(loaded.state(state_dict), device, private) \
         if target == "candidate" else None
     del state_dict  # the model holds its own copy; a GB-sized weight must not be held twice while timing
     if weights is not None:

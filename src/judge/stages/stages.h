@@ -138,8 +138,10 @@ Result<JobOutcome> ServedCompare(Judgement& j, const std::string& name,
                                  const std::vector<std::string>& actual);
 // RecordWeights: how the candidate's process loaded the reference weights, from its job's result
 // or its weights file (`loaded`: "weights": "by_name" or "by_position", by position also
-// "weights_renamed", reference name -> ModelNew name; PolicyRules::weights_by_position), into the
-// result's verify section. Anything else in `loaded` is ignored.
+// "weights_renamed", reference name -> ModelNew name; under PolicyRules::weights_by_position also
+// "weights_own", ModelNew's entries that kept its own initialisation, and "weights_not_loaded", the
+// reference's BatchNorm counters ModelNew lacks), into the result's verify section. Anything else
+// in `loaded` is ignored.
 void RecordWeights(JudgeResult& r, const Json& loaded);
 // kWeightsFile: that record in the output folder of a profile job that verifies
 // (OneCandidateProcess).

@@ -161,7 +161,7 @@ std::pair<std::string, std::string> DescribeCandidateFailure(const JobOutcome& j
 
 void RecordWeights(JudgeResult& r, const Json& loaded) {
   if (!loaded.is_object()) return;
-  for (const char* key : {"weights", "weights_renamed"}) {
+  for (const char* key : {"weights", "weights_renamed", "weights_own", "weights_not_loaded"}) {
     if (loaded.contains(key)) r.verify[key] = loaded[key];
   }
 }
