@@ -9,8 +9,12 @@
 # then, same tasks and step budget, our own GRPO loop (python -m cuda_agent_rl) for comparison.
 # Missing Python packages come from .gpu/wheels (scripts/trl_wheels.sh): only those whose module
 # does not import are installed, with --no-index --no-deps --target .gpu/pylib.
-# Knobs: TRL_STEPS (80), TRL_GROUP (8), TRL_LR (0.01), TRL_MINUTES (4: training stops then, the
-# greedy answers after and the summary are still made), TRL_TIMEOUT (420 s, a hard stop),
+# The recipe (docs/training.md, "Why the first GPU run collapsed"): the prompt ends on a fixed word,
+# TRL samples only distinct slot words (generation_kwargs), a malformed answer scores -1 as a wrong
+# kernel, lr 3e-3, 200 steps of 2 prompts x 8 generations; trl_run's defaults but for the step count.
+# Knobs: TRL_STEPS (200), TRL_GROUP (8), TRL_LR (0.003), TRL_EXTRA (more trl_run flags, e.g.
+# "--free-decoding --format-shaping" for the first run's recipe), TRL_MINUTES (4: training stops
+# then, the greedy answers after and the summary are still made), TRL_TIMEOUT (420 s, a hard stop),
 # TOY_TIMEOUT (120 s), JUDGE_WORKERS (8).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -70,10 +74,10 @@ for url in ("http://127.0.0.1:8393/v1/health", "http://127.0.0.1:8394/health"):
             time.sleep(0.2)
 PY
 timeout "${TRL_TIMEOUT:-420}" python3 -m cuda_agent_rl.trl_run --max-minutes "${TRL_MINUTES:-4}" --env http://127.0.0.1:8394 --device cuda \
-  --steps "${TRL_STEPS:-80}" --group "${TRL_GROUP:-8}" --prompts-per-step 2 --lr "${TRL_LR:-0.01}" \
+  --steps "${TRL_STEPS:-200}" --group "${TRL_GROUP:-8}" --prompts-per-step 2 --lr "${TRL_LR:-0.003}" ${TRL_EXTRA:-} \
   --train-tasks relu_scale,swish --heldout-tasks softsign --out "$OUT/trl" 2>&1 | grep -v -i warn | tail -40
 # Our own loop, same tasks and step budget, for the comparison (docs/toy_rl.md).
 timeout "${TOY_TIMEOUT:-120}" python3 -m cuda_agent_rl --server http://127.0.0.1:8393 --device cuda \
-  --steps "${TRL_STEPS:-80}" --group "${TRL_GROUP:-8}" --tasks relu_scale,swish --concurrency "${JUDGE_WORKERS:-8}" \
+  --steps "${TRL_STEPS:-200}" --group "${TRL_GROUP:-8}" --tasks relu_scale,swish --concurrency "${JUDGE_WORKERS:-8}" \
   --out "$OUT/toy" 2>&1 | tail -15
 kill -TERM "$ADAPTER_PID" "$SERVE_PID"; wait "$SERVE_PID"
