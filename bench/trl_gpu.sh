@@ -40,7 +40,8 @@ for pair in trl:trl openenv:openenv_core datasets:datasets dill:dill multiproces
             cryptography:cryptography cffi:cffi pycparser:pycparser exceptiongroup:exceptiongroup \
             truststore:truststore watchfiles:watchfiles httpx2:httpx2 httpcore2:httpcore2 jsonschema:jsonschema \
             jsonschema_specifications:jsonschema_specifications referencing:referencing rpds:rpds_py \
-            tomli:tomli tomli_w:tomli_w cachetools:cachetools orjson:orjson trio:trio outcome:outcome; do
+            tomli:tomli tomli_w:tomli_w cachetools:cachetools orjson:orjson trio:trio outcome:outcome \
+            sortedcontainers:sortedcontainers; do
   mod="${pair%%:*}"; wheel="${pair##*:}"
   python3 -c "import $mod" >/dev/null 2>&1 || missing+=("$wheel")
 done

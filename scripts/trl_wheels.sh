@@ -24,7 +24,7 @@ WHEELS="${WHEELS:-trl==1.16.0 openenv-core==0.3.0 datasets==5.2.0 dill==0.4.1 mu
   email-validator==2.4.0 dnspython==2.9.2 PyJWT==2.15.1 cryptography==48.0.0 cffi==2.0.0 pycparser==2.23
   exceptiongroup==1.3.2 truststore==0.10.5 watchfiles==1.3.0 httpx2==2.16.2 httpcore2==2.16.2
   jsonschema==4.26.0 jsonschema-specifications==2025.9.1 referencing==0.37.0 rpds-py==2026.9.1 tomli==2.5.0
-  tomli-w==1.2.0}"
+  tomli-w==1.2.0 cachetools==8.0.2 orjson==3.13.0 trio==0.22.2 outcome==1.3.0.post0 sortedcontainers==2.4.0}"
 for spec in $WHEELS; do
   pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp --abi cp312 --abi abi3 \
     --abi none --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
