@@ -82,3 +82,5 @@ timeout "${TOY_TIMEOUT:-120}" python3 -m cuda_agent_rl --server http://127.0.0.1
   --steps "${TRL_STEPS:-200}" --group "${TRL_GROUP:-8}" --tasks relu_scale,swish --concurrency "${JUDGE_WORKERS:-8}" \
   --out "$OUT/toy" 2>&1 | tail -15
 kill -TERM "$ADAPTER_PID" "$SERVE_PID"; wait "$SERVE_PID"
+# One archive of both runs' records (the device tool brings back only a few files per call).
+tar -C "$OUT" -czf "$OUT/trl_records.tgz" trl toy 2>/dev/null
