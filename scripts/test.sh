@@ -22,12 +22,10 @@ ctest --test-dir build --output-on-failure -j 2
 # Test processes at once (pytest-xdist): 2 on CI's 2 CPUs, where one process leaves a CPU idle while
 # it waits for a judgement's child processes (docs/decisions/ci.md). A whole file goes to one process
 # (--dist loadfile): module fixtures are set up once and a file's tests keep their order.
-# The longest files go first (the hack corpus is one file of 88 judgements; then the judge's, the
-# training and agent runs): a process that takes the last long file alone sets the suite's end.
 # CUDA_AGENT_TEST_JOBS=1 runs them in this process, one after another.
 JOBS="${CUDA_AGENT_TEST_JOBS:-2}"
 PARALLEL=()
 if [ "$JOBS" -gt 1 ]; then PARALLEL=(-n "$JOBS" --dist loadfile); fi
 
 echo "== Python harness tests, judge scenarios, the hack corpus, the benchmark runner and the LLM clients"
-"$PYTHON" -m pytest tests/hacks tests/judge tests/train tests/agent python/tests tests/build tests/sandbox tests/bench tests/synth tests/llm tests/server tests/queue tests/rft tests/openenv tests/verifiers_env tests/ncu -q -p no:cacheprovider --durations=25 "${PARALLEL[@]}" "$@"
+"$PYTHON" -m pytest python/tests tests/judge tests/build tests/hacks tests/sandbox tests/bench tests/synth tests/llm tests/agent tests/server tests/queue tests/rft tests/train tests/openenv tests/verifiers_env tests/ncu -q -p no:cacheprovider --durations=25 "${PARALLEL[@]}" "$@"
