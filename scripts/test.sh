@@ -10,10 +10,10 @@ export CUDA_AGENT_CACHE_DIR="${CUDA_AGENT_CACHE_DIR:-$PWD/build/test-cache}"
 # cache builds the torch-extension precompiled header and the examples' objects again (minutes on 2 CPUs).
 export CUDA_AGENT_TEST_CACHE_DIR="${CUDA_AGENT_TEST_CACHE_DIR:-$CUDA_AGENT_CACHE_DIR}"
 
-# Two sampled checks per judgement instead of the default 128 (flaky kernels, docs/hacks.md B14): on 2
-# CPUs each costs a KernelBench-sized input set, a forward and its checksums on both sides (eight cost
-# the suite minutes). Every judgement still runs the path; the tests of the sampled checks name their
-# own count.
+# Two fingerprinted input sets per judgement instead of the default 128 (flaky kernels, docs/hacks.md
+# B14): the profile's first two when the judgement times its candidate, else two sampled ones. On 2
+# CPUs each costs a KernelBench-sized input set, a forward and its checksums (eight cost the suite
+# minutes). Every judgement still runs the path; the tests of the checks name their own count.
 export CUDA_AGENT_SAMPLED_CHECKS="${CUDA_AGENT_SAMPLED_CHECKS:-2}"
 
 echo "== C++ unit tests"

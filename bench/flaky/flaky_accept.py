@@ -49,9 +49,12 @@ def judge(binary: str, task: str, candidate: str, flags: list[str]) -> dict:
         result = json.loads(proc.stdout)
     except ValueError:
         return {"ok": False, "exit": proc.returncode, "seconds": seconds, "stderr": proc.stderr[-400:]}
+    sampled = (result.get("verify") or {}).get("sampled_checks") or {}
     return {"ok": True, "seconds": seconds, "correct": bool(result.get("correct")),
             "reward": result.get("reward"), "stage": result.get("stage"),
-            "error_kind": result.get("error_kind"), "reason": (result.get("reason") or "")[:300]}
+            "error_kind": result.get("error_kind"), "reason": (result.get("reason") or "")[:300],
+            # How many input sets were fingerprinted: sampled ones, the timed calls' (sampled_checks.py).
+            "sampled_sets": sampled.get("count"), "timed_sets": sampled.get("timed_sets")}
 
 
 def main() -> int:
@@ -83,6 +86,8 @@ def main() -> int:
             "judged": len(judged), "failed_to_judge": len(results) - len(judged), "accepted": accepted,
             "p_accept": accepted / len(judged) if judged else None, "wilson95": [low, high],
             "refusals": dict(kinds), "median_seconds": sorted(r["seconds"] for r in results)[len(results) // 2],
+            "fingerprinted_sets": dict(collections.Counter(f"{r.get('sampled_sets')}+{r.get('timed_sets')}"
+                                                           for r in judged)),
             "example_reason": next((r["reason"] for r in judged if not r["correct"]), ""),
             "errors": [r for r in results if not r["ok"]][:2]}
     text = json.dumps(summary, indent=2)

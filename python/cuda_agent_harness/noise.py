@@ -13,6 +13,9 @@ precision): so the reference *measures* its error where an output is suspect.
 - Measured: the same forward on the same inputs in float64 (a float64 copy of the model, the inputs
   converted, the default dtype float64 meanwhile). The reference's error is its distance from that:
   noise = RMS(expected − expected64) over the finite pairs.
+- Where: every full check and spot check; the fingerprinted sets (sampled_checks.py), drawn like
+  them, only once one of those outputs was suspect (floors_if_suspected): measuring costs a wait for
+  the device per set, which would stall the fingerprinted forwards queued behind it.
 - Floor: NOISE_MULTIPLE × noise (a candidate's float32 answer carries its own rounding error of the
   same size; the largest of many Gaussian-like errors is ≈ 6 × their RMS), never above
   sqrt(eps(dtype)) × the scale (a forward that differs in float64 for another reason than rounding,
@@ -52,36 +55,57 @@ def tensor_paths(value: Any, path: str = "output") -> list[tuple[str, torch.Tens
     return []
 
 
-def _rms(t: torch.Tensor) -> float:
+# Elements turned into float64 at a time when a tensor's RMS is measured (a GEMM task's weight holds
+# a billion: one float64 copy of it would be 8 GB).
+RMS_SLICE_ELEMENTS = 1 << 24
+
+
+def _sums(t: torch.Tensor) -> torch.Tensor:
+    """[sum of the finite values squared, their count] in float64, on t's device, without waiting."""
     t = t.detach()
     if t.is_complex():
         t = torch.view_as_real(t)
-    if t.numel() == 0:
-        return 0.0
-    x = t.to(torch.float64)
-    finite = torch.isfinite(x)
-    count = int(finite.sum().item())
-    if count == 0:
-        return 0.0
-    return math.sqrt(float(torch.where(finite, x * x, 0.0).sum().item()) / count)
+    flat = t.reshape(-1)
+    total = torch.zeros(2, dtype=torch.float64, device=t.device)
+    for start in range(0, flat.numel(), RMS_SLICE_ELEMENTS):
+        x = flat[start:start + RMS_SLICE_ELEMENTS].to(torch.float64)
+        finite = torch.isfinite(x)
+        total += torch.stack([torch.where(finite, x * x, 0.0).sum(), finite.sum().to(torch.float64)])
+    return total
+
+
+def _rms_all(tensors: list[torch.Tensor]) -> list[float]:
+    """The RMS over the finite values of each tensor, with one wait for the device."""
+    if not tensors:
+        return []
+    values = torch.cat([_sums(t).to(tensors[0].device) for t in tensors]).tolist()
+    return [math.sqrt(values[2 * i] / values[2 * i + 1]) if values[2 * i + 1] else 0.0
+            for i in range(len(tensors))]
 
 
 def _floating(t: Any) -> bool:
     return isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
 
 
+def _floating_inputs(inputs: list[Any]) -> list[torch.Tensor]:
+    return [t for _, t in tensor_paths(list(inputs), "inputs") if _floating(t)]
+
+
+def _floating_state(model: Any) -> list[torch.Tensor]:
+    if not isinstance(model, torch.nn.Module):
+        return []
+    return [t for t in list(model.parameters()) + list(model.buffers()) if _floating(t)]
+
+
 def input_scale(inputs: list[Any], model: Any) -> float:
     """The largest RMS of the floating inputs and of the model's floating parameters and buffers."""
-    tensors = [t for _, t in tensor_paths(list(inputs), "inputs") if _floating(t)]
-    if isinstance(model, torch.nn.Module):
-        tensors += [t for t in list(model.parameters()) + list(model.buffers()) if _floating(t)]
-    return max((_rms(t) for t in tensors), default=0.0)
+    return max(_rms_all(_floating_inputs(inputs) + _floating_state(model)), default=0.0)
 
 
-def _suspects(output: Any, scale: float) -> dict[str, torch.Tensor]:
-    return {path: t for path, t in tensor_paths(output)
-            if _floating(t) and t.dtype not in (torch.float64, torch.complex128) and t.numel() > 0
-            and _rms(t) < SUSPECT_RATIO * scale}
+def _candidates(output: Any) -> list[tuple[str, torch.Tensor]]:
+    """The output's tensors that can be suspect: floating, below float64, not empty."""
+    return [(path, t) for path, t in tensor_paths(output)
+            if _floating(t) and t.dtype not in (torch.float64, torch.complex128) and t.numel() > 0]
 
 
 def _to_float64(value: Any) -> Any:
@@ -105,13 +129,32 @@ class NoiseProbe:
         self.model64: Any = None
         self.failed = False
         self.measured = 0  # float64 forwards run
+        self.state_scale: float | None = None  # of the parameters and buffers, which never change
+        self.suspected = False  # whether any output so far was suspect
+
+    def floors_if_suspected(self, inputs: list[Any], output: Any) -> Floors | None:
+        """floors() where an earlier output of the same task was suspect, else None without measuring:
+        for the fingerprinted sets, drawn like the full checks' (one wait for the device per set would
+        stall the forwards queued behind it)."""
+        return self.floors(inputs, output) if self.suspected else None
 
     def floors(self, inputs: list[Any], output: Any) -> Floors:
-        """Per suspect tensor path of `output` (computed by the model from `inputs`), its floor."""
-        scale = input_scale(inputs, self.model)
-        suspects = _suspects(output, scale) if scale > 0 else {}
-        if not suspects or self.failed:
+        """Per suspect tensor path of `output` (computed by the model from `inputs`), its floor. The
+        scale and the outputs' RMS cost one wait for the device; the model's part of the scale is
+        measured at the first call only."""
+        candidates = _candidates(output)
+        if not candidates or self.failed:
             return {}
+        if self.state_scale is None:
+            self.state_scale = max(_rms_all(_floating_state(self.model)), default=0.0)
+        inputs_floating = _floating_inputs(inputs)
+        rms = _rms_all(inputs_floating + [t for _, t in candidates])
+        scale = max(rms[:len(inputs_floating)] + [self.state_scale])
+        suspects = {path: t for (path, t), r in zip(candidates, rms[len(inputs_floating):], strict=True)
+                    if r < SUSPECT_RATIO * scale} if scale > 0 else {}
+        if not suspects:
+            return {}
+        self.suspected = True
         exact = self._forward64(inputs)
         if exact is None:
             return {}

@@ -4,12 +4,11 @@ checksums of its outputs instead of element by element (HACKS.md B14: flaky kern
 A kernel that is wrong on one input in eight — a race, an uninitialised read that is usually zero, a
 data-dependent skip — passes the verification's five full checks and the two spot-checked timed calls
 about four times in ten ((7/8)^7). Every further independent check divides that by 8/7, so the judge
-adds `count` sampled checks: input set k made from `sampled_set_seed(seed, k)` (the task's own
-`get_inputs()` under that seed, so every set differs in every value, not only in scale and shift), one
-forward, and per output tensor a fingerprint of `CHUNKS` contiguous chunks: the sum over the chunk of
-w_i * x_i in float64, with w a pseudo-random vector in [-1, 1] drawn from the secret seed. The trusted
-reference job (jobs/reference.py) computes the same sums on the reference's outputs, and with them a
-bound per chunk derived from the elementwise tolerance (comparison.py):
+fingerprints many more input sets. Per output tensor a fingerprint holds `CHUNKS` contiguous chunks:
+the sum over the chunk of w_i * x_i in float64, with w a pseudo-random vector in [-1, 1] drawn from
+the secret seed. The trusted reference job (jobs/reference.py) computes the same sums on the
+reference's outputs, and with them a bound per chunk derived from the elementwise tolerance
+(comparison.py):
 
     |sum w_i (a_i - e_i)| <= sum |w_i| (atol + rtol |e_i|)
 
@@ -19,17 +18,30 @@ with the reference's noise floor of that set's output where noise.py measured on
 exceeds that bound is refused. What the sums cannot see (a few elements slightly off inside a large
 chunk) the full checks still compare exactly; what they are for is the gross failure of a flaky kernel
 on some inputs: stale memory, a skipped block, a lost reduction. Chunks whose expected values are not
-all finite are left to the full checks. The judge (src/judge/stages/verify.cc) compares the two sides.
+all finite are left to the full checks.
 
-How many: the reference decides, within the judge's options: up to `count`, while its own sampled
-forwards take less than `seconds` (at least `min_count`), and names the number in its answer; the
-candidate runs exactly that many.
+Which input sets, in order:
+- the timed calls' (`timed` in the plan, when the candidate's profile job also verifies): the
+  profile's input sets 0, 1, … (inputs.py). The candidate computes nothing more for them: every
+  warm-up and timed call on a fingerprinted set has its output fingerprinted after the call returned,
+  outside its timed region (TimedFingerprints), and the judge compares each with its set's (judge
+  stage `profile`, "timed_mismatch").
+- then sampled sets: set k made from `sampled_set_seed(seed, k)` (the task's own `get_inputs()` under
+  that seed, so every set differs in every value, not only in scale and shift); the candidate runs one
+  more forward per set during its verification and writes `FILE_NAME` (judge stage `verify`,
+  "sampled_mismatch").
+
+How many: the reference decides, within the judge's options: at most `count` sets of both kinds
+together, at least `min_total` whatever their time, and beyond that while its own fingerprinted
+forwards took less than `seconds`; it names both numbers in its answer, and the candidate fingerprints
+exactly those. The judge (src/judge/sampled_checks.h) compares the two sides.
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -89,11 +101,37 @@ def _flat_real(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1)
 
 
+def _segment_sums(rows: torch.Tensor, size: int) -> torch.Tensor:
+    """(F, n) → (F, ceil(n / size)): the sums over consecutive segments of `size` columns."""
+    whole = (rows.shape[1] // size) * size
+    parts = []
+    if whole:
+        parts.append(rows[:, :whole].reshape(rows.shape[0], -1, size).sum(dim=2))
+    if whole < rows.shape[1]:
+        parts.append(rows[:, whole:].sum(dim=1, keepdim=True))
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
+
+
+def _candidate_stats(flat: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """The candidate's side of _chunk_stats in as few kernels as its sums need (its timed calls are
+    fingerprinted under the exclusive lease, and every kernel is a record of the profiler's): rows
+    `value` (sum w x) and `nonfinite` (1 where that sum is not finite: a NaN or Inf in the chunk,
+    whose value the judge then never reads)."""
+    size = chunk_size(flat.numel())
+    step = max(size, (SLICE_ELEMENTS // size) * size)
+    columns = [_segment_sums((flat[start:start + step].to(torch.float64) * w[start:start + step]).unsqueeze(0),
+                             size) for start in range(0, flat.numel(), step)]
+    value = columns[0] if len(columns) == 1 else torch.cat(columns, dim=1)
+    return torch.cat([value, (~torch.isfinite(value)).to(torch.float64)])
+
+
 def _chunk_stats(flat: torch.Tensor, w: torch.Tensor, reference: bool) -> torch.Tensor:
     """The chunk sums of one flattened tensor, on its device and without waiting for it: a float64
     (F, chunks) tensor of rows `value` (sum w x over the finite x), `nonfinite` (their count); for the
     reference also `w1` (sum |w|) and `wx` (sum |w x|), then one column more holding the sum of the
-    finite x squared and their count (the RMS of a scaled tolerance)."""
+    finite x squared and their count (the RMS of a scaled tolerance). The candidate's: _candidate_stats."""
+    if not reference:
+        return _candidate_stats(flat, w)
     numel = flat.numel()
     size = chunk_size(numel)
     step = max(size, (SLICE_ELEMENTS // size) * size)
@@ -111,23 +149,14 @@ def _chunk_stats(flat: torch.Tensor, w: torch.Tensor, reference: bool) -> torch.
             x = piece.to(torch.float64)
             nonfinite = torch.zeros_like(x)
         wx = x * weights
-        rows = [wx, nonfinite] + ([weights.abs(), wx.abs()] if reference else [])
-        stacked = torch.stack(rows)  # (F, slice)
-        whole = (stacked.shape[1] // size) * size
-        if whole:
-            columns.append(stacked[:, :whole].reshape(len(rows), -1, size).sum(dim=2))
-        if whole < stacked.shape[1]:
-            columns.append(stacked[:, whole:].sum(dim=1, keepdim=True))
-        if reference:
-            sumsq = sumsq + (x * x).sum()
-            count = count + (x.numel() - nonfinite.sum())
+        columns.append(_segment_sums(torch.stack([wx, nonfinite, weights.abs(), wx.abs()]), size))
+        sumsq = sumsq + (x * x).sum()
+        count = count + (x.numel() - nonfinite.sum())
     stats = torch.cat(columns, dim=1)
-    if reference:
-        extra = torch.zeros((stats.shape[0], 1), dtype=torch.float64, device=stats.device)
-        extra[0, 0] = sumsq
-        extra[1, 0] = count
-        stats = torch.cat([stats, extra], dim=1)
-    return stats
+    extra = torch.zeros((stats.shape[0], 1), dtype=torch.float64, device=stats.device)
+    extra[0, 0] = sumsq
+    extra[1, 0] = count
+    return torch.cat([stats, extra], dim=1)
 
 
 class Pending:
@@ -214,26 +243,64 @@ def _bounds(dtype: torch.dtype, w1: list[float], wx: list[float], sumsq: float, 
     return [atol * a + rtol * b + SUM_SLACK * b for a, b in zip(w1, wx, strict=False)]
 
 
-def plan(spec: dict[str, Any]) -> tuple[int, int, int, float]:
-    """(seed, count, min_count, seconds) of spec["sampled_checks"]; count 0 when there is none."""
+@dataclass(frozen=True)
+class Plan:
+    """spec["sampled_checks"]: the secret seed, the most and the fewest fingerprinted sets, the
+    reference's time for those beyond the fewest, whether the timed calls' sets come first, and (the
+    candidate's side: what the reference ran) how many timed sets there are."""
+
+    seed: int = 0
+    count: int = 0
+    min_total: int = 0
+    seconds: float = 0.0
+    timed: bool = False
+    timed_sets: int = 0
+
+
+def plan(spec: dict[str, Any]) -> Plan:
+    """The plan of spec["sampled_checks"]; count 0 when there is none."""
     section = spec.get("sampled_checks")
     if not isinstance(section, dict):
-        return 0, 0, 0, 0.0
-    seed = int(section.get("seed", 0))
+        return Plan()
     count = max(0, int(section.get("count", 0)))
-    min_count = max(0, min(count, int(section.get("min_count", count))))
-    seconds = float(section.get("seconds", math.inf))
-    return seed, count, min_count, seconds
+    return Plan(seed=int(section.get("seed", 0)), count=count,
+                min_total=max(0, min(count, int(section.get("min_total", count)))),
+                seconds=float(section.get("seconds", math.inf)), timed=bool(section.get("timed", False)),
+                timed_sets=max(0, int(section.get("timed_sets", 0))))
 
 
 class Budget:
-    """Stops the reference's sampled checks at `count`, or once `seconds` passed and `min_count` ran."""
+    """Stops the reference's fingerprinted sets at `count`, or once `seconds` passed and `min_total` ran."""
 
-    def __init__(self, count: int, min_count: int, seconds: float):
-        self.count, self.min_count, self.seconds = count, min_count, seconds
+    def __init__(self, count: int, min_total: int, seconds: float):
+        self.count, self.min_total, self.seconds = count, min_total, seconds
         self.start = time.perf_counter()
 
     def more(self, done: int) -> bool:
         if done >= self.count:
             return False
-        return done < self.min_count or time.perf_counter() - self.start < self.seconds
+        return done < self.min_total or time.perf_counter() - self.start < self.seconds
+
+
+class TimedFingerprints:
+    """The candidate's side of the timed calls' fingerprints: `add` after each warm-up and timed call,
+    in their order, queues the output's sums when the call ran on one of the first `timed_sets` of the
+    profile's `sets` input sets (call n, warm-ups first, runs on set n mod sets: inputs.py); nothing
+    waits for the device. `finish` copies them back once: [{"call", "input_set", "signature",
+    "tensors"}]."""
+
+    def __init__(self, seed: int, device: str, timed_sets: int, sets: int):
+        self.pending = Pending(Weights(seed, device))
+        self.timed_sets, self.sets = timed_sets, sets
+        self.calls = 0
+        self.entries: list[dict[str, Any]] = []
+
+    def add(self, label: str, output: Any) -> None:
+        input_set = self.calls % self.sets
+        self.calls += 1
+        if input_set < self.timed_sets:
+            self.pending.add(output)
+            self.entries.append({"call": label, "input_set": input_set})
+
+    def finish(self) -> list[dict[str, Any]]:
+        return [entry | fingerprint for entry, fingerprint in zip(self.entries, self.pending.finish(), strict=True)]

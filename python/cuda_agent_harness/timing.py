@@ -7,18 +7,23 @@ memset, on any stream) that start inside that range. Wall time is perf_counter a
 synchronise. On the CPU only wall time exists.
 
 Stream order (HACKS A1), for the candidate: before each timed call a spin kernel (torch.cuda._sleep, longer
-than the call's host time) is queued on the caller's stream, outside the range, then a timing event; right
-after the call returns a second event and a one-cycle spin mark the end of the caller's stream. Every
-device activity of the call must start after the first spin ended (it waited for the work queued before
-it) and end before the caller's stream was done with the call (the caller's stream waited for it). When
-that stream was done has two witnesses: the marker spin's start (a GPU timestamp of the profiler's clock;
-but a kernel, so an unjoined grid that fills every SM can hold its dispatch back until its own last wave:
-seen on an H100) and, for activities on other streams (kineto's stream id), the fence's end plus the
-time between the two events (stamped by the stream itself, without an SM), raised to the end of the
-call's last activity on the caller's stream. The events' timer and the profiler's clock do not agree
-exactly (on an H100 a legitimate 125 µs kernel on the caller's stream ended 2.7 µs after the events said
-"done"), hence that witness's slack of 2 µs plus 5% of the interval. Either witness catching an activity
-fails it, so work on a stream the candidate forked but never joined is caught however many SMs it takes;
+than the call's host time) is queued on the caller's stream, outside the range, then a timing event and a
+one-cycle anchor spin; right after the call returns a second event and a one-cycle spin mark the end of
+the caller's stream. Every device activity of the call must start after the first spin ended (it waited
+for the work queued before it) and end before the caller's stream was done with the call (the caller's
+stream waited for it). When that stream was done has two witnesses: the marker spin's start (a GPU
+timestamp of the profiler's clock; but a kernel, so an unjoined grid that fills every SM can hold its
+dispatch back until its own last wave: seen on an H100) and, for activities on other streams (kineto's
+stream id), the anchor's start plus the time between the two events (stamped by the stream itself,
+without an SM), raised to the end of the call's last activity on the caller's stream. The anchor, not
+the fence's end: the first event is stamped when the stream reaches it, and the GPU may run another
+process's context in between (time-slicing: a legitimate joined stream was once refused by 1.6 ms on an
+H200 with four judgements at once, when the fence's end stood for it); the anchor starts after the event
+was stamped, so the witness can only say "done" late, never early. The events' timer and the profiler's
+clock do not agree exactly (on an H100 a legitimate 125 µs kernel on the caller's stream ended 2.7 µs
+after the events said "done"), hence that witness's slack of 2 µs plus 5% of the interval. Either witness
+catching an activity fails it, so work on a stream the candidate forked but never joined is caught
+however many SMs it takes;
 the profile job fails it with "unjoined_stream". Spin kernels are not counted as the call's device time;
 a candidate kernel may not be named spin_kernel (the judge refuses it). Each call gets its label
 (`warm-up call 0`, `timed call 3`)
@@ -34,6 +39,7 @@ device activity that starts inside it is work the candidate left running past it
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import gc
 import statistics
@@ -269,6 +275,7 @@ class StreamFences:
             torch.cuda._sleep(self.cycles)
             fenced = torch.cuda.Event(enable_timing=True)
             fenced.record()
+            torch.cuda._sleep(1)  # the anchor: starts once the event was stamped (the module doc)
             self.events.append((fenced, None))
 
     def after(self) -> None:
@@ -279,8 +286,9 @@ class StreamFences:
             self.events[-1] = (self.events[-1][0], done)
 
     def done_after_fence_us(self) -> list[float] | None:
-        """Per timed call: µs from the fence's end to the caller's stream being done with the call (the
-        events' witness); None when disabled. Call after the device was synchronised."""
+        """Per timed call: µs from the fence's event to the caller's stream being done with the call
+        (the events' witness, counted from the anchor spin's start); None when disabled. Call after the
+        device was synchronised."""
         if not self.enabled:
             return None
         return [fenced.elapsed_time(done) * 1e3 for fenced, done in self.events]
@@ -612,24 +620,30 @@ def call_windows(events: list[Any], iters: int) -> list[tuple[float, float]]:
     return windows
 
 
-def _call_of(start: float, windows: list[tuple[float, float]]) -> int | None:
-    for i, (lo, hi) in enumerate(windows):
-        if lo <= start <= hi:
-            return i
-    return None
+def _call_of(start: float, windows: list[tuple[float, float]], starts: list[float] | None = None) -> int | None:
+    """The call whose window holds `start` (the windows follow one another: a binary search over
+    `starts`, their starts, when given), or None."""
+    if starts is None:
+        starts = [lo for lo, _ in windows]
+    i = bisect.bisect_right(starts, start) - 1
+    # Windows never overlap (one call after another); a start on a shared edge belongs to the first.
+    if i > 0 and start == windows[i - 1][1]:
+        return i - 1
+    return i if i >= 0 and start <= windows[i][1] else None
 
 
 def device_times(events: list[Any], iters: int) -> tuple[list[float], list[dict[str, Any]], list[list[str]]]:
     """Per-call device µs, the device activities (name, calls, total_us) of all calls, longest first,
     and the distinct activity names of each call."""
     windows = call_windows(events, iters)
+    starts = [lo for lo, _ in windows]
     per_call = [0.0] * iters
     names: list[set[str]] = [set() for _ in range(iters)]
     kernels: dict[str, list[Any]] = {}
     for event in events:
         if not is_device_activity(event) or is_spin(event):
             continue
-        i = _call_of(event.time_range.start, windows)
+        i = _call_of(event.time_range.start, windows, starts)
         if i is None:
             continue
         duration = event.time_range.end - event.time_range.start
@@ -651,24 +665,31 @@ def out_of_stream_order(events: list[Any], iters: int,
                         done_after_fence_us: list[float] | None = None) -> list[dict[str, Any]]:
     """Device activities of a call that started before the caller's stream was done with the work queued
     before the call, or ended after the caller's stream was done with the call (see the module doc):
-    {"call", "name", "problem", "by_us"}. `done_after_fence_us[i]`, when given, is the events' witness of
-    call i: µs from its fence's end to the caller's stream being done."""
+    {"call", "name", "problem", "by_us"}. The spins of call i: its fence and anchor before it, its marker
+    the last spin that started inside its range. `done_after_fence_us[i]`, when given, is the events'
+    witness of call i: µs from its anchor's start to the caller's stream being done."""
     windows = call_windows(events, iters)
     if done_after_fence_us is not None and len(done_after_fence_us) != iters:
         raise RuntimeError(f"{len(done_after_fence_us)} stream-order event pairs for {iters} timed calls")
     device = sorted((e for e in events if is_device_activity(e)), key=lambda e: e.time_range.start)
     spins = [e for e in device if is_spin(e)]
+    starts = [lo for lo, _ in windows]
+    by_call: list[list[Any]] = [[] for _ in windows]  # each call's activities, fences and markers aside
+    for e in device:
+        i = _call_of(e.time_range.start, windows, starts)
+        if i is not None and not is_spin(e):
+            by_call[i].append(e)
     found = []
     for i, (lo, hi) in enumerate(windows):
         markers = [k for k, e in enumerate(spins) if lo <= e.time_range.start <= hi]
-        if not markers or markers[-1] == 0:
+        if not markers or markers[-1] < 2:
             raise RuntimeError(f"the profiler recorded no stream-order fences around timed call {i}")
-        marker, fence = spins[markers[-1]], spins[markers[-1] - 1]
+        marker, anchor, fence = spins[markers[-1]], spins[markers[-1] - 1], spins[markers[-1] - 2]
         caller = getattr(fence, "stream", None)
-        mine = [e for e in device if not is_spin(e) and _call_of(e.time_range.start, windows) == i]
+        mine = by_call[i]
         done, slack = None, 0.0
         if done_after_fence_us is not None and caller is not None:
-            done = fence.time_range.end + done_after_fence_us[i]
+            done = anchor.time_range.start + done_after_fence_us[i]
             done = max([done] + [e.time_range.end for e in mine if getattr(e, "stream", None) == caller])
             slack = EVENT_SLACK_US + EVENT_SLACK_SHARE * max(done_after_fence_us[i], 0.0)
         for e in mine:

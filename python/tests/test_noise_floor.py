@@ -144,3 +144,38 @@ def test_the_compare_job_reads_floors_saved_beside_an_expected_file(tmp_path):
     compare_job.save_floors(str(e), floors)
     result = run("compare", spec)
     assert result["ok"], result
+
+
+def test_the_rms_is_measured_in_slices_over_the_finite_values(monkeypatch):
+    """A GEMM task's weight holds a billion elements: its RMS is summed slice by slice, never copied
+    to float64 whole, and agrees with the direct computation; non-finite values are left out."""
+    monkeypatch.setattr(noise, "RMS_SLICE_ELEMENTS", 1000)
+    torch.manual_seed(3)
+    t = torch.randn(4321)
+    t[7] = float("nan")
+    t[4000] = float("inf")
+    finite = t[torch.isfinite(t)].double()
+    direct = float((finite * finite).mean().sqrt())
+    wide = torch.randn(3, 5) * 4
+    rms = noise._rms_all([t, wide])
+    assert abs(rms[0] - direct) < 1e-12 * direct
+    assert abs(rms[1] - float(wide.double().pow(2).mean().sqrt())) < 1e-12 * rms[1]
+
+
+def test_the_models_part_of_the_scale_is_measured_once():
+    probe = noise.NoiseProbe(GroupNormMean())
+    inputs, expected, _ = reference(GroupNormMean())
+    assert probe.state_scale is None
+    probe.floors(inputs, expected)
+    first = probe.state_scale
+    assert first is not None and first > 0
+    probe.floors(inputs, expected)
+    assert probe.state_scale == first
+
+
+def test_fingerprinted_sets_are_measured_only_once_an_output_was_suspect():
+    inputs, expected, _ = reference(GroupNormMean())
+    probe = noise.NoiseProbe(GroupNormMean())
+    assert probe.floors_if_suspected(inputs, expected) is None  # nothing suspect seen yet: not measured
+    assert probe.floors(inputs, expected)  # a full check: measured, suspect
+    assert probe.floors_if_suspected(inputs, expected)

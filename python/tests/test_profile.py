@@ -139,6 +139,13 @@ def event(name, device_type, start, end, annotation=False):
                            time_range=SimpleNamespace(start=start, end=end))
 
 
+def on(stream, *args, **kwargs):
+    """event(*args) on a device stream (kineto's stream id)."""
+    e = event(*args, **kwargs)
+    e.stream = stream
+    return e
+
+
 def test_device_time_is_attributed_to_call_windows():
     cpu, cuda = DeviceType.CPU, DeviceType.CUDA
     events = [
@@ -185,10 +192,12 @@ def test_activities_out_of_the_callers_stream_order_are_found():
     spin = "void at::cuda::(anonymous namespace)::spin_kernel(long)"
     events = [
         event(spin, cuda, 5, 60),                           # fence before call 0
+        event(spin, cuda, 60, 60),                          # its anchor
         event("cuda_agent_call_0", cpu, 10, 100),
         event("kernel_on_callers_stream", cuda, 60, 80),
         event(spin, cuda, 80, 81),                          # marker: the caller's stream is done
         event(spin, cuda, 105, 160),                        # fence before call 1
+        event(spin, cuda, 160, 160),                        # its anchor
         event("cuda_agent_call_1", cpu, 110, 250),
         event("unordered_side_kernel", cuda, 115, 140),     # did not wait for the fence
         event("joined_side_kernel", cuda, 160, 170),
@@ -214,17 +223,14 @@ def test_unjoined_work_that_holds_the_marker_back_is_caught_by_the_events():
     spin = "void at::cuda::(anonymous namespace)::spin_kernel(long)"
     caller, side = 7, 9
 
-    def on(stream, *args, **kwargs):
-        e = event(*args, **kwargs)
-        e.stream = stream
-        return e
-
     events = [
         on(caller, spin, cuda, 5, 60),                      # fence before call 0
+        on(caller, spin, cuda, 60, 60),                     # its anchor
         event("cuda_agent_call_0", cpu, 10, 100),
         on(side, "forgotten_side_kernel", cuda, 60, 80),    # never joined
         on(caller, spin, cuda, 79.5, 80.5),                 # marker held back behind its blocks
         on(caller, spin, cuda, 105, 160),                   # fence before call 1
+        on(caller, spin, cuda, 160, 160),                   # its anchor
         event("cuda_agent_call_1", cpu, 110, 400),
         on(side, "joined_side_kernel", cuda, 160, 170),
         on(caller, "callers_kernel", cuda, 171, 300),       # on the caller's stream: joined by order
@@ -237,12 +243,40 @@ def test_unjoined_work_that_holds_the_marker_back_is_caught_by_the_events():
     assert "not joined" in found[0]["problem"] and found[0]["by_us"] == 19.0
     # A side kernel ending 10 µs after the fence, the events' witness d µs after it: the slack is
     # 2 + 0.05 d, so d = 7.7 is within it and d = 7.5 is 2.5 µs late.
-    within = events[:6] + [on(side, "joined_side_kernel", cuda, 160, 170), on(caller, spin, cuda, 171, 172)]
+    within = events[:8] + [on(side, "joined_side_kernel", cuda, 160, 170), on(caller, spin, cuda, 171, 172)]
     assert timing.out_of_stream_order(within, 2, done_after_fence_us=[1.0, 7.7]) == found
     late = timing.out_of_stream_order(within, 2, done_after_fence_us=[1.0, 7.5])
     assert [(e["call"], e["name"], round(e["by_us"], 6)) for e in late[1:]] == [(1, "joined_side_kernel", 2.5)]
     with pytest.raises(RuntimeError, match="event pairs"):
         timing.out_of_stream_order(events, 2, done_after_fence_us=[1.0])
+
+
+def test_an_event_stamped_late_after_the_fence_does_not_make_joined_work_look_unjoined():
+    """The GPU may run another process's context between the fence's end and the stamp of the event
+    after it (time-slicing): the events then measure from later than the fence's end. Counted from the
+    anchor spin, which starts after the stamp, a joined side stream stays joined (on an H200 with four
+    judgements at once, counting from the fence's end refused one by 1.6 ms); a forgotten one is still
+    caught."""
+    cpu, cuda = DeviceType.CPU, DeviceType.CUDA
+    spin = "void at::cuda::(anonymous namespace)::spin_kernel(long)"
+    caller, side = 7, 9
+
+    def trace(side_end):
+        return [
+            on(caller, spin, cuda, 5, 60),                      # fence
+            on(caller, spin, cuda, 1660, 1660),                 # anchor: 1.6 ms later, another context ran
+            event("cuda_agent_call_0", cpu, 10, 2000),
+            on(side, "side_kernel", cuda, 1661, side_end),
+            on(caller, spin, cuda, 1672, 1673),                 # marker
+        ]
+
+    # The events: 12 µs from the fence's event to the caller's stream being done (the join included).
+    assert timing.out_of_stream_order(trace(1671), 1, done_after_fence_us=[12.0]) == []
+    # Unjoined, 100 µs past the join (and the marker held back behind it).
+    unjoined = trace(1772)
+    unjoined[-1] = on(caller, spin, cuda, 1771.5, 1772.5)
+    found = timing.out_of_stream_order(unjoined, 1, done_after_fence_us=[12.0])
+    assert [(e["call"], e["name"], round(e["by_us"], 6)) for e in found] == [(0, "side_kernel", 100.0)]
 
 
 def test_missing_fences_are_an_error():

@@ -92,13 +92,13 @@ def test_the_weights_are_the_same_in_every_process_and_differ_between_seeds():
     assert float(a.min()) >= -1 and float(a.max()) <= 1
 
 
-def test_the_budget_runs_at_least_min_count_and_at_most_count():
-    budget = sampled_checks.Budget(count=10, min_count=4, seconds=0.0)
+def test_the_budget_runs_at_least_min_total_and_at_most_count():
+    budget = sampled_checks.Budget(count=10, min_total=4, seconds=0.0)
     done = 0
     while budget.more(done):
         done += 1
     assert done == 4
-    budget = sampled_checks.Budget(count=10, min_count=4, seconds=60.0)
+    budget = sampled_checks.Budget(count=10, min_total=4, seconds=60.0)
     done = 0
     while budget.more(done):
         done += 1
@@ -106,11 +106,11 @@ def test_the_budget_runs_at_least_min_count_and_at_most_count():
 
 
 def test_the_plan_reads_the_spec_and_defaults_to_none():
-    assert sampled_checks.plan({}) == (0, 0, 0, 0.0)
-    assert sampled_checks.plan({"sampled_checks": {"seed": 5, "count": 96, "min_count": 32,
-                                                   "seconds": 1.0}}) == (5, 96, 32, 1.0)
-    seed, count, min_count, _ = sampled_checks.plan({"sampled_checks": {"seed": 5, "count": 8}})
-    assert (seed, count, min_count) == (5, 8, 8)
+    assert sampled_checks.plan({}) == sampled_checks.Plan(0, 0, 0, 0.0, False, 0)
+    assert sampled_checks.plan({"sampled_checks": {"seed": 5, "count": 96, "min_total": 32, "seconds": 1.0,
+                                                   "timed": True}}) == sampled_checks.Plan(5, 96, 32, 1.0, True, 0)
+    plan = sampled_checks.plan({"sampled_checks": {"seed": 5, "count": 8, "timed_sets": 3}})
+    assert (plan.seed, plan.count, plan.min_total, plan.timed, plan.timed_sets) == (5, 8, 8, False, 3)
     assert sampled_checks.sampled_set_seed(5, 0) != sampled_checks.sampled_set_seed(5, 1)
 
 
@@ -122,3 +122,21 @@ def test_a_fingerprint_leaves_the_output_as_it_was_float64_and_several_slices_in
     sampled_checks.fingerprint(out, sampled_checks.Weights(4, "cpu"))
     assert torch.equal(out, copy)
     assert beyond(out, copy, FIXED) == []
+
+
+def test_the_timed_calls_on_fingerprinted_sets_are_fingerprinted_in_their_order():
+    """Call n (warm-ups first) runs on input set n mod sets; only the first `timed_sets` sets have the
+    reference's fingerprints, so only their calls are fingerprinted, each under its own label."""
+    timed = sampled_checks.TimedFingerprints(seed=9, device="cpu", timed_sets=2, sets=3)
+    outputs = [torch.full((40,), float(n)) for n in range(7)]
+    labels = [f"warm-up call {n}" for n in range(2)] + [f"timed call {c}" for c in range(5)]
+    for label, output in zip(labels, outputs, strict=True):
+        timed.add(label, output)
+    entries = timed.finish()
+    # Sets of calls 0..6: 0 1 2 0 1 2 0 — the calls on set 2 are left out.
+    assert [(e["call"], e["input_set"]) for e in entries] == [
+        ("warm-up call 0", 0), ("warm-up call 1", 1), ("timed call 1", 0), ("timed call 2", 1), ("timed call 4", 0)]
+    weights = sampled_checks.Weights(9, "cpu")
+    for entry, n in zip(entries, [0, 1, 3, 4, 6], strict=True):
+        expected = sampled_checks.fingerprint(outputs[n], weights)
+        assert entry["tensors"] == expected["tensors"] and entry["signature"] == expected["signature"]

@@ -134,11 +134,14 @@ const std::vector<Row>& Rows() {
       IntRow({"checks", "checks", K::kInt, "verification input sets"}, &JudgeOptions::checks, 1,
              100000),
       IntRow({"sampled-checks", "sampled_checks", K::kInt,
-              "most sampled checks (fresh input sets compared by checksums; flaky kernels; 0: "
+              "most fingerprinted input sets (the timed calls', then fresh ones; flaky kernels; 0: "
               "none)"},
              &JudgeOptions::sampled_checks, 0, 10000),
+      IntRow({"sampled-min", "sampled_min", K::kInt,
+              "fewest fingerprinted input sets, whatever their time"},
+             &JudgeOptions::sampled_min, 0, 10000),
       NumberRow({"sampled-seconds", "sampled_checks_seconds", K::kNumber,
-                 "the reference's time for sampled checks beyond the first 16"},
+                 "the reference's time for fingerprinted sets beyond --sampled-min"},
                 &JudgeOptions::sampled_checks_seconds, /*zero_allowed=*/true),
       IntRow({"warmup", "warmup", K::kInt, "warm-up calls before timing"}, &JudgeOptions::warmup, 0,
              100000),

@@ -34,12 +34,14 @@ struct JudgeOptions {
   bool eager_baseline = true;
   bool compile_baseline = true;
   int checks = 5;  // verification input sets
-  // Sampled checks after the full ones (HACKS B14, flaky kernels): up to this many fresh input
-  // sets, each compared by weighted chunk sums (python/cuda_agent_harness/sampled_checks.py), while
-  // the reference's own sampled forwards take under sampled_checks_seconds (at least
-  // kMinSampledChecks of them). 0: none.
+  // Fingerprinted input sets beyond the full checks (HACKS B14, flaky kernels): each output
+  // compared by weighted chunk sums (python/cuda_agent_harness/sampled_checks.py). The timed
+  // calls' sets come first (the candidate computes nothing more for them), then fresh sampled
+  // sets: at most sampled_checks in all, at least sampled_min, more while the reference's own
+  // fingerprinted forwards take under sampled_checks_seconds. 0: none.
   int sampled_checks = 128;
-  double sampled_checks_seconds = 0.25;
+  int sampled_min = 30;
+  double sampled_checks_seconds = 0.1;
   int warmup = 5;
   int iters = 20;
   double candidate_timeout_s = 180;  // each job that runs candidate code
@@ -92,9 +94,6 @@ struct JudgeOptions {
   // judgement has no reward (JudgeResult::static_skipped).
   bool test_skip_static = false;
 };
-
-// The sampled checks a judgement runs whatever their time (when it asks for at least as many).
-inline constexpr int kMinSampledChecks = 16;
 
 // How an option is written in a job's JSON (and whether its flag takes a value).
 enum class OptionKind {

@@ -72,6 +72,9 @@ TEST(JudgeOptionTable, ASetValueReadsBackAndReachesItsField) {
   EXPECT_DOUBLE_EQ(o.keep_reference_idle_s, 5);
   EXPECT_EQ(o.keep_reference_max, 1);
   EXPECT_EQ(o.lease_gather.timings, 4);
+  ASSERT_TRUE(SetJudgeOption(o, "sampled-min", "72").ok());
+  EXPECT_EQ(JudgeOptionText(o, "sampled-min"), "72");
+  EXPECT_EQ(o.sampled_min, 72);
   // The environment mirrors' old spellings: 0/1 for on/off, 0 for the binding compiler.
   ASSERT_TRUE(SetJudgeOption(o, "profile-standby", "1").ok());
   EXPECT_TRUE(StandbyWanted(o));
@@ -93,6 +96,7 @@ TEST(JudgeOptionTable, ABadValueIsRefusedWithTheFlagsNameAndChangesNothing) {
       {"baselines", "torch"},
       {"checks", "0"},
       {"sampled-checks", "10001"},
+      {"sampled-min", "-1"},
       {"sampled-seconds", "-1"},
       {"warmup", "x"},
       {"iters", "0"},

@@ -56,6 +56,28 @@ std::optional<std::string> ChunkMismatch(const Json& e, const Json& a) {
   return std::nullopt;
 }
 
+// OutputMismatch: how one output's fingerprint `a` differs from the reference's `e`; nullopt if
+// it does not.
+std::optional<std::string> OutputMismatch(const Json& e, const Json& a) {
+  if (!a.is_object() || e.value("signature", "") != a.value("signature", "")) {
+    return "the output is " + (a.is_object() ? a.value("signature", "?") : std::string("missing")) +
+           ", expected " + e.value("signature", "?");
+  }
+  const Json& et = e.value("tensors", Json::array());
+  const Json& at = a.value("tensors", Json::array());
+  if (et.size() != at.size()) {
+    return std::to_string(at.size()) + " output tensors, expected " + std::to_string(et.size());
+  }
+  for (size_t t = 0; t < et.size(); ++t) {
+    if (std::optional<std::string> why = ChunkMismatch(et[t], at[t])) {
+      return *why +
+             " (a kernel wrong on some inputs: a race, an uninitialised read, work skipped for "
+             "some values)";
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> FirstSampledMismatch(const Json& expected, const Json& actual) {
@@ -67,26 +89,37 @@ std::optional<std::string> FirstSampledMismatch(const Json& expected, const Json
            std::to_string(want.size());
   }
   for (size_t k = 0; k < want.size(); ++k) {
-    const Json& e = want[k];
-    const Json& a = got[k];
-    if (!a.is_object() || e.value("signature", "") != a.value("signature", "")) {
-      return Label(k, want.size()) + ": the output is " +
-             (a.is_object() ? a.value("signature", "?") : std::string("missing")) + ", expected " +
-             e.value("signature", "?");
+    if (std::optional<std::string> why = OutputMismatch(want[k], got[k]))
+      return Label(k, want.size()) + ": " + *why;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> FirstTimedMismatch(const Json& expected, const Json& actual, int warmup,
+                                              int iters) {
+  const Json& want = expected.value("fingerprints", Json::array());
+  const int64_t sets = expected.value("input_sets", int64_t{0});
+  if (want.empty() || sets <= 0) return std::nullopt;
+  const Json& got = actual.is_array() ? actual : Json::array();
+  size_t next = 0;  // the candidate's entries, in the order of its calls
+  for (int n = 0; n < warmup + iters; ++n) {
+    const size_t set = static_cast<size_t>(n % sets);
+    if (set >= want.size()) continue;  // a set the reference did not fingerprint
+    const std::string call = n < warmup ? "warm-up call " + std::to_string(n)
+                                        : "timed call " + std::to_string(n - warmup);
+    const std::string label = call + " (input set " + std::to_string(set) + ")";
+    if (next >= got.size() || !got[next].is_object() || got[next].value("call", "") != call ||
+        got[next].value("input_set", int64_t{-1}) != static_cast<int64_t>(set)) {
+      return label + ": the candidate's process wrote no fingerprint of its output";
     }
-    const Json& et = e.value("tensors", Json::array());
-    const Json& at = a.value("tensors", Json::array());
-    if (et.size() != at.size()) {
-      return Label(k, want.size()) + ": " + std::to_string(at.size()) +
-             " output tensors, expected " + std::to_string(et.size());
+    if (std::optional<std::string> why = OutputMismatch(want[set], got[next])) {
+      return label + ": " + *why;
     }
-    for (size_t t = 0; t < et.size(); ++t) {
-      if (std::optional<std::string> why = ChunkMismatch(et[t], at[t])) {
-        return Label(k, want.size()) + ": " + *why +
-               " (a kernel wrong on some inputs: a race, an uninitialised read, work skipped for "
-               "some values)";
-      }
-    }
+    ++next;
+  }
+  if (next != got.size()) {
+    return "the candidate's process wrote " + std::to_string(got.size()) +
+           " fingerprints of timed calls, expected " + std::to_string(next);
   }
   return std::nullopt;
 }

@@ -71,7 +71,8 @@ class CheckInputs:
         self.scales = per_check(spec, "input_scales", len(self.seeds), 1.0, nonzero=True)
         self.shifts = per_check(spec, "input_shifts", len(self.seeds), 0.0, nonzero=False)
         self.device = device
-        self.sampled_seed, self.sampled_count, _, _ = sampled_checks.plan(spec)
+        plan = sampled_checks.plan(spec)  # the sampled sets the reference fingerprinted
+        self.sampled_seed, self.sampled_count = plan.seed, plan.count
 
     def __len__(self) -> int:
         return len(self.seeds)

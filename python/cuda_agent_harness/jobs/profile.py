@@ -15,7 +15,7 @@ from typing import Any, cast
 
 import torch
 
-from .. import go, timing
+from .. import go, sampled_checks, timing
 from ..errors import JobError, phase
 from ..guards import (
     OpGuard,
@@ -113,8 +113,9 @@ class CandidateChecks:
     """The candidate's guards in the profile job: the op guard around each call, checks after it."""
 
     def __init__(self, model: torch.nn.Module, device: str, spot_calls: list[int], flags: dict[str, Any],
-                 watch: ProcessWatch):
+                 watch: ProcessWatch, fingerprints: sampled_checks.TimedFingerprints | None = None):
         self.model = model
+        self.fingerprints = fingerprints  # of the calls on fingerprinted sets (sampled_checks.py)
         self.flags = flags
         self.watch = watch
         self.state = ModelState(model, sys.modules.get("model_new"))
@@ -136,6 +137,8 @@ class CandidateChecks:
         check_output(output, self.device,
                      named_tensors(inputs, "input") + weight_tensors(self.model) + self.earlier.named,
                      path=f"{label}: output")
+        if self.fingerprints is not None:  # a plain tensor output, as check_output made sure
+            self.fingerprints.add(label, output)
         self.state.check(label)
         self.earlier.add(output, f"the output of {label}")
         if label in self.spot_labels:
@@ -304,7 +307,10 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
         if spec.get("check_seeds") is not None and not verify_before_timing(
                 spec, task, model, device, weights, result, flags, clock, watch, profiler):
             return called_off()
-        checks = CandidateChecks(model, device, calls, flags, watch)
+        plan = sampled_checks.plan(spec)
+        fingerprints = sampled_checks.TimedFingerprints(plan.seed, device, plan.timed_sets, len(input_sets)) \
+            if plan.timed_sets and spec.get("check_seeds") is not None else None
+        checks = CandidateChecks(model, device, calls, flags, watch, fingerprints)
         threads = checks.threads
         guard = block_functional(checks.guard.record)
         poison_free_memory(device, tensor_bytes(input_sets[0]))
@@ -347,6 +353,10 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
         result.update(threads.to_dict())
 
     clock.lap("timed")
+    if checks is not None and checks.fingerprints is not None:
+        with phase(kind, "the timed calls' fingerprints"):
+            result["timed_fingerprints"] = checks.fingerprints.finish()  # waits for the device
+        clock.lap("fingerprints")
     result["profiler_seconds"] = timings.profiler_seconds
     result.update({"kernels": timings.kernels, "call_kernels": timings.call_kernels,
                    "unjoined": timings.unjoined[:20]})

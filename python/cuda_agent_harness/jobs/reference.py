@@ -10,6 +10,7 @@ import gc
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -312,45 +313,90 @@ def reference_outputs(spec: dict[str, Any], result: dict[str, Any], keep: Keep) 
         result["input_scales"].append(scale)
         result["input_shifts"].append(shift)
         result["num_checks"] = i + 1
+    timing = None
     if spec.get("timing") is not None:
-        spot_expected(spec, task, model, device, expected_dir, result, keep, probe)
+        timing = spot_expected(spec, task, model, device, expected_dir, result, keep, probe)
         clock.lap("spot_checks")
-    if sampled_checks.plan(spec)[1]:
-        result["sampled_checks"] = sampled_reference(spec, task, model, device, probe)
+    if sampled_checks.plan(spec).count:
+        result["sampled_checks"] = sampled_reference(spec, task, model, device, probe, timing)
         clock.lap("sampled_checks")
     if probe is not None and probe.measured:
         result["noise_floor_forwards"] = probe.measured  # float64 forwards run to measure floors
 
 
-def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str,
-                      probe: NoiseProbe | None = None) -> dict[str, Any]:
-    """The reference's fingerprints of the sampled checks (sampled_checks.py): as many sets as the
-    budget allows, each with its bounds under the spec's tolerance. The sums are queued on the device
-    and copied back at the end; the budget's clock waits for the device every few sets."""
-    seed, count, min_count, seconds = sampled_checks.plan(spec)
-    pending = sampled_checks.Pending(sampled_checks.Weights(seed, device), compare_job.tolerance_of(spec))
-    budget = sampled_checks.Budget(count, min_count, seconds)
-    done = 0
-    while budget.more(done):
-        inputs = make_input_set(task, sampled_checks.sampled_set_seed(seed, done), device,
-                                f"sampled check {done}")
-        with phase("task", f"Model.forward (sampled check {done})"):
+@dataclass
+class TimingSets:
+    """The candidate profile's input sets as the reference sees them (inputs.py): `sets` of them from
+    `seed`, and the outputs (with their noise floors) it already computed for the spot checks."""
+
+    task: Any
+    seed: int
+    sets: int
+    device: str
+    outputs: dict[int, Any] = field(default_factory=dict)
+    floors: dict[int, Floors] = field(default_factory=dict)
+
+    def forward(self, model: Any, k: int, probe: NoiseProbe | None) -> tuple[Any, Floors | None]:
+        """(set k's output, its noise floors); the spot checks' are reused, others queued unsynchronised."""
+        if k in self.outputs:
+            return self.outputs[k], self.floors.get(k)
+        inputs = make_input_set(self.task, timing_set_seed(self.seed, k), self.device, f"timing input set {k}")
+        with phase("task", f"Model.forward (timing input set {k})"):
             with torch.no_grad():
                 output = model(*inputs)
-        pending.add(output, probe.floors(inputs, output) if probe is not None else None)
-        del inputs, output
+        return output, probe.floors_if_suspected(inputs, output) if probe is not None else None
+
+
+def sampled_reference(spec: dict[str, Any], task: Any, model: Any, device: str,
+                      probe: NoiseProbe | None = None, timing: TimingSets | None = None) -> dict[str, Any]:
+    """The reference's fingerprints (sampled_checks.py): the timing sets' first when the plan asks
+    for them and the profile's sets are known, then sampled sets, as many as the budget allows, each
+    with its bounds under the spec's tolerance. The sums are queued on the device and copied back at
+    the end; the budget's clock waits for the device every few sets."""
+    plan = sampled_checks.plan(spec)
+    weights = sampled_checks.Weights(plan.seed, device)
+    tolerance = compare_job.tolerance_of(spec)
+    budget = sampled_checks.Budget(plan.count, plan.min_total, plan.seconds)
+    done = 0
+
+    def counted() -> None:
+        nonlocal done
         done += 1
         if done % sampled_checks.CLOCK_EVERY == 0:
             synchronize(device)
+
+    timed = None
+    if plan.timed and timing is not None:
+        pending = sampled_checks.Pending(weights, tolerance)
+        while done < timing.sets and budget.more(done):
+            output, floors = timing.forward(model, done, probe)
+            pending.add(output, floors)
+            del output
+            counted()
+        timed = {"input_sets": timing.sets, "fingerprints": pending.finish()}
+    pending = sampled_checks.Pending(weights, tolerance)
+    first = done
+    while budget.more(done):
+        k = done - first
+        inputs = make_input_set(task, sampled_checks.sampled_set_seed(plan.seed, k), device, f"sampled check {k}")
+        with phase("task", f"Model.forward (sampled check {k})"):
+            with torch.no_grad():
+                output = model(*inputs)
+        pending.add(output, probe.floors_if_suspected(inputs, output) if probe is not None else None)
+        del inputs, output
+        counted()
     fingerprints = pending.finish()
-    return {"seed": seed, "count": len(fingerprints), "fingerprints": fingerprints,
-            "seconds": time.perf_counter() - budget.start}
+    section = {"seed": plan.seed, "count": len(fingerprints), "fingerprints": fingerprints,
+               "seconds": time.perf_counter() - budget.start}
+    if timed is not None:
+        section["timed"] = timed
+    return section
 
 
 def spot_expected(spec: dict[str, Any], task: Any, model: Any, device: str, out_dir: str, result: dict[str, Any],
-                  keep: Keep, probe: NoiseProbe | None = None) -> None:
+                  keep: Keep, probe: NoiseProbe | None = None) -> TimingSets:
     """spot_expected_{c}.pt for each spot-checked timed call c of the candidate's profile, and
-    `min_bytes` (see the module docstring)."""
+    `min_bytes` (see the module docstring); returns the profile's input sets with the outputs made."""
     timing = require(spec, "timing", dict)
     seed = require(timing, "seed", int)
     warmup = require(timing, "warmup", int)
@@ -375,5 +421,7 @@ def spot_expected(spec: dict[str, Any], task: Any, model: Any, device: str, out_
     result["spot_expected"] = entries
     output = outputs.get(0)
     if output is None:
-        output = run_forward(model, first, device, "timing input set 0")
+        output = outputs[0] = run_forward(model, first, device, "timing input set 0")
+        floors[0] = probe.floors(first, output) if probe is not None else {}
     result["min_bytes"] = tensor_bytes(first) + tensor_bytes(output)
+    return TimingSets(task, seed, sets, device, outputs, floors)

@@ -77,6 +77,7 @@ struct JudgementFacts {
   std::set<std::string> own_keys;  // KernelKey of every kernel the built extension contains
   // From the candidate's profile (stages/profile.cc).
   Json candidate_spots = Json::array();
+  Json candidate_fingerprints = Json::array();  // of its calls on fingerprinted sets
   Json calibration;  // the device calibration taken in the candidate's profile
   // Remarks the reason ends with ("baselines re-measured: ...").
   std::vector<std::string> notes;

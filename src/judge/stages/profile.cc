@@ -9,6 +9,7 @@
 #include "common/subprocess.h"
 #include "harness/standby.h"
 #include "judge/library_kernels.h"
+#include "judge/sampled_checks.h"
 #include "judge/stages/stages.h"
 
 namespace cuda_agent {
@@ -183,6 +184,21 @@ Next CheckSpotOutputs(Judgement& j) {
                 "timed outputs differ from the reference: " + why);
 }
 
+// CheckTimedFingerprints: every warm-up and timed call on an input set the reference fingerprinted
+// gave an output within its set's bounds (judge/sampled_checks.h; HACKS B14, A5/A6). Compared
+// before the spot checks: it needs no comparison job.
+Next CheckTimedFingerprints(Judgement& j) {
+  const Json& section = j.facts().sampled_expected;
+  if (!section.is_object() || !section.contains("timed")) return Next::kContinue;
+  const JudgeOptions& opt = j.options();
+  j.result().timing["fingerprinted_calls"] = j.facts().candidate_fingerprints.size();
+  std::optional<std::string> why =
+      FirstTimedMismatch(section["timed"], j.facts().candidate_fingerprints, opt.warmup, opt.iters);
+  if (!why) return Next::kContinue;
+  return j.Fail(Stage::kProfile, "timed_mismatch",
+                "timed outputs differ from the reference: " + *why);
+}
+
 // CheckSpeedOfLight: no time may beat the bytes the task must move at the measured peak bandwidth
 // (HACKS A10).
 Next CheckSpeedOfLight(Judgement& j) {
@@ -347,6 +363,7 @@ Next ProfileCandidate(Judgement& j) {
   }
   r.timing["candidate"] = ProfileSummary(j, cp.value());
   j.facts().candidate_spots = cp->result.value("spot_checks", Json::array());
+  j.facts().candidate_fingerprints = cp->result.value("timed_fingerprints", Json::array());
   j.facts().calibration = cp->result.value("calibration", Json());
   r.timing["calibration"] = j.facts().calibration;  // what a stored baseline's is compared with
   if (!r.timing["candidate"]["time_us"].is_number()) {
@@ -358,6 +375,7 @@ Next ProfileCandidate(Judgement& j) {
 
 Next CheckTimedCalls(Judgement& j) {
   auto t = Clock::now();
+  if (CheckTimedFingerprints(j) == Next::kStop) return Next::kStop;
   if (CheckSpotOutputs(j) == Next::kStop) return Next::kStop;
   if (CheckSpeedOfLight(j) == Next::kStop) return Next::kStop;
   j.result().stage_seconds["timed_checks"] = SecondsSince(t);

@@ -155,12 +155,14 @@ std::future<ReferenceRun> StartReference(Judgement& j, int checks, bool timing, 
                       {"iters", opt.iters},
                       {"spot_check_calls", secrets.spot_calls}};
   }
-  // Only a judgement that verifies needs the sampled checks' fingerprints (sampled_checks.py).
+  // Only a judgement that verifies needs the fingerprints (sampled_checks.py); the timed calls'
+  // sets first where the candidate's one process also times (it fingerprints its calls).
   if (opt.sampled_checks > 0 && checks > 0) {
     spec["sampled_checks"] = {{"seed", sampled_seed},
                               {"count", opt.sampled_checks},
-                              {"min_count", std::min(opt.sampled_checks, kMinSampledChecks)},
-                              {"seconds", opt.sampled_checks_seconds}};
+                              {"min_total", std::min(opt.sampled_checks, opt.sampled_min)},
+                              {"seconds", opt.sampled_checks_seconds},
+                              {"timed", timing && OneCandidateProcess(j)}};
   }
   if (!serve) {
     spec["tolerance"] = opt.policy.Tolerance();  // the sampled checks' bounds

@@ -203,8 +203,12 @@ Json CheckFields(const Judgement& j, const Json& input_scales, const Json& input
 }
 
 Json SampledCheckFields(const Judgement& j, const Json& reference_section) {
-  const int count = reference_section.is_object() ? reference_section.value("count", 0) : 0;
-  return {{"seed", j.facts().sampled_seed}, {"count", count}};
+  const bool any = reference_section.is_object();
+  const Json& timed = any ? reference_section.value("timed", Json::object()) : Json::object();
+  const size_t timed_sets = timed.value("fingerprints", Json::array()).size();
+  return {{"seed", j.facts().sampled_seed},
+          {"count", any ? reference_section.value("count", 0) : 0},
+          {"timed_sets", timed_sets}};
 }
 
 std::optional<double> PrepareCandidate(Judgement& j, const Json& answer) {
@@ -271,11 +275,15 @@ Next CheckInProfileJob(Judgement& j, const Json& transforms,
 // CompareSampled: the candidate's sampled checks against the reference's (judge/sampled_checks.h).
 Next CompareSampled(Judgement& j) {
   const Json& expected = j.facts().sampled_expected;
-  if (!expected.is_object() || expected.value("count", 0) == 0) return Next::kContinue;
+  if (!expected.is_object()) return Next::kContinue;
+  // The timed sets' fingerprints are compared after the profile (CheckTimedCalls).
+  j.result().verify["sampled_checks"] = {
+      {"count", expected.value("count", 0)},
+      {"timed_sets", SampledCheckFields(j, expected)["timed_sets"]},
+      {"reference_seconds", expected.value("seconds", 0.0)}};
+  if (expected.value("count", 0) == 0) return Next::kContinue;
   const fs::path file = j.dirs().outputs / kSampledChecksFile;
   Result<Json> actual = ReadJsonFile(file);
-  j.result().verify["sampled_checks"] = {{"count", expected.value("count", 0)},
-                                         {"reference_seconds", expected.value("seconds", 0.0)}};
   std::optional<std::string> why =
       actual.ok() ? FirstSampledMismatch(expected, actual.value())
                   : std::optional<std::string>("the candidate's process wrote no sampled checks (" +
