@@ -17,10 +17,11 @@ from typing import Any
 
 import torch
 
-from ..comparison import CHUNK_ELEMENTS, Tolerance, compare
+from ..comparison import CHUNK_ELEMENTS, Floors, Tolerance, compare
 from ..errors import JobError, describe, one_line, phase, traceback_tail
 from ..models import construct, synchronize
 from ..nested import as_arg_list, map_tensors, named_tensors, signature, to_device
+from ..noise import NoiseProbe
 from ..precision import apply_backend_flags
 from ..spec import json_safe, require, require_device
 from ..task_module import import_task
@@ -174,15 +175,16 @@ class TaskChecker:
         self.looser = {p: [q for q in tolerances if q != p and no_looser(tolerances[p], tolerances[q])]
                        for p in tolerances}
 
-    def judge(self, expected: Any, answer: Any) -> dict[str, Any]:
-        """{"pass": {policy: bool}, "rel_norm_err": float} of one answer."""
+    def judge(self, expected: Any, answer: Any, floors: Floors | None = None) -> dict[str, Any]:
+        """{"pass": {policy: bool}, "rel_norm_err": float} of one answer; `floors`: the reference's
+        noise floors of `expected` (noise.py), which the scaled policies apply as the judge does."""
         passes: dict[str, bool] = {}
         rel_norm = None
         while len(passes) < len(self.tolerances):
             # Loosest first: most trivial answers fail, and then the tighter policies need no comparison.
             policy = next(p for p in self.tolerances if p not in passes and not any(
                 q not in passes and p not in self.looser[q] for q in self.looser[p]))
-            report = compare(expected, answer, self.tolerances[policy])
+            report = compare(expected, answer, self.tolerances[policy], floors=floors)
             passes[policy] = report.ok
             if rel_norm is None:
                 rel_norm = report.rel_norm_err
@@ -245,18 +247,25 @@ class TaskChecker:
         print_a = fingerprint(inputs)
         expected = self.forward(model, inputs, "input set A")
         record["output_signature"] = signature(expected)
+        # The noise floors the judge's reference would measure (scaled policies only), so that a
+        # trivial answer passes here exactly where it would pass the judge.
+        floors: Floors = {}
+        if any(t.mode == "scaled" for t in self.tolerances.values()):
+            floors = NoiseProbe(model).floors(inputs, expected)
+        if floors:
+            record["noise_floors"] = floors
         answers: dict[str, Any] = {}
         record["answers"] = answers
         if not output_leaves(expected):
             record["note"] = "the output holds no tensor: no trivial answer applies"
             return
         with phase("internal", "comparing trivial answers"):
-            answers["zeros"] = self.judge(expected, map_tensors(expected, torch.zeros_like))
+            answers["zeros"] = self.judge(expected, map_tensors(expected, torch.zeros_like), floors)
             answers["constant"] = answers["noise"] = None
             if any(leaf.numel() > 1 for leaf in output_leaves(expected)):
-                answers["constant"] = self.judge(expected, map_tensors(expected, constant_like))
+                answers["constant"] = self.judge(expected, map_tensors(expected, constant_like), floors)
                 torch.manual_seed(self.seed + 3)
-                answers["noise"] = self.judge(expected, map_tensors(expected, noise_like))
+                answers["noise"] = self.judge(expected, map_tensors(expected, noise_like), floors)
         answers["input"] = None
         if input_answers(expected, inputs):
             # The forward may have changed its inputs in place: the answer is the input as made.
@@ -264,7 +273,7 @@ class TaskChecker:
             inputs = self.make_inputs(task, seed_a, "input set A again")
             with phase("internal", "comparing the input as the answer"):
                 for name, answer in input_answers(expected, inputs):
-                    entry = self.judge(expected, answer)
+                    entry = self.judge(expected, answer, floors)
                     entry["input"] = name
                     best = answers["input"]
                     if best is None or sum(entry["pass"].values()) > sum(best["pass"].values()):
@@ -275,7 +284,7 @@ class TaskChecker:
         expected_b = self.forward(model, inputs_b, "input set B")
         del inputs_b
         with phase("internal", "comparing the outputs of input sets A and B"):
-            answers["independent"] = self.judge(expected, expected_b)
+            answers["independent"] = self.judge(expected, expected_b, floors)
 
 
 def release(device: str) -> None:
