@@ -307,9 +307,9 @@ def run(spec: dict[str, Any], result: dict[str, Any]) -> None:
         if spec.get("check_seeds") is not None and not verify_before_timing(
                 spec, task, model, device, weights, result, flags, clock, watch, profiler):
             return called_off()
-        plan = sampled_checks.plan(spec)
+        plan = sampled_checks.plan(spec)  # timed_sets only with the check fields, which verified above
         fingerprints = sampled_checks.TimedFingerprints(plan.seed, device, plan.timed_sets, len(input_sets)) \
-            if plan.timed_sets and spec.get("check_seeds") is not None else None
+            if plan.timed_sets else None
         checks = CandidateChecks(model, device, calls, flags, watch, fingerprints)
         threads = checks.threads
         guard = block_functional(checks.guard.record)
