@@ -323,6 +323,24 @@ def public_callables() -> dict[str, Callable[..., Any]]:
     return found
 
 
+# The names block_functional replaces, read at its first use (after the candidate's module loaded), and
+# its raisers per `on_block`: a forward of the verification's sampled checks enters it once each, and
+# reading dir(F) and making ~200 raisers every time cost more than the rest of the guards together.
+_BLOCKED_NAMES: list[str] = []
+_RAISERS: dict[Any, dict[str, Callable[..., Any]]] = {}
+
+
+def _raisers(on_block: Callable[[str], None] | None) -> dict[str, Callable[..., Any]]:
+    if not _BLOCKED_NAMES:
+        _BLOCKED_NAMES.extend(public_callables())
+    raisers = _RAISERS.get(on_block)
+    if raisers is None:
+        if len(_RAISERS) >= 8:  # a few guards per process; never grows without bound
+            _RAISERS.clear()
+        raisers = _RAISERS[on_block] = {name: _raiser(name, on_block) for name in _BLOCKED_NAMES}
+    return raisers
+
+
 @contextlib.contextmanager
 def block_functional(on_block: Callable[[str], None] | None = None) -> Iterator[None]:
     """Replaces every public callable of torch.nn.functional with a raiser for the duration.
@@ -333,10 +351,11 @@ def block_functional(on_block: Callable[[str], None] | None = None) -> Iterator[
     if torch_compute_allowed():
         yield
         return
-    originals = public_callables()
+    raisers = _raisers(on_block)
+    originals = {name: getattr(F, name) for name in raisers if hasattr(F, name)}
     try:
         for name in originals:
-            setattr(F, name, _raiser(name, on_block))
+            setattr(F, name, raisers[name])
         yield
     finally:
         for name, attr in originals.items():

@@ -18,7 +18,8 @@ with the reference's noise floor of that set's output where noise.py measured on
 exceeds that bound is refused. What the sums cannot see (a few elements slightly off inside a large
 chunk) the full checks still compare exactly; what they are for is the gross failure of a flaky kernel
 on some inputs: stale memory, a skipped block, a lost reduction. Chunks whose expected values are not
-all finite are left to the full checks.
+all finite are left to the full checks; under a scaled tolerance, every chunk of such a tensor (its RMS
+over the finite values is not measured here, and another RMS could make a bound too tight).
 
 Which input sets, in order:
 - the timed calls' (`timed` in the plan, when the candidate's profile job also verifies): the
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,8 +54,9 @@ from .noise import tensor_paths
 
 CHUNKS = 32
 FILE_NAME = "sampled.json"  # the candidate's fingerprints, in its output folder
-# Elements turned into float64 at a time (bounds the temporaries of a large output).
-SLICE_ELEMENTS = 1 << 22
+# Elements turned into float64 at a time (bounds the temporaries of a large output: 128 MiB); fewer
+# slices, fewer kernel launches, which are what a fingerprint costs (Pending).
+SLICE_ELEMENTS = 1 << 24
 # Weight vectors kept between the sets of one judgement (outputs of the same shape reuse theirs).
 WEIGHT_CACHE_ELEMENTS = 1 << 26
 # Rounding slack of the float64 sums, relative to sum |w e|.
@@ -69,12 +72,14 @@ def sampled_set_seed(seed: int, k: int) -> int:
 
 class Weights:
     """The secret weight vectors (float64), one per output index and length, drawn from the judgement's
-    seed; kept between the sets of one judgement while they fit WEIGHT_CACHE_ELEMENTS."""
+    seed, and their chunks' sums of |w| (the reference's bounds); kept between the sets of one
+    judgement while they fit WEIGHT_CACHE_ELEMENTS."""
 
     def __init__(self, seed: int, device: str):
         self.seed = seed
         self.device = device
         self.cache: dict[tuple[int, int], torch.Tensor] = {}
+        self.abs_cache: dict[tuple[int, int], torch.Tensor] = {}
         self.cached = 0
 
     def of(self, index: int, numel: int) -> torch.Tensor:
@@ -89,6 +94,16 @@ class Weights:
             self.cached += numel
         return w
 
+    def abs_sums(self, index: int, numel: int) -> torch.Tensor:
+        """(1, chunks): the sum of |w| over each chunk of weight vector (index, numel)."""
+        key = (index, numel)
+        if key in self.abs_cache:
+            return self.abs_cache[key]
+        sums = _segment_reduce(self.of(index, numel).unsqueeze(0), chunk_size(numel), _abs_sum)
+        if key in self.cache:  # kept with its vector
+            self.abs_cache[key] = sums
+        return sums
+
 
 def chunk_size(numel: int) -> int:
     return max(1, math.ceil(numel / CHUNKS))
@@ -101,72 +116,65 @@ def _flat_real(t: torch.Tensor) -> torch.Tensor:
     return t.reshape(-1)
 
 
-def _segment_sums(rows: torch.Tensor, size: int) -> torch.Tensor:
-    """(F, n) → (F, ceil(n / size)): the sums over consecutive segments of `size` columns."""
+def _sum(rows: torch.Tensor) -> torch.Tensor:
+    return rows.sum(dim=-1)
+
+
+def _abs_sum(rows: torch.Tensor) -> torch.Tensor:
+    sums: torch.Tensor = torch.linalg.vector_norm(rows, ord=1, dim=-1)  # sum |x| in one pass, no |x| tensor
+    return sums
+
+
+def _segment_reduce(rows: torch.Tensor, size: int,
+                    reduce: Callable[[torch.Tensor], torch.Tensor] = _sum) -> torch.Tensor:
+    """(F, n) → (F, ceil(n / size)): `reduce` over consecutive segments of `size` columns."""
     whole = (rows.shape[1] // size) * size
     parts = []
     if whole:
-        parts.append(rows[:, :whole].reshape(rows.shape[0], -1, size).sum(dim=2))
+        parts.append(reduce(rows[:, :whole].reshape(rows.shape[0], -1, size)))
     if whole < rows.shape[1]:
-        parts.append(rows[:, whole:].sum(dim=1, keepdim=True))
+        parts.append(reduce(rows[:, whole:]).unsqueeze(1))
     return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
 
 
-def _candidate_stats(flat: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """The candidate's side of _chunk_stats in as few kernels as its sums need (its timed calls are
-    fingerprinted under the exclusive lease, and every kernel is a record of the profiler's): rows
-    `value` (sum w x) and `nonfinite` (1 where that sum is not finite: a NaN or Inf in the chunk,
-    whose value the judge then never reads)."""
-    size = chunk_size(flat.numel())
-    step = max(size, (SLICE_ELEMENTS // size) * size)
-    columns = [_segment_sums((flat[start:start + step].to(torch.float64) * w[start:start + step]).unsqueeze(0),
-                             size) for start in range(0, flat.numel(), step)]
-    value = columns[0] if len(columns) == 1 else torch.cat(columns, dim=1)
-    return torch.cat([value, (~torch.isfinite(value)).to(torch.float64)])
+def _slices(numel: int, size: int) -> range:
+    """The starts of the slices a tensor's sums are made in: whole chunks, at most SLICE_ELEMENTS each
+    (bounds the float64 temporaries of a large output)."""
+    return range(0, numel, max(size, (SLICE_ELEMENTS // size) * size))
 
 
-def _chunk_stats(flat: torch.Tensor, w: torch.Tensor, reference: bool) -> torch.Tensor:
-    """The chunk sums of one flattened tensor, on its device and without waiting for it: a float64
-    (F, chunks) tensor of rows `value` (sum w x over the finite x), `nonfinite` (their count); for the
-    reference also `w1` (sum |w|) and `wx` (sum |w x|), then one column more holding the sum of the
-    finite x squared and their count (the RMS of a scaled tolerance). The candidate's: _candidate_stats."""
-    if not reference:
-        return _candidate_stats(flat, w)
-    numel = flat.numel()
-    size = chunk_size(numel)
-    step = max(size, (SLICE_ELEMENTS // size) * size)
-    columns: list[torch.Tensor] = []
-    sumsq = flat.new_zeros((), dtype=torch.float64)
-    count = flat.new_zeros((), dtype=torch.float64)
-    for start in range(0, numel, step):
-        piece = flat[start:start + step]
-        weights = w[start:start + step]
-        if piece.is_floating_point():
-            finite = torch.isfinite(piece)
-            x = torch.where(finite, piece.to(torch.float64), 0.0)  # a new tensor, never the output
-            nonfinite = (~finite).to(torch.float64)
-        else:
-            x = piece.to(torch.float64)
-            nonfinite = torch.zeros_like(x)
-        wx = x * weights
-        columns.append(_segment_sums(torch.stack([wx, nonfinite, weights.abs(), wx.abs()]), size))
-        sumsq = sumsq + (x * x).sum()
-        count = count + (x.numel() - nonfinite.sum())
-    stats = torch.cat(columns, dim=1)
-    extra = torch.zeros((stats.shape[0], 1), dtype=torch.float64, device=stats.device)
-    extra[0, 0] = sumsq
-    extra[1, 0] = count
-    return torch.cat([stats, extra], dim=1)
+def _weighted(piece: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """piece * w in float64, one kernel (the product promotes; NaN and Inf stay what they are)."""
+    return piece * w
+
+
+@dataclass
+class _Queued:
+    """Where one tensor's sums lie in Pending's queue: `chunks` chunk sums of w x, then (the
+    reference's) as many of |w x|, the chunks' sums of |w|, and `norms` norms of its slices."""
+
+    dtype: torch.dtype
+    floor: float
+    numel: int
+    chunks: int
+    norms: int = 0
 
 
 class Pending:
     """The fingerprints of outputs whose sums are still being computed on the device: `add` queues one
-    output's (nothing waits for the device), `finish` copies them all to the host at once."""
+    output's (nothing waits for the device), `finish` copies them all to the host at once.
+
+    Each output costs few kernels, because on small outputs their launches, not the device's work, are
+    the cost (2026-11-29, H200, bench/flaky/set_cost.py): per slice of a tensor, the candidate's sums
+    are one product and one segmented sum; the reference's add a segmented sum of |w x| and (scaled
+    tolerance) the slice's norm in float64. Whether a chunk holds a NaN or an Inf is read on the host
+    from its sum, which is then not finite; the chunks' sums of |w| come with the weights."""
 
     def __init__(self, weights: Weights, tolerance: Tolerance | None = None):
         self.weights = weights
         self.tolerance = tolerance
-        self.outputs: list[tuple[str, list[tuple[dict[str, Any], torch.Tensor | None, torch.dtype, float]]]] = []
+        self.outputs: list[tuple[str, list[tuple[dict[str, Any], _Queued | None]]]] = []
+        self.queue: list[torch.Tensor] = []  # every 1-D sum still on the device, in the order read back
 
     def add(self, output: Any, floors: Floors | None = None) -> None:
         """Queues one output's sums; `floors`: the reference's noise floors of this output by
@@ -176,46 +184,74 @@ class Pending:
         for index, (path, t) in enumerate(named_tensors(output, "output")):
             flat = _flat_real(t)
             meta = {"path": path, "shape": list(t.shape), "dtype": dtype_name(t.dtype)}
-            stats = _chunk_stats(flat, self.weights.of(index, flat.numel()), self.tolerance is not None) \
-                if flat.numel() else None
-            tensors.append((meta, stats, t.dtype, floor_of[index] if index < len(floor_of) else 0.0))
+            floor = floor_of[index] if index < len(floor_of) else 0.0
+            tensors.append((meta, self._queue_sums(flat, index, t.dtype, floor) if flat.numel() else None))
         self.outputs.append((signature(output), tensors))
 
+    def _queue_sums(self, flat: torch.Tensor, index: int, dtype: torch.dtype, floor: float) -> _Queued:
+        numel = flat.numel()
+        size = chunk_size(numel)
+        w = self.weights.of(index, numel)
+        reference = self.tolerance is not None
+        norms = self.tolerance is not None and self.tolerance.mode == "scaled" and flat.is_floating_point()
+        values, absolute, slice_norms = [], [], []
+        step = _slices(numel, size).step
+        for start in _slices(numel, size):
+            piece = flat[start:start + step]
+            wx = _weighted(piece, w[start:start + step]).unsqueeze(0)
+            values.append(_segment_reduce(wx, size).reshape(-1))
+            if reference:
+                absolute.append(_segment_reduce(wx, size, _abs_sum).reshape(-1))
+            if norms:
+                slice_norms.append(torch.linalg.vector_norm(piece, dtype=torch.float64).reshape(1))
+        self.queue += values
+        if reference:
+            self.queue += absolute + [self.weights.abs_sums(index, numel).reshape(-1)] + slice_norms
+        return _Queued(dtype, floor, numel, math.ceil(numel / size), len(slice_norms))
+
     def finish(self) -> list[dict[str, Any]]:
-        queued = [stats.reshape(-1) for _, tensors in self.outputs for _, stats, _, _ in tensors
-                  if stats is not None]
-        host = torch.cat(queued).cpu().tolist() if queued else []  # the one wait for the device
+        host = torch.cat(self.queue).cpu().tolist() if self.queue else []  # the one wait for the device
         at = 0
+
+        def take(n: int) -> list[float]:
+            nonlocal at
+            at += n
+            return host[at - n:at]
+
         done = []
         for sig, tensors in self.outputs:
             entries = []
-            for meta, stats, dtype, floor in tensors:
+            for meta, queued in tensors:
                 entry = dict(meta)
-                if stats is not None:
-                    rows, cols = stats.shape
-                    values = host[at:at + rows * cols]
-                    at += rows * cols
-                    table = [values[r * cols:(r + 1) * cols] for r in range(rows)]
-                    self._fill(entry, table, dtype, floor)
+                if queued is not None:
+                    value = take(queued.chunks)
+                    if self.tolerance is None:
+                        entry["finite"] = [math.isfinite(v) for v in value]
+                    else:
+                        wx, w1, norms = take(queued.chunks), take(queued.chunks), take(queued.norms)
+                        self._bound(entry, queued, value, w1, wx, norms)
+                    # JSON has no NaN or Inf: such a sum is written as null, which the judge never accepts.
+                    entry["value"] = [v if math.isfinite(v) else None for v in value]
                 entries.append(entry)
             done.append({"signature": sig, "tensors": entries})
-        self.outputs = []
+        self.outputs, self.queue = [], []
         return done
 
-    def _fill(self, entry: dict[str, Any], table: list[list[float]], dtype: torch.dtype, floor: float) -> None:
-        value, nonfinite = table[0], table[1]
-        if self.tolerance is None:
-            entry["finite"] = [n == 0 for n in nonfinite]
-        else:
-            sumsq, count = value[-1], nonfinite[-1]
-            value, nonfinite = value[:-1], nonfinite[:-1]
-            bounds = _bounds(dtype, table[2][:-1], table[3][:-1], sumsq, count, self.tolerance, floor)
-            # A sum that overflowed is a chunk these checks cannot judge: left to the full checks.
-            entry["finite"] = [n == 0 and math.isfinite(v) and math.isfinite(b)
-                               for n, v, b in zip(nonfinite, value, bounds, strict=False)]
-            entry["bound"] = [b if ok else 0.0 for b, ok in zip(bounds, entry["finite"], strict=False)]
-        # JSON has no NaN or Inf: such a sum is written as null, which the judge never accepts.
-        entry["value"] = [v if math.isfinite(v) else None for v in value]
+    def _bound(self, entry: dict[str, Any], queued: _Queued, value: list[float], w1: list[float],
+               wx: list[float], norms: list[float]) -> None:
+        """The reference's `finite` and `bound` per chunk. A chunk whose sum is not finite holds a NaN or
+        an Inf (or overflowed): left to the full checks. Under a scaled tolerance a tensor with any of
+        them has no RMS of its finite values here (its slices' norms are not finite), so none of its
+        chunks is judged: a bound from another RMS could be tighter than the elementwise rule."""
+        sumsq = sum(n * n for n in norms)
+        if not math.isfinite(sumsq):
+            entry["finite"] = [False] * len(value)
+            entry["bound"] = [0.0] * len(value)
+            return
+        assert self.tolerance is not None  # the reference's side
+        bounds = _bounds(queued.dtype, w1, wx, sumsq, queued.numel, self.tolerance, queued.floor)
+        entry["finite"] = [math.isfinite(v) and math.isfinite(b) for v, b in zip(value, bounds, strict=True)]
+        entry["bound"] = [b if ok else 0.0 for b, ok in zip(bounds, entry["finite"], strict=True)]
 
 
 def fingerprint(output: Any, weights: Weights, tolerance: Tolerance | None = None) -> dict[str, Any]:

@@ -140,3 +140,59 @@ def test_the_timed_calls_on_fingerprinted_sets_are_fingerprinted_in_their_order(
     for entry, n in zip(entries, [0, 1, 3, 4, 6], strict=True):
         expected = sampled_checks.fingerprint(outputs[n], weights)
         assert entry["tensors"] == expected["tensors"] and entry["signature"] == expected["signature"]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32], ids=str)
+def test_the_chunk_sums_are_those_of_the_plain_definition_across_slices(monkeypatch, dtype):
+    # Per chunk: value sum w x; bound atol sum |w| + rtol sum |w x| (+ the rounding slack); a chunk
+    # holding a NaN or an Inf is not judged. Several slices (a small SLICE_ELEMENTS), a last chunk
+    # shorter than the others; the candidate's values are the reference's.
+    monkeypatch.setattr(sampled_checks, "SLICE_ELEMENTS", 300)
+    torch.manual_seed(3)
+    flat = (torch.randn(1_001) * 5).to(dtype)
+    if dtype.is_floating_point:
+        flat[40], flat[900] = math.nan, -math.inf
+    w = sampled_checks.Weights(5, "cpu").of(0, flat.numel())
+    reference = sampled_checks.fingerprint(flat, sampled_checks.Weights(5, "cpu"), FIXED)["tensors"][0]
+    candidate = sampled_checks.fingerprint(flat, sampled_checks.Weights(5, "cpu"))["tensors"][0]
+    size = sampled_checks.chunk_size(flat.numel())
+    x = flat.double()
+    chunks = range(0, flat.numel(), size)
+    assert len(reference["value"]) == len(reference["bound"]) == len(candidate["value"]) == len(chunks)
+    limits = FIXED.for_dtype(torch.float32)
+    judged = []
+    for c, start in enumerate(chunks):
+        xs, ws = x[start:start + size], w[start:start + size]
+        flagged = not bool(torch.isfinite(xs).all())
+        assert reference["finite"][c] == candidate["finite"][c] == (not flagged)
+        if flagged:
+            assert reference["value"][c] is None and candidate["value"][c] is None
+            continue
+        judged.append(c)
+        assert reference["value"][c] == pytest.approx((ws * xs).sum().item(), rel=1e-12, abs=1e-12)
+        assert candidate["value"][c] == reference["value"][c]
+        wx = (ws * xs).abs().sum().item()
+        atol, rtol = (limits.atol, limits.rtol) if dtype.is_floating_point else (0.0, 0.0)
+        expected = atol * ws.abs().sum().item() + rtol * wx + sampled_checks.SUM_SLACK * wx
+        assert reference["bound"][c] == pytest.approx(expected, rel=1e-12)
+    if dtype.is_floating_point:
+        assert [c for c in range(len(chunks)) if c not in judged] == [40 // size, 900 // size]
+
+
+def test_a_scaled_bound_uses_the_rms_and_a_non_finite_value_leaves_the_tensor_to_the_full_checks(monkeypatch):
+    monkeypatch.setattr(sampled_checks, "SLICE_ELEMENTS", 300)
+    torch.manual_seed(4)
+    flat = torch.randn(1_000) * 3
+    w = sampled_checks.Weights(6, "cpu").of(0, flat.numel())
+    fp = sampled_checks.fingerprint(flat, sampled_checks.Weights(6, "cpu"), SCALED)["tensors"][0]
+    limits = SCALED.for_dtype(torch.float32)
+    atol = limits.atol * math.sqrt(float((flat.double() ** 2).mean()))
+    size = sampled_checks.chunk_size(flat.numel())
+    ws, xs = w[:size], flat[:size].double()
+    wx = (ws * xs).abs().sum().item()
+    assert fp["finite"] == [True] * len(fp["value"])
+    assert fp["bound"][0] == pytest.approx(atol * ws.abs().sum().item() + limits.rtol * wx
+                                           + sampled_checks.SUM_SLACK * wx, rel=1e-9)
+    flat[7] = math.inf
+    fp = sampled_checks.fingerprint(flat, sampled_checks.Weights(6, "cpu"), SCALED)["tensors"][0]
+    assert fp["finite"] == [False] * len(fp["value"]) and set(fp["bound"]) == {0.0}
