@@ -286,6 +286,21 @@ TEST(StaticRules, ConstantTensorsAndDataMovement) {
   EXPECT_FIRES("tensor_compute", "torch::Tensor f(torch::Tensor x) { return x.cpu(); }");
   EXPECT_FIRES("tensor_compute",
                "torch::Tensor f(std::vector<torch::Tensor> v) { return v[0].to(torch::kHalf); }");
+  // copy_ into a tensor (a real solution's `hn[i].copy_(prev)`): data movement; one that converts
+  // dtype or device is refused at run time by the op guard (tests/hacks/b11_half_copy_cpp). What
+  // computes with its result still fires.
+  EXPECT_CLEAN(
+      "torch::Tensor f(torch::Tensor x, std::vector<torch::Tensor> h) {\n"
+      "  auto y = torch::empty_like(x);\n"
+      "  y.copy_(x);\n"
+      "  h[0].copy_(x, /*non_blocking=*/true);\n"
+      "  return y;\n}\n");
+  EXPECT_FIRES("tensor_compute",
+               "torch::Tensor f(torch::Tensor x) { auto y = torch::empty_like(x); "
+               "y.copy_(x).mul_(2); return y; }");
+  EXPECT_FIRES("tensor_compute",
+               "torch::Tensor f(torch::Tensor x) { auto y = torch::empty_like(x); "
+               "return y.copy_(x) * 2; }");
   // The refusal names what C++ may do with a tensor.
   for (const StaticViolation& v : ScanSource(
            "torch::Tensor f(torch::Tensor x) { return x.to(torch::kHalf); }", "kernels/x.cu")) {

@@ -28,10 +28,11 @@ from test_judge_cases import REPO, binary, cache_dir, judge_argv, load_case  # n
 CPU_MATRIX = HACKS_DIR / "matrix" / "cpu.json"
 GPU_MATRIX = HACKS_DIR / "matrix" / "gpu.json"
 # Caught by the static rules and, with them skipped, at run time (the matrix says so too): through the
-# op guard (torch compute; a precision change dressed as a copy, from Python and from C++), and through
-# the process watch (a timer patched from C++ through pybind11).
+# op guard (torch compute; a precision change dressed as a copy from Python; from C++ the scan allows
+# copy_, and only the op guard refuses it: b11_half_copy_cpp), and through the process watch (a timer
+# patched from C++ through pybind11).
 CAUGHT_BOTH = {"c1_torch_relu_py": "forbidden_op", "a4_python_patch_from_cpp": "patching",
-               "b11_half_copy_py": "forbidden_op", "b11_half_copy_cpp": "forbidden_op"}
+               "b11_half_copy_py": "forbidden_op"}
 LEGITIMATE = "legit_static_helpers_cpp"
 
 

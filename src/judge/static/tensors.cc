@@ -1,7 +1,8 @@
 // tensors.cc — tensor_compute: which variables are tensors (declared as Tensor, or auto from one,
 // within their scope), and what may be done with them in C++ — metadata, views and data movement
-// (contiguous(), cuda(), to(<CUDA device>)) only; other method calls, operators and indexing run
-// ATen. Also torch_compute by argument-dependent lookup: relu(x) on a Tensor x calls at::relu.
+// (contiguous(), cuda(), to(<CUDA device>), copy_()) only; other method calls, operators and
+// indexing run ATen. Also torch_compute by argument-dependent lookup: relu(x) on a Tensor x calls
+// at::relu.
 #include <algorithm>
 #include <unordered_map>
 
@@ -179,10 +180,12 @@ bool IsCudaDevice(const SourceScan& s, const std::vector<Token>& T, size_t begin
 }
 
 // MovesDataOnly: the method call T[name](...) moves or lays out data without computing:
-// contiguous(...), cuda(), and to() with a device — the CUDA device or `<tensor>.device()` — and
-// nothing else (a dtype, options or another tensor as to()'s argument converts values). Whether a
-// copy did the model's work is for the run-time layers: the op guard and the kernel audit (own
-// kernels must carry most of the device time).
+// contiguous(...), cuda(), to() with a device — the CUDA device or `<tensor>.device()` — and
+// copy_(src[, non_blocking]) into a tensor; nothing else (a dtype, options or another tensor as
+// to()'s argument converts values). Whether a copy did the model's work, or converted dtype or
+// device (a copy_ between float32 and float16 tensors, from the host), is for the run-time layers:
+// the op guard lets a copy through only when it keeps dtype, device and layout, and the kernel
+// audit counts torch's copy kernels as copies (own kernels must carry most of the device time).
 bool MovesDataOnly(const SourceScan& s, const std::vector<Token>& T, const std::vector<bool>* use,
                    size_t name) {
   if (name + 1 >= T.size() || !T[name + 1].IsPunct("(")) return false;
@@ -193,6 +196,7 @@ bool MovesDataOnly(const SourceScan& s, const std::vector<Token>& T, const std::
   // contiguous(): data movement (the kernel audit judges a copy that happens).
   if (m == "contiguous" || m == "reshape" || m == "flatten" || m == "view_as") return true;
   if (m == "cuda") return close == name + 2;
+  if (m == "copy_") return close > name + 2;  // a source tensor (copy_() alone does not compile)
   if (m != "to") return false;
   size_t begin = name + 2;
   for (size_t k = begin; k < close; ++k) {  // one argument
@@ -359,7 +363,8 @@ void TrackTensors(SourceScan& s) {
 constexpr const char* kAllowedOnTensors =
     "allowed in C++: metadata (sizes, strides, dtype, data_ptr, packed_accessor ...), views "
     "(view, reshape, flatten, x[i] with an integer i ...), "
-    "contiguous(), cuda(), to(x.device()), and torch::zeros/ones/full for a constant tensor; "
+    "contiguous(), cuda(), to(x.device()), copy_() between tensors of one dtype and device, and "
+    "torch::zeros/ones/full for a constant tensor; "
     "convert dtypes and compute in your own kernels";
 
 // CheckMethods: method calls that run ATen operators. `use` marks tensor variables (null for
