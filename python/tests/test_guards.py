@@ -60,6 +60,21 @@ def test_a_blocked_functional_call_is_recorded_even_when_caught():
     assert "torch.nn.functional.relu" in failure.value.reason
 
 
+
+def test_each_guard_records_its_own_blocked_calls_when_the_raisers_are_reused():
+    # block_functional makes its raisers once per `on_block` and reuses them: a second guard's
+    # refusals go to that guard, and the first's, entered again, to the first.
+    first, second = OpGuard(), OpGuard()
+    for guard, other in ((first, second), (second, first), (first, second)):
+        guard.violation = other.violation = None
+        with block_functional(guard.record):
+            with pytest.raises(RuntimeError):
+                F.relu(torch.ones(2))
+        assert guard.violation is not None and "torch.nn.functional.relu" in guard.violation
+        assert other.violation is None
+    assert F.relu(torch.tensor([-1.0])).item() == 0.0
+
+
 # --- the op guard ---------------------------------------------------------------------------------
 
 def test_creation_and_metadata_ops_are_allowed_and_counted():
