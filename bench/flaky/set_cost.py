@@ -115,7 +115,6 @@ def measure(task_path: str, device: str, sets: int, repeats: int) -> dict:
                 events = profiler.events()
                 add("trace_read_per_record", (time.perf_counter() - start) / max(1, len(events)))
                 add("trace_records_per_set", len(events) / (2 * sets))
-        guard.ops()
     return {name: statistics.median(values) for name, values in pieces.items()}
 
 

@@ -18,8 +18,9 @@ with the reference's noise floor of that set's output where noise.py measured on
 exceeds that bound is refused. What the sums cannot see (a few elements slightly off inside a large
 chunk) the full checks still compare exactly; what they are for is the gross failure of a flaky kernel
 on some inputs: stale memory, a skipped block, a lost reduction. Chunks whose expected values are not
-all finite are left to the full checks; under a scaled tolerance, every chunk of such a tensor (its RMS
-over the finite values is not measured here, and another RMS could make a bound too tight).
+all finite are left to the full checks, and under a scaled tolerance so is every chunk of a tensor that
+holds one (the RMS of its finite values is not measured here, and another RMS could make a bound
+tighter than the elementwise rule).
 
 Which input sets, in order:
 - the timed calls' (`timed` in the plan, when the candidate's profile job also verifies): the
