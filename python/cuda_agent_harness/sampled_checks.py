@@ -144,11 +144,6 @@ def _slices(numel: int, size: int) -> range:
     return range(0, numel, max(size, (SLICE_ELEMENTS // size) * size))
 
 
-def _weighted(piece: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
-    """piece * w in float64, one kernel (the product promotes; NaN and Inf stay what they are)."""
-    return piece * w
-
-
 @dataclass
 class _Queued:
     """Where one tensor's sums lie in Pending's queue: `chunks` chunk sums of w x, then (the
@@ -194,12 +189,14 @@ class Pending:
         size = chunk_size(numel)
         w = self.weights.of(index, numel)
         reference = self.tolerance is not None
-        norms = self.tolerance is not None and self.tolerance.mode == "scaled" and flat.is_floating_point()
+        scaled = self.tolerance is not None and self.tolerance.mode == "scaled"
+        norms = scaled and flat.is_floating_point()
         values, absolute, slice_norms = [], [], []
-        step = _slices(numel, size).step
-        for start in _slices(numel, size):
-            piece = flat[start:start + step]
-            wx = _weighted(piece, w[start:start + step]).unsqueeze(0)
+        starts = _slices(numel, size)
+        for start in starts:
+            piece = flat[start:start + starts.step]
+            # In float64, one kernel: the product promotes (NaN and Inf stay what they are).
+            wx = (piece * w[start:start + starts.step]).unsqueeze(0)
             values.append(_segment_reduce(wx, size).reshape(-1))
             if reference:
                 absolute.append(_segment_reduce(wx, size, _abs_sum).reshape(-1))
