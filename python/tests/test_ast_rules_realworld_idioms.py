@@ -87,6 +87,10 @@ LEGITIMATE = {
     "to_layer_weight_dtype": model("return cuda_extension.f(x.to(dtype=self.fc.weight.dtype), self.fc.weight)",
                                    init="self.fc = nn.Linear(4, 4)"),
     "to_input_dtype": model("return cuda_extension.f(x.to(x.dtype))"),
+    # 5. copy_ into a tensor of the model's own (data movement, as the C++ scan allows it)
+    "copy_into_own_buffer": model("staged = torch.empty_like(x)\nstaged.copy_(x, non_blocking=True)\n"
+                                  "y = cuda_extension.f(staged)\nout = torch.empty_like(y)\nout.copy_(y, True)\n"
+                                  "return out"),
     # 4. an autograd wrapper of the extension
     "autograd_function": model("return Fn.apply(x, self.w)", init="self.w = nn.Parameter(torch.empty(4, 4))",
                                extra=AUTOGRAD),
@@ -151,6 +155,12 @@ CHEATS = {
         "return self.helper(x, torch.empty(1, dtype=torch.half))", extra="") .replace(
         "    def forward(self, x):", "    def helper(self, x, h):\n        return cuda_extension.f(x.to(h.dtype))\n\n"
         "    def forward(self, x):")),
+    # 5. copy_ that writes an input or a parameter, or copies computed values
+    "copy_into_input": ("tensor_compute", model("y = cuda_extension.f(x)\nx.copy_(y)\nreturn x")),
+    "copy_into_parameter": ("tensor_compute", model("self.w.copy_(x)\nreturn cuda_extension.f(x, self.w)",
+                                                    init="self.w = nn.Parameter(torch.empty(4))")),
+    "copy_of_arithmetic": ("tensor_compute", model("buf = torch.empty_like(x)\nbuf.copy_(x * 2)\n"
+                                                   "return cuda_extension.f(buf)")),
     "to_other_tensor": ("tensor_compute", model("return cuda_extension.f(x.to(self.w))",
                                                 init="self.w = nn.Parameter(torch.empty(4))")),
     # 4. torch inside the wrapper's forward, through apply
@@ -219,6 +229,7 @@ def test_look_alike_cheat_is_refused(name):
 @pytest.mark.parametrize("name, allowed", [
     ("tensor_of_tensor", "torch.tensor(...) of literals and shapes"),
     ("to_half_with_device", "convert dtypes in your kernel"),
+    ("copy_into_input", "dst.copy_(src) into a tensor of yours"),
     ("other_autograd_base", "torch.autograd.Function for an autograd wrapper"),
 ])
 def test_refusals_name_the_allowed_way(name, allowed):
@@ -240,8 +251,14 @@ def test_op_guard_allows_placeholders_and_copies_and_refuses_conversions():
         shape = torch.tensor(x.shape, dtype=torch.int64)
         same = x.to(x.device, x.dtype)
         copied = torch.tensor(x.detach())  # a copy, same dtype and device: data movement (issue 46)
+        staged = torch.empty_like(x)
+        staged.copy_(x)  # copy_ into a buffer of the same dtype: data movement too
     assert guard.violation is None and empty.numel() == 0 and shape.tolist() == [4] and same is x
-    assert torch.equal(copied, x)
+    assert torch.equal(copied, x) and torch.equal(staged, x)
+    with pytest.raises(JobError) as failure:
+        with OpGuard().watch("check 1"):
+            torch.empty_like(x, dtype=torch.float16).copy_(x)
+    assert "aten.copy_" in failure.value.reason and "converts between" in failure.value.reason
     with pytest.raises(JobError) as failure:
         with OpGuard().watch("check 1"):
             x.to(x.device, torch.float16)

@@ -16,9 +16,10 @@ the custom ops". Read as an allowlist, per part of the file:
   (torch.empty*/zeros*/ones*/full*, torch.tensor of literals and shapes), metadata (shape, size(), dim(),
   dtype, ...), pure views (view, unsqueeze, squeeze, transpose, permute, narrow, select, ...), data
   movement to the GPU (contiguous(), cuda(), to(x.device), to(w.device, w.dtype) with a task tensor's
-  dtype), functions of this file and autograd wrappers of the extension (Fn.apply: Fn.forward is
-  checked); ModelNew.forward's branches the judged task never takes (`if not x.is_cuda:`, a torch
-  fallback on the task's configuration) are not checked for compute (compute.py unvisited_branches).
+  dtype; dst.copy_(src) into a local tensor that is not an input), functions of this file and autograd
+  wrappers of the extension (Fn.apply: Fn.forward is checked); ModelNew.forward's branches the judged
+  task never takes (`if not x.is_cuda:`, a torch fallback on the task's configuration) are not checked
+  for compute (compute.py unvisited_branches).
 
 Which values are tensors is decided by a small taint analysis: forward's parameters (except those
 annotated int/float/bool/str), tensor attributes of self (parameters, buffers, submodules and anything

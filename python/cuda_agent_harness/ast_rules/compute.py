@@ -800,14 +800,18 @@ class Body:
                 return
             if method in TENSOR_MOVE_METHODS and self.moves_data_only(node, method):
                 return
+            if method == "copy_" and self.copies_into_own_tensor(node, receiver):
+                return  # dst.copy_(src): data movement; a copy that converts is the op guard's to refuse
             if method in TENSOR_MOVE_METHODS or method in TENSOR_PRECISION_METHODS:
                 self.report_tensor(node, f"`{snippet(node)}` converts values or moves them off the GPU "
                                          "(allowed: .contiguous(), .cuda(), .to(device) with x.device, "
-                                         "\"cuda\" or torch.device(\"cuda\"); convert dtypes in your kernel)")
+                                         "\"cuda\" or torch.device(\"cuda\"), dst.copy_(src) into a tensor "
+                                         "of yours; convert dtypes in your kernel)")
                 return
             self.report_tensor(node, f"`.{method}()` on `{snippet(receiver)}` runs a torch operator "
                                      "(allowed: metadata such as size()/dim()/stride(), views such as "
-                                     "view()/unsqueeze()/transpose(), and .contiguous()/.cuda()/.to(device))")
+                                     "view()/unsqueeze()/transpose(), .contiguous()/.cuda()/.to(device) and "
+                                     "dst.copy_(src) into a tensor of yours)")
             return
         if root is not None and root not in self.locals and root not in self.c.aliases and \
                 (root in self.c.module_names or root == "self"):
@@ -816,6 +820,16 @@ class Body:
         if root is not None and root in self.locals:
             return  # a method of a local value (a list's append, a shape's index)
         self.c.report("unknown_call", node, f"`{snippet(func)}(...)` is not a call forward may make")
+
+    def copies_into_own_tensor(self, node: ast.Call, receiver: ast.expr) -> bool:
+        """dst.copy_(src[, non_blocking]) into a local tensor of forward's that is not an input: data
+        movement, as in C++ (src's own expression is checked on its own). An input written in place stays
+        refused (the judge's inputs must stay untouched), and a parameter's copy_ is module state; a copy
+        that converts dtype or device is refused at run time by the op guard (aten.copy_)."""
+        flag = node.args[1:]  # copy_(src, non_blocking) positionally
+        return isinstance(receiver, ast.Name) and receiver.id in self.locals and not self.is_input(receiver) \
+            and len(node.args) in (1, 2) and all(isinstance(a, ast.Constant) and type(a.value) is bool for a in flag) \
+            and all(k.arg == "non_blocking" for k in node.keywords)
 
     def is_parameter_scalar_read(self, node: ast.Call) -> bool:
         """`self.<weight>.item()` (or a submodule's weight): a parameter's or buffer's value read as a

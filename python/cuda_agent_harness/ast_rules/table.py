@@ -115,7 +115,8 @@ RULES: tuple[Rule, ...] = (
          "lists, formatting, builtins other than len/isinstance/type, and methods other than metadata "
          "(size, dim, numel, stride, is_contiguous, data_ptr ...), views (view, unsqueeze, squeeze, "
          "transpose, permute, narrow, select, chunk, split, unbind, detach ...) and data movement "
-         "(contiguous(), cuda(), to(device) with x.device, \"cuda\" or torch.device(\"cuda\")); "
+         "(contiguous(), cuda(), to(device) with x.device, \"cuda\" or torch.device(\"cuda\"), "
+         "dst.copy_(src) into a local tensor that is not an input); "
          "precision changes (to(dtype), half(), float() ...) and moves to the host"),
     Rule("nn_module_call",
          "Calling a torch.nn layer runs torch's implementation; declare it in __init__ for the state_dict "
