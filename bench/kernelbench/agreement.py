@@ -81,6 +81,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
+MANIFEST = ROOT / "bench/realworld/manifest.json"  # the corpus's reviewed classes
 KB_FILES = ["eval.py", "timing.py", "dataset.py", "utils.py"]
 # Our error kinds that are a defence or a rule KernelBench's evaluation does not have.
 STATIC_KINDS = {"single_file", "static_rule", "forbidden_op", "tampering", "missing_model_new"}
@@ -213,6 +214,13 @@ def default_mirror() -> str | None:
     return None
 
 
+def with_reviewed_classes(rows: list[dict], manifest: Path) -> list[dict]:
+    """`rows` (the built corpus's index) with each solution's class as the manifest now reviews it: a
+    corpus built before a review would otherwise stage its now-hybrid solutions as honest."""
+    reviewed = {e["id"]: e["class"] for e in json.loads(manifest.read_text())["entries"]}
+    return [r | {"class": reviewed.get(r["id"], r["class"])} for r in rows]
+
+
 def stage(args) -> int:
     corpus, suite, out = Path(args.corpus), Path(args.suite), Path(args.out)
     index = corpus / "index.jsonl"
@@ -221,6 +229,7 @@ def stage(args) -> int:
     if not args.kernelbench:
         sys.exit("no KernelBench mirror: pass --kernelbench (fetch github:ScalingIntelligence/KernelBench)")
     rows = [json.loads(line) for line in index.read_text().splitlines() if line.strip()]
+    rows = with_reviewed_classes(rows, MANIFEST)
     levels = {int(x) for x in args.levels.split(",")}
     rows = [r for r in rows if int(r["task_name"].split("/")[0][5:]) in levels]
     sizes: dict[str, float | None] = {}

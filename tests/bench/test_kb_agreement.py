@@ -143,6 +143,15 @@ def test_realworld_report(tmp_path):
     assert "[torch_compute] static_rule reason" in md
 
 
+def test_staging_takes_the_manifests_reviewed_classes(tmp_path):
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"entries": [{"id": "a", "class": "hybrid"}, {"id": "b", "class": "honest"}]}))
+    rows = [{"id": "a", "class": "honest"}, {"id": "b", "class": "honest"}, {"id": "c", "class": "broken"}]
+    got = agreement.with_reviewed_classes(rows, manifest)
+    assert [r["class"] for r in got] == ["hybrid", "honest", "broken"]  # c: not in the manifest, as built
+    assert rows[0]["class"] == "honest"  # the index rows are not changed in place
+
+
 def test_pick_spreads_over_tasks_and_avoids():
     pool = [{"id": f"{t}{k}", "task_name": t} for t in "xyz" for k in range(3)]
     assert [r["id"] for r in agreement.pick(pool, 4)] == ["x0", "y0", "z0", "x1"]
