@@ -157,6 +157,8 @@ CHEATS = {
         "    def forward(self, x):")),
     # 5. copy_ that writes an input or a parameter, or copies computed values
     "copy_into_input": ("tensor_compute", model("y = cuda_extension.f(x)\nx.copy_(y)\nreturn x")),
+    "copy_into_input_view": ("tensor_compute", model("y = cuda_extension.f(x)\nv = x.view(-1)\n"
+                                                     "v.copy_(y.view(-1))\nreturn x")),
     "copy_into_parameter": ("tensor_compute", model("self.w.copy_(x)\nreturn cuda_extension.f(x, self.w)",
                                                     init="self.w = nn.Parameter(torch.empty(4))")),
     "copy_of_arithmetic": ("tensor_compute", model("buf = torch.empty_like(x)\nbuf.copy_(x * 2)\n"

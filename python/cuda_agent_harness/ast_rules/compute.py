@@ -822,14 +822,29 @@ class Body:
         self.c.report("unknown_call", node, f"`{snippet(func)}(...)` is not a call forward may make")
 
     def copies_into_own_tensor(self, node: ast.Call, receiver: ast.expr) -> bool:
-        """dst.copy_(src[, non_blocking]) into a local tensor of forward's that is not an input: data
-        movement, as in C++ (src's own expression is checked on its own). An input written in place stays
-        refused (the judge's inputs must stay untouched), and a parameter's copy_ is module state; a copy
-        that converts dtype or device is refused at run time by the op guard (aten.copy_)."""
+        """dst.copy_(src[, non_blocking]) into a local bound only to fresh memory (tensor creation, a
+        kernel's result): data movement, as in C++ (src's own expression is checked on its own). A copy_
+        into an input, a view of one or a parameter stays refused (the judge's inputs and weights must
+        stay untouched); a copy that converts dtype or device is refused at run time by the op guard
+        (aten.copy_)."""
         flag = node.args[1:]  # copy_(src, non_blocking) positionally
-        return isinstance(receiver, ast.Name) and receiver.id in self.locals and not self.is_input(receiver) \
+        return self.name_bound_only_to(receiver, frozenset(), self.is_fresh_tensor, tainted_too=True) \
             and len(node.args) in (1, 2) and all(isinstance(a, ast.Constant) and type(a.value) is bool for a in flag) \
             and all(k.arg == "non_blocking" for k in node.keywords)
+
+    def is_fresh_tensor(self, node: ast.expr, seen: frozenset[str] = frozenset()) -> bool:
+        """Memory no input or weight shares: torch.empty*/zeros*/ones*/full*, x.new_empty(...) and the
+        like, a custom op's result, or a local bound only to such values."""
+        if isinstance(node, ast.Name):
+            return self.name_bound_only_to(node, seen, self.is_fresh_tensor, tainted_too=True)
+        if not isinstance(node, ast.Call):
+            return False
+        path = self.dotted(node.func)
+        if is_extension_path(path) or self.kind(node.func) == "extension":
+            return True
+        if path in TORCH_CALLS_ALLOWED and path.split(".")[-1].split("_")[0] in {"empty", "zeros", "ones", "full"}:
+            return True
+        return isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_CREATION_METHODS
 
     def is_parameter_scalar_read(self, node: ast.Call) -> bool:
         """`self.<weight>.item()` (or a submodule's weight): a parameter's or buffer's value read as a
