@@ -385,7 +385,7 @@ PY
     RUNS="${FLAKY_RUNS:-24}"
     SKIP8=examples/relu_scale/model.py:tests/hacks/b14_flaky_skip_cu
     SKIP32=examples/relu_scale/model.py:bench/flaky/candidates/skip_1in32
-    RACY=bench/flaky/tasks/row_sum.py:bench/flaky/candidates/racy_row_sum
+    RACY=tests/hacks/tasks/wide_row_sum.py:tests/hacks/b14_racy_row_sum_cu
     UNINIT=examples/relu_scale/model.py:tests/hacks/b14_uninit_accumulate_cu
     "$BIN" judge --task examples/relu_scale/model.py --candidate examples/relu_scale/candidates/cuda_correct \
       --json --baselines eager > "$OUT/flaky_correct.json" 2>&1

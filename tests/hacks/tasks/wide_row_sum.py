@@ -3,7 +3,8 @@ import torch.nn as nn
 
 
 class Model(nn.Module):
-    """The sum of each row of a (rows, cols) float32 matrix: y = x.sum(dim=1)."""
+    """The sum of each row of a (rows, cols) float32 matrix: y = x.sum(dim=1). Few wide rows, so that a
+    reduction splits each row over blocks that run at once (tests/hacks/b14_racy_row_sum_cu)."""
 
     def __init__(self):
         super().__init__()
