@@ -31,6 +31,17 @@ def test_shares_and_batches_of_two_judgements():
     # Shared holds 2.6 s (a 100-101, b 100.2-101.5 and 103.2-103.5) over 1.8 s with any held.
     assert t["shared_overlap"] == pytest.approx(2.6 / 1.8)
     assert t["held_seconds_per_timing"] == pytest.approx(3.3 / 2)
+    assert t["held_s"] == {"x": pytest.approx(1 + 1 + 1.3 + 0.5 + 0.3)}  # every lease of a and b, summed
+
+
+def test_held_seconds_are_summed_per_purpose():
+    a = {"started_unix_s": 0.0, "leases": [lease("shared", 0, 0, 1, "reference"),
+                                           lease("exclusive", 1, 1, 4, "profile_baselines"),
+                                           lease("exclusive", 4, 4, 4.5, "profile_candidate")]}
+    b = {"started_unix_s": 0.0, "leases": [lease("shared", 0, 0, 2, "reference")]}
+    held = lease_timeline.summary([a, b])["lease_timeline"]["held_s"]
+    assert held == {"profile_baselines": pytest.approx(3), "profile_candidate": pytest.approx(0.5),
+                    "reference": pytest.approx(3)}
 
 
 def test_a_shared_lease_between_timings_splits_the_batches_and_no_leases_is_none():
