@@ -828,7 +828,7 @@ class Body:
         stay untouched); a copy that converts dtype or device is refused at run time by the op guard
         (aten.copy_)."""
         flag = node.args[1:]  # copy_(src, non_blocking) positionally
-        return self.name_bound_only_to(receiver, frozenset(), self.is_fresh_tensor, tainted_too=True) \
+        return isinstance(receiver, ast.Name) and self.is_fresh_tensor(receiver) \
             and len(node.args) in (1, 2) and all(isinstance(a, ast.Constant) and type(a.value) is bool for a in flag) \
             and all(k.arg == "non_blocking" for k in node.keywords)
 
@@ -839,12 +839,14 @@ class Body:
             return self.name_bound_only_to(node, seen, self.is_fresh_tensor, tainted_too=True)
         if not isinstance(node, ast.Call):
             return False
+        return self.makes_tensor(node) or \
+            (isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_CREATION_METHODS)
+
+    def makes_tensor(self, node: ast.Call) -> bool:
+        """A custom op's call or torch's tensor creation (torch.empty*/zeros*/ones*/full*)."""
         path = self.dotted(node.func)
-        if is_extension_path(path) or self.kind(node.func) == "extension":
-            return True
-        if path in TORCH_CALLS_ALLOWED and path.split(".")[-1].split("_")[0] in {"empty", "zeros", "ones", "full"}:
-            return True
-        return isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_CREATION_METHODS
+        return is_extension_path(path) or self.kind(node.func) == "extension" or \
+            (path in TORCH_CALLS_ALLOWED and path.split(".")[-1].split("_")[0] in {"empty", "zeros", "ones", "full"})
 
     def is_parameter_scalar_read(self, node: ast.Call) -> bool:
         """`self.<weight>.item()` (or a submodule's weight): a parameter's or buffer's value read as a
@@ -962,11 +964,7 @@ class Body:
         if isinstance(node, ast.Attribute):
             return root_name(node) == "self" and self.kind(node) == "tensor"
         if isinstance(node, ast.Call):
-            path = self.dotted(node.func)
-            if is_extension_path(path) or self.kind(node.func) == "extension":
-                return True
-            if path in TORCH_CALLS_ALLOWED and path.split(".")[-1].split("_")[0] in {"empty", "zeros", "ones",
-                                                                                     "full"}:
+            if self.makes_tensor(node):
                 return True
             if isinstance(node.func, ast.Attribute) and node.func.attr in (
                     TENSOR_VIEW_METHODS | TENSOR_MOVE_METHODS | TENSOR_CREATION_METHODS):
