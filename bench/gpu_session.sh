@@ -67,6 +67,12 @@ BIN="$CUDA_AGENT_BIN"
 } > "$OUT/env.txt" 2>&1
 cat "$OUT/env.txt"
 
+# split_assignments TEXT NAME: "VAR=value,VAR=value" into the array NAME, split only at a comma that
+# starts the next VAR= (a value may hold commas: CUDA_AGENT_LEASE_GATHER=4,1).
+split_assignments() {
+  mapfile -t "$2" < <(printf '%s' "$1" | sed -E 's/,([A-Za-z_][A-Za-z0-9_]*=)/\n\1/g')
+}
+
 # seed_baselines: the committed KernelBench baselines seed the judge's store (a drifted device
 # re-measures them; keys hold the GPU model and the precision policy, so a seed serves only its
 # kind). export_baselines: the store as it is now, to $OUT/baselines_store.jsonl — committed as
@@ -228,7 +234,7 @@ PY
     OTHER_ENV="${OTHER_ENV:-}"
     [ -n "${OTHER_BIN:-}" ] && OTHER_ENV="CUDA_AGENT_BIN=$OTHER_BIN${OTHER_ENV:+,$OTHER_ENV}"
     [ -n "$OTHER_ENV" ] || { echo "step-ab: set OTHER_BIN (e.g. .gpu/dist-head/bin/cuda-agent) or OTHER_ENV" >&2; exit 2; }
-    IFS=',' read -r -a other_env <<< "$OTHER_ENV"
+    split_assignments "$OTHER_ENV" other_env
     seed_baselines
     if [ "${STEP_AB_WARMUP:-1}" != 0 ]; then
       python3 bench/judge_latency.py --device cuda --suite .gpu/kernelbench_all --out /tmp/step-ab/warm \
@@ -265,12 +271,12 @@ print(sys.argv[1], len(w), 'steps, p50 %.2f s' % s.median(w))" "$OUT/ours_${arm}
     # THROUGHPUT_ARMS: "label=VAR=value,VAR=value label2= ..." — each run goes through the arms in
     # turn (the arm's variables set for its judgements: another binary, a switch), so that arms are
     # compared within one lease; the default is one arm with nothing changed; e.g. "main=
-    # gather=CUDA_AGENT_LEASE_GATHER=4,2 home=CUDA_AGENT_HOME=/path/to/other/harness". THROUGHPUT_PRIME=N
+    # nogather=CUDA_AGENT_LEASE_GATHER=off home=CUDA_AGENT_HOME=/path/to/other/harness". THROUGHPUT_PRIME=N
     # runs N unmeasured judgements of the arm before each measured run.
     for i in $(seq "${THROUGHPUT_RUNS:-2}"); do
       for arm in ${THROUGHPUT_ARMS:-run=}; do
         label="${arm%%=*}"
-        IFS=',' read -r -a assignments <<< "${arm#*=}"
+        split_assignments "${arm#*=}" assignments
         dir="$LATENCY_DIR/${label}_$i"
         # A fresh folder: judge_latency.py resumes from the records it finds, so a second call on a
         # warm machine would report the first call's run as its own.
