@@ -5,7 +5,7 @@
 // are not starved by a stream of verifications. The leases are file locks (flock) under
 // /tmp/cuda-agent-<uid>/leases/: a holder that dies releases its lease with its descriptors.
 //
-// Gathering (LeaseGather, the judge's --lease-gather K,T, off by default): an exclusive request on
+// Gathering (LeaseGather, the judge's --lease-gather K,T, 4,1 by default): an exclusive request on
 // a busy device first waits without holding new shared leases back, until K timings wait, the
 // oldest has waited T seconds, or a batch is already queued; then the waiting timings go one after
 // another before any new shared lease. Shared work then starts beside the running shared work
@@ -28,7 +28,8 @@ enum class LeaseMode { kShared, kExclusive };
 
 const char* LeaseModeName(LeaseMode mode);
 
-// LeaseGather: how exclusive requests gather into batches; timings == 0 is off (the default).
+// LeaseGather: how exclusive requests gather into batches; timings == 0 is off (the judge's
+// default is JudgeOptions::lease_gather; a lease asked without one does not gather).
 struct LeaseGather {
   int timings = 0;        // K: this many waiting timings start a batch
   double max_wait_s = 0;  // T: or the oldest has waited this long

@@ -79,8 +79,9 @@ struct JudgeOptions {
   // The clang++ that compiles torch-style binding files (builder/binding_compiler.h): "auto" (the
   // newest on PATH), "off" (g++ only) or a path.
   std::string binding_clang = "auto";
-  // How timings that find the device busy gather into batches (gpu/lease.h); off by default.
-  LeaseGather lease_gather;
+  // How timings that find the device busy gather into batches (gpu/lease.h): 4 timings or 1 s
+  // (docs/decisions/leases.md: +0.1% to +12.6% judged per GPU-hour at 8 concurrent, H200).
+  LeaseGather lease_gather{4, 1.0};
   // Containment of every job that runs task or candidate code, and of the compilers.
   const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
   uint64_t job_memory_bytes = 0;     // cgroup memory limit per job; 0: 3/4 of the machine's memory

@@ -51,7 +51,7 @@ TEST(JudgeOptionTable, ASetValueReadsBackAndReachesItsField) {
       {"keep-reference-idle", "5"},
       {"keep-reference-max", "1"},
       {"binding-clang", "off"},
-      {"lease-gather", "4,2"},
+      {"lease-gather", "off"},
   };
   for (auto [flag, text] : values) {
     ASSERT_TRUE(SetJudgeOption(o, flag, text).ok()) << flag;
@@ -71,7 +71,12 @@ TEST(JudgeOptionTable, ASetValueReadsBackAndReachesItsField) {
   EXPECT_FALSE(o.keep_reference);
   EXPECT_DOUBLE_EQ(o.keep_reference_idle_s, 5);
   EXPECT_EQ(o.keep_reference_max, 1);
-  EXPECT_EQ(o.lease_gather.timings, 4);
+  EXPECT_FALSE(o.lease_gather.on());
+  // Gathering is on by default (4 timings or 1 s); other values read back as written.
+  EXPECT_EQ(JudgeOptionText(JudgeOptions(), "lease-gather"), "4,1");
+  ASSERT_TRUE(SetJudgeOption(o, "lease-gather", "8,2.5").ok());
+  EXPECT_EQ(JudgeOptionText(o, "lease-gather"), "8,2.5");
+  EXPECT_EQ(o.lease_gather.timings, 8);
   ASSERT_TRUE(SetJudgeOption(o, "sampled-min", "72").ok());
   EXPECT_EQ(JudgeOptionText(o, "sampled-min"), "72");
   EXPECT_EQ(o.sampled_min, 72);

@@ -87,8 +87,8 @@ def assert_no_timing_overlaps_the_other(together):
 
 
 def test_gathered_timings_never_overlap_and_a_bad_gather_setting_is_named(binary):
-    """--lease-gather (src/gpu/lease.h; its mirror CUDA_AGENT_LEASE_GATHER): two judgements at once
-    still judge, and neither's timing shares the device with any lease of the other; a malformed
+    """--lease-gather (src/gpu/lease.h; its mirror CUDA_AGENT_LEASE_GATHER; 4,1 by default, here
+    batches of 2): two judgements at once still judge, and neither's timing shares the device with any lease of the other; a malformed
     value is a usage error naming the flag."""
     import os
 
