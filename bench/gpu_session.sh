@@ -14,7 +14,8 @@
 #                                        # THROUGHPUT_RUNS (default 2) throughput phases of THROUGHPUT_JOBS
 #                                        # (32) judgements each, with the device's lease time line
 #                                        # (bench/lease_timeline.py); resumable on a warm machine;
-#                                        # THROUGHPUT_ARMS compares binaries or switches run by run
+#                                        # THROUGHPUT_ARMS compares binaries or switches run by run;
+#                                        # each run's JudgeResults in throughput_records.tar.gz
 #   bash bench/gpu_session.sh step-ab    # the step of another build (OTHER_BIN, OTHER_ENV) and this one, alternately
 #   bash bench/gpu_session.sh rl         # the GRPO demonstration (docs/toy_rl.md): `serve` on the GPU,
 #                                        # python -m cuda_agent_rl against it, then every arm judged
@@ -297,6 +298,10 @@ print(sys.argv[1], len(w), 'steps, p50 %.2f s' % s.median(w))" "$OUT/ours_${arm}
       done
     done
     export_baselines
+    # At most 8 files come back from the GPU machine: the runs' and warm-ups' records in one archive
+    # (four arms of two runs were 13 files, and five did not come back).
+    (cd "$OUT" && shopt -s nullglob && records=(judgements_*.jsonl warmup_*.jsonl)
+     if [ ${#records[@]} -gt 0 ] && tar -czf throughput_records.tar.gz "${records[@]}"; then rm -f "${records[@]}"; fi)
     ;;
   rl)
     # `serve` needs its HTTP plug-in and cpp-httplib next to the binary (scripts/bundle.sh).
