@@ -80,7 +80,7 @@ struct JudgeOptions {
   // newest on PATH), "off" (g++ only) or a path.
   std::string binding_clang = "auto";
   // How timings that find the device busy gather into batches (gpu/lease.h): 4 timings or 1 s
-  // (docs/decisions/leases.md: +0.1% to +12.6% judged per GPU-hour at 8 concurrent, H200).
+  // (why: docs/decisions/leases.md).
   LeaseGather lease_gather{4, 1.0};
   // Containment of every job that runs task or candidate code, and of the compilers.
   const Sandbox* sandbox = nullptr;  // null: Sandbox::Default()
